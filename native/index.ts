@@ -1,0 +1,67 @@
+/**
+ * Typed loader for trawl's N-API addon (native/src/addon.cc).
+ *
+ * The compiled addon lives in native/build/Release. This module is loaded from
+ * its TypeScript source (tests) and from dist/native (the built CLI), so it
+ * looks in both places and, when neither works, says every path it tried.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+export type MadviseAdvice = 'normal' | 'random' | 'sequential' | 'willneed' | 'dontneed';
+
+export interface NativeAddon {
+  /** Maps a whole file read-only and MAP_SHARED. Never write to the result: the pages are read-only. */
+  mmapFile(filePath: string): Buffer;
+  /** Advises the kernel about the access pattern of a mapped buffer. */
+  madvise(buffer: Buffer, advice: MadviseAdvice): void;
+  /** Takes an exclusive non-blocking flock on fd; false when someone else holds it. */
+  tryLockExclusive(fd: number): boolean;
+  /**
+   * Appends the distinct case-folded trigrams of bytes to out[outLength…] and
+   * returns the new length. seenBits is a 2^24-bit (2 MiB) scratch bitmap, all
+   * zero before and after the call; out must have room for bytes.length − 2 more.
+   */
+  collectTrigrams(bytes: Uint8Array, seenBits: Uint8Array, out: Uint32Array, outLength: number): number;
+  /** Appends the offset of every '\n' in bytes to out[outLength…]; returns the new length. */
+  collectNewlines(bytes: Uint8Array, out: Uint32Array, outLength: number): number;
+  /**
+   * The trigram posting index of a shard (docs/index-format.md, CTRK/CTRP):
+   * `trigrams` holds each document's distinct trigrams, document after document,
+   * and firstPair[d] where document d's run starts.
+   */
+  buildPostings(trigrams: Uint32Array, firstPair: Uint32Array): { keys: Uint32Array; offsets: Uint32Array; postings: Buffer };
+  /** Sends a state string to $NOTIFY_SOCKET; false when not running under systemd. */
+  sdNotify(state: string): boolean;
+}
+
+export class NativeLoadError extends Error {
+  constructor(readonly tried: ReadonlyArray<{ path: string; error: string }>) {
+    super(
+      'trawl native addon could not be loaded (run `npm ci` or `npx node-gyp rebuild --directory native`); tried:\n' +
+        tried.map((t) => `  ${t.path}: ${t.error}`).join('\n'),
+    );
+    this.name = 'NativeLoadError';
+  }
+}
+
+function load(): NativeAddon {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const require = createRequire(import.meta.url);
+  const candidates = [
+    path.join(here, 'build', 'Release', 'trawl_native.node'),
+    path.join(here, '..', '..', 'native', 'build', 'Release', 'trawl_native.node'),
+  ];
+  const tried: { path: string; error: string }[] = [];
+  for (const candidate of candidates) {
+    try {
+      return require(candidate) as NativeAddon;
+    } catch (error) {
+      tried.push({ path: candidate, error: (error as Error).message.split('\n')[0] ?? String(error) });
+    }
+  }
+  throw new NativeLoadError(tried);
+}
+
+export const native: NativeAddon = load();

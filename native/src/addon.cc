@@ -1,0 +1,370 @@
+// trawl's N-API addon: the few OS calls Node does not expose.
+//
+// Every function is re-entrant and keeps no mutable static state, so the addon
+// may be loaded by any number of worker threads at once.
+
+#include <napi.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace {
+
+struct Mapping {
+  void* address;
+  size_t length;
+};
+
+Napi::Value ThrowErrno(Napi::Env env, const char* syscall, int err, const std::string& subject) {
+  std::string message = std::string(syscall) + " failed for " + subject + ": " + std::strerror(err);
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Set("code", Napi::String::New(env, err == ENOENT ? "ENOENT" : err == EACCES ? "EACCES" : "ENATIVE"));
+  error.Set("errno", Napi::Number::New(env, err));
+  error.Set("syscall", Napi::String::New(env, syscall));
+  error.ThrowAsJavaScriptException();
+  return env.Undefined();
+}
+
+// mmapFile(path) -> Buffer backed by a read-only MAP_SHARED mapping of the
+// whole file. The mapping is released by the buffer's finalizer. An empty file
+// yields an empty (unmapped) buffer because mmap rejects zero lengths.
+Napi::Value MmapFile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) {
+    Napi::TypeError::New(env, "mmapFile(path): path must be a string").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  std::string path = info[0].As<Napi::String>().Utf8Value();
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ThrowErrno(env, "open", errno, path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return ThrowErrno(env, "fstat", err, path);
+  }
+  size_t length = static_cast<size_t>(st.st_size);
+  if (length == 0) {
+    close(fd);
+    return Napi::Buffer<uint8_t>::New(env, 0);
+  }
+  void* address = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  int mmapErr = errno;
+  close(fd);  // the mapping keeps its own reference to the file
+  if (address == MAP_FAILED) return ThrowErrno(env, "mmap", mmapErr, path);
+  auto* mapping = new Mapping{address, length};
+  return Napi::Buffer<uint8_t>::New(
+      env, static_cast<uint8_t*>(address), length,
+      [](Napi::Env, uint8_t*, Mapping* m) {
+        munmap(m->address, m->length);
+        delete m;
+      },
+      mapping);
+}
+
+int AdviceFromName(const std::string& name) {
+  if (name == "normal") return MADV_NORMAL;
+  if (name == "random") return MADV_RANDOM;
+  if (name == "sequential") return MADV_SEQUENTIAL;
+  if (name == "willneed") return MADV_WILLNEED;
+  if (name == "dontneed") return MADV_DONTNEED;
+  return -1;
+}
+
+// madvise(buffer, advice): advice for the pages under a mapped buffer. The
+// range is widened to page boundaries, which is harmless for read-only maps.
+Napi::Value Madvise(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsBuffer() || !info[1].IsString()) {
+    Napi::TypeError::New(env, "madvise(buffer, advice): expected a Buffer and an advice name")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  auto buffer = info[0].As<Napi::Buffer<uint8_t>>();
+  std::string name = info[1].As<Napi::String>().Utf8Value();
+  int advice = AdviceFromName(name);
+  if (advice < 0) {
+    Napi::TypeError::New(env, "madvise: unknown advice '" + name +
+                                  "' (expected normal, random, sequential, willneed or dontneed)")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (buffer.Length() == 0) return env.Undefined();
+  uintptr_t pageSize = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t start = reinterpret_cast<uintptr_t>(buffer.Data()) & ~(pageSize - 1);
+  uintptr_t end = reinterpret_cast<uintptr_t>(buffer.Data()) + buffer.Length();
+  if (madvise(reinterpret_cast<void*>(start), end - start, advice) != 0) {
+    return ThrowErrno(env, "madvise", errno, name);
+  }
+  return env.Undefined();
+}
+
+// tryLockExclusive(fd) -> true when the exclusive flock was taken, false when
+// another open file description holds it. Other failures throw.
+Napi::Value TryLockExclusive(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) {
+    Napi::TypeError::New(env, "tryLockExclusive(fd): fd must be a number").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  int rc;
+  do {
+    rc = flock(fd, LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  if (rc == 0) return Napi::Boolean::New(env, true);
+  if (errno == EWOULDBLOCK) return Napi::Boolean::New(env, false);
+  return ThrowErrno(env, "flock", errno, "fd " + std::to_string(fd));
+}
+
+// sdNotify(state) -> true when the datagram was sent to $NOTIFY_SOCKET, false
+// when the variable is unset (not running under systemd). A leading '@' names
+// a socket in the abstract namespace.
+Napi::Value SdNotify(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) {
+    Napi::TypeError::New(env, "sdNotify(state): state must be a string").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  std::string state = info[0].As<Napi::String>().Utf8Value();
+  const char* socketPath = getenv("NOTIFY_SOCKET");
+  if (socketPath == nullptr || socketPath[0] == '\0') return Napi::Boolean::New(env, false);
+  size_t pathLength = strlen(socketPath);
+  struct sockaddr_un address;
+  if (pathLength >= sizeof(address.sun_path) || (socketPath[0] != '/' && socketPath[0] != '@')) {
+    Napi::Error::New(env, std::string("sdNotify: unusable NOTIFY_SOCKET '") + socketPath + "'")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  std::memset(&address, 0, sizeof(address));
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, socketPath, pathLength);
+  if (socketPath[0] == '@') address.sun_path[0] = '\0';
+  socklen_t addressLength = static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) + pathLength);
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ThrowErrno(env, "socket", errno, "NOTIFY_SOCKET");
+  ssize_t sent = sendto(fd, state.data(), state.size(), MSG_NOSIGNAL,
+                        reinterpret_cast<struct sockaddr*>(&address), addressLength);
+  int err = errno;
+  close(fd);
+  if (sent < 0) return ThrowErrno(env, "sendto", err, socketPath);
+  return Napi::Boolean::New(env, true);
+}
+
+constexpr uint32_t kTrigramSpace = 1u << 24;
+
+// ASCII A-Z folded to a-z; every other byte unchanged. Immutable, so shared safely by all threads.
+struct FoldTable {
+  uint8_t map[256];
+  constexpr FoldTable() : map() {
+    for (int i = 0; i < 256; i++) map[i] = static_cast<uint8_t>(i >= 'A' && i <= 'Z' ? i + 32 : i);
+  }
+};
+constexpr FoldTable kFold;
+
+struct TypedView {
+  uint8_t* data;
+  size_t length;  // in elements
+};
+
+// The elements of a typed array argument of the expected type, or nullptr data on a type error (already thrown).
+TypedView TypedArg(const Napi::CallbackInfo& info, size_t index, napi_typedarray_type type, const char* what) {
+  Napi::Env env = info.Env();
+  if (info.Length() <= index || !info[index].IsTypedArray() ||
+      info[index].As<Napi::TypedArray>().TypedArrayType() != type) {
+    Napi::TypeError::New(env, std::string(what) + " has the wrong type").ThrowAsJavaScriptException();
+    return {nullptr, 0};
+  }
+  auto array = info[index].As<Napi::TypedArray>();
+  return {static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset(), array.ElementLength()};
+}
+
+// collectTrigrams(bytes, seenBits, out, outLength) -> new outLength.
+// Appends to out the distinct case-folded trigrams of bytes (first-seen order).
+// seenBits is a caller-owned 2^24-bit scratch bitmap (2 MiB: small enough to
+// stay in cache, unlike a table of 2^24 words); it is all zero on entry and is
+// left all zero on return, by clearing exactly the bits this call set.
+Napi::Value CollectTrigrams(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  TypedView bytes = TypedArg(info, 0, napi_uint8_array, "collectTrigrams: bytes (Uint8Array)");
+  if (!bytes.data && bytes.length == 0 && env.IsExceptionPending()) return env.Undefined();
+  TypedView bits = TypedArg(info, 1, napi_uint8_array, "collectTrigrams: seenBits (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  TypedView outView = TypedArg(info, 2, napi_uint32_array, "collectTrigrams: out (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  if (info.Length() < 4 || !info[3].IsNumber()) {
+    Napi::TypeError::New(env, "collectTrigrams: outLength must be a number").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  size_t outLength = static_cast<size_t>(info[3].As<Napi::Number>().Int64Value());
+  size_t needed = bytes.length >= 3 ? bytes.length - 2 : 0;
+  if (bits.length != kTrigramSpace / 8 || outLength > outView.length || outView.length - outLength < needed) {
+    Napi::RangeError::New(env, "collectTrigrams: seenBits must hold 2^24 bits and out room for bytes.length - 2 more")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  uint8_t* seen = bits.data;
+  uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
+  size_t first = outLength;
+  if (bytes.length >= 3) {
+    const uint8_t* data = bytes.data;
+    uint32_t trigram = (static_cast<uint32_t>(kFold.map[data[0]]) << 8) | kFold.map[data[1]];
+    for (size_t i = 2; i < bytes.length; i++) {
+      trigram = ((trigram << 8) | kFold.map[data[i]]) & (kTrigramSpace - 1);
+      uint8_t mask = static_cast<uint8_t>(1u << (trigram & 7));
+      if (!(seen[trigram >> 3] & mask)) {
+        seen[trigram >> 3] |= mask;
+        out[outLength++] = trigram;
+      }
+    }
+  }
+  for (size_t i = first; i < outLength; i++) seen[out[i] >> 3] = 0;
+  return Napi::Number::New(env, static_cast<double>(outLength));
+}
+
+// collectNewlines(bytes, out, outLength) -> new outLength: appends the offset of every '\n'.
+Napi::Value CollectNewlines(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  TypedView bytes = TypedArg(info, 0, napi_uint8_array, "collectNewlines: bytes (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  TypedView outView = TypedArg(info, 1, napi_uint32_array, "collectNewlines: out (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  if (info.Length() < 3 || !info[2].IsNumber()) {
+    Napi::TypeError::New(env, "collectNewlines: outLength must be a number").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  size_t outLength = static_cast<size_t>(info[2].As<Napi::Number>().Int64Value());
+  if (bytes.length > 0xffffffffu || outLength > outView.length || outView.length - outLength < bytes.length) {
+    Napi::RangeError::New(env, "collectNewlines: out needs room for bytes.length more offsets").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
+  const uint8_t* start = bytes.data;
+  const uint8_t* end = bytes.data + bytes.length;
+  for (const uint8_t* at = start; at < end;) {
+    const void* found = memchr(at, '\n', static_cast<size_t>(end - at));
+    if (!found) break;
+    const uint8_t* newline = static_cast<const uint8_t*>(found);
+    out[outLength++] = static_cast<uint32_t>(newline - start);
+    at = newline + 1;
+  }
+  return Napi::Number::New(env, static_cast<double>(outLength));
+}
+
+size_t VarintLength(uint32_t value) {
+  return value < (1u << 7) ? 1 : value < (1u << 14) ? 2 : value < (1u << 21) ? 3 : value < (1u << 28) ? 4 : 5;
+}
+
+// buildPostings(trigrams, firstPair) -> {keys, offsets, postings}.
+// trigrams holds each document's distinct trigrams, document after document;
+// firstPair[d] is where document d's run starts. The result is the posting
+// index of docs/index-format.md (CTRK/CTRP): keys ascending, offsets with one
+// extra end entry, postings the concatenated ascending lists (gap - 1 varints).
+Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  TypedView pairsView = TypedArg(info, 0, napi_uint32_array, "buildPostings: trigrams (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  TypedView firstView = TypedArg(info, 1, napi_uint32_array, "buildPostings: firstPair (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  const uint32_t* pairs = reinterpret_cast<const uint32_t*>(pairsView.data);
+  const uint32_t* firstPair = reinterpret_cast<const uint32_t*>(firstView.data);
+  size_t pairCount = pairsView.length;
+  size_t documentCount = firstView.length;
+  for (size_t d = 0; d < documentCount; d++) {
+    size_t end = d + 1 < documentCount ? firstPair[d + 1] : pairCount;
+    if (firstPair[d] > end || end > pairCount) {
+      Napi::RangeError::New(env, "buildPostings: firstPair is not ascending within trigrams").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  for (size_t i = 0; i < pairCount; i++) {
+    if (pairs[i] >= kTrigramSpace) {
+      Napi::RangeError::New(env, "buildPostings: a trigram is out of range").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  // Counting sort by trigram; cursor first counts, then holds write positions.
+  std::unique_ptr<uint32_t[]> cursor(new uint32_t[kTrigramSpace]());
+  std::vector<uint32_t> keys;
+  for (size_t i = 0; i < pairCount; i++) {
+    if (cursor[pairs[i]]++ == 0) keys.push_back(pairs[i]);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<uint32_t> starts(keys.size() + 1);
+  uint32_t position = 0;
+  for (size_t k = 0; k < keys.size(); k++) {
+    uint32_t count = cursor[keys[k]];
+    starts[k] = position;
+    cursor[keys[k]] = position;
+    position += count;
+  }
+  starts[keys.size()] = position;
+  std::vector<uint32_t> documents(pairCount);
+  for (size_t d = 0; d < documentCount; d++) {
+    size_t end = d + 1 < documentCount ? firstPair[d + 1] : pairCount;
+    for (size_t i = firstPair[d]; i < end; i++) documents[cursor[pairs[i]]++] = static_cast<uint32_t>(d);
+  }
+  Napi::Uint32Array keyArray = Napi::Uint32Array::New(env, keys.size());
+  Napi::Uint32Array offsets = Napi::Uint32Array::New(env, keys.size() + 1);
+  uint64_t bytes = 0;
+  for (size_t k = 0; k < keys.size(); k++) {
+    keyArray[k] = keys[k];
+    offsets[k] = static_cast<uint32_t>(bytes);
+    int64_t previous = -1;
+    for (uint32_t i = starts[k]; i < starts[k + 1]; i++) {
+      bytes += VarintLength(static_cast<uint32_t>(documents[i] - previous - 1));
+      previous = documents[i];
+    }
+    if (bytes > 0xffffffffu) {
+      Napi::RangeError::New(env, "buildPostings: postings exceed 4 GiB").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  offsets[keys.size()] = static_cast<uint32_t>(bytes);
+  Napi::Buffer<uint8_t> postings = Napi::Buffer<uint8_t>::New(env, static_cast<size_t>(bytes));
+  uint8_t* out = postings.Data();
+  for (size_t k = 0; k < keys.size(); k++) {
+    int64_t previous = -1;
+    for (uint32_t i = starts[k]; i < starts[k + 1]; i++) {
+      uint32_t value = static_cast<uint32_t>(documents[i] - previous - 1);
+      previous = documents[i];
+      while (value >= 0x80) {
+        *out++ = static_cast<uint8_t>((value & 0x7f) | 0x80);
+        value >>= 7;
+      }
+      *out++ = static_cast<uint8_t>(value);
+    }
+  }
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("keys", keyArray);
+  result.Set("offsets", offsets);
+  result.Set("postings", postings);
+  return result;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("buildPostings", Napi::Function::New(env, BuildPostings, "buildPostings"));
+  exports.Set("collectTrigrams", Napi::Function::New(env, CollectTrigrams, "collectTrigrams"));
+  exports.Set("collectNewlines", Napi::Function::New(env, CollectNewlines, "collectNewlines"));
+  exports.Set("mmapFile", Napi::Function::New(env, MmapFile, "mmapFile"));
+  exports.Set("madvise", Napi::Function::New(env, Madvise, "madvise"));
+  exports.Set("tryLockExclusive", Napi::Function::New(env, TryLockExclusive, "tryLockExclusive"));
+  exports.Set("sdNotify", Napi::Function::New(env, SdNotify, "sdNotify"));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(trawl_native, Init)

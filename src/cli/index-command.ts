@@ -1,0 +1,51 @@
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config/config.js';
+import { resolveConfig } from '../config/load.js';
+import { runIndex } from '../indexer/run-index.js';
+import { createReporter } from '../indexer/progress.js';
+import { createLogger } from '../obs/logger.js';
+import type { Command } from './main.js';
+
+export const indexCommand: Command = {
+  summary: 'index every configured repository once (unchanged ones are skipped)',
+  usage: `Usage: trawl index [--config FILE]
+
+Indexes each repository of the configuration into its dataDir: git
+repositories branch by branch (the default branch as HEAD, plus the
+configured branches), plain directories from the file system. Repositories
+whose branches and settings have not changed since the last run are skipped.
+
+Options:
+  --config FILE   configuration file (default: $TRAWL_CONFIG; without either,
+                  the git repository in the current directory is indexed)
+  -h, --help      show this help
+
+Exit status: 0 when every repository is indexed or unchanged, 1 when any
+failed (the others are still indexed), 2 for a usage or configuration error.`,
+
+  async run(args) {
+    let values;
+    try {
+      ({ values } = parseArgs({ args, options: { config: { type: 'string' } }, strict: true, allowPositionals: false }));
+    } catch (error) {
+      console.error(`trawl index: ${(error as Error).message}`);
+      return 2;
+    }
+    let config;
+    try {
+      config = resolveConfig(values.config);
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        console.error(`trawl index: ${error.message}`);
+        return 2;
+      }
+      throw error;
+    }
+    const logger = createLogger('trawl-index');
+    logger.info({ dataDir: config.dataDir, repositories: config.repos.length }, 'index pass starting');
+    const outcomes = await runIndex(config, createReporter(logger));
+    const failed = outcomes.filter((outcome) => outcome.status === 'failed').length;
+    logger.info({ indexed: outcomes.length - failed, failed }, 'index pass finished');
+    return failed > 0 ? 1 : 0;
+  },
+};

@@ -1,0 +1,110 @@
+/**
+ * nodegit wrappers for what the indexer reads from a git repository:
+ * branches and the files of a commit's tree (contents: blob-stream.ts).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import NodeGit from 'nodegit';
+
+export type GitRepository = NodeGit.Repository;
+
+/** A regular file (or executable) in a commit's tree. Symlinks and submodules are not listed. */
+export interface TreeFile {
+  path: string;
+  oid: string;
+}
+
+export interface ResolvedBranch {
+  name: string;
+  commit: string;
+}
+
+const FILEMODE_BLOB = 0o100644;
+const FILEMODE_EXECUTABLE = 0o100755;
+
+/** True when `directory` looks like a git repository: a working tree with .git, or a bare repository. */
+export function isGitRepository(directory: string): boolean {
+  const exists = (name: string) => fs.existsSync(path.join(directory, name));
+  return exists('.git') || (exists('HEAD') && exists('objects') && exists('refs'));
+}
+
+export async function openRepository(directory: string): Promise<GitRepository> {
+  try {
+    return await NodeGit.Repository.open(directory);
+  } catch (error) {
+    throw new Error(`${directory}: not a readable git repository (${(error as Error).message})`);
+  }
+}
+
+/** `*` matches within one path segment, `**` across segments, `?` one character. */
+export function branchGlobToRegExp(glob: string): RegExp {
+  let source = '';
+  for (let i = 0; i < glob.length; i++) {
+    const char = glob[i]!;
+    if (char === '*' && glob[i + 1] === '*') {
+      source += '.*';
+      i++;
+    } else if (char === '*') source += '[^/]*';
+    else if (char === '?') source += '[^/]';
+    else source += char.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`);
+}
+
+/**
+ * The default branch as "HEAD", then every local branch matching `patterns`
+ * (in pattern order, each branch once). Patterns that match nothing are
+ * returned as warnings, not errors: the rest of the repository still indexes.
+ */
+export async function resolveBranches(
+  repository: GitRepository,
+  patterns: readonly string[],
+): Promise<{ branches: ResolvedBranch[]; warnings: string[] }> {
+  let head: NodeGit.Commit;
+  try {
+    head = await repository.getHeadCommit();
+  } catch (error) {
+    throw new Error(`HEAD does not resolve to a commit (${(error as Error).message})`);
+  }
+  if (!head) throw new Error('HEAD does not resolve to a commit (empty repository?)');
+  const branches: ResolvedBranch[] = [{ name: 'HEAD', commit: head.sha() }];
+  const warnings: string[] = [];
+  const local = (await repository.getReferenceNames(NodeGit.Reference.TYPE.ALL))
+    .filter((ref) => ref.startsWith('refs/heads/'))
+    .map((ref) => ref.slice('refs/heads/'.length))
+    .sort();
+  const taken = new Set<string>(['HEAD']);
+  for (const pattern of patterns) {
+    const matcher = branchGlobToRegExp(pattern);
+    const matches = local.filter((name) => matcher.test(name));
+    if (matches.length === 0) warnings.push(`branch ${JSON.stringify(pattern)} matches no branch`);
+    for (const name of matches) {
+      if (taken.has(name)) continue;
+      taken.add(name);
+      const commit = await repository.getBranchCommit(name);
+      branches.push({ name, commit: commit.sha() });
+    }
+  }
+  return { branches, warnings };
+}
+
+/** Every regular file of a commit's tree, in no particular order. */
+export async function listTreeFiles(repository: GitRepository, commitId: string): Promise<TreeFile[]> {
+  const commit = await repository.getCommit(commitId);
+  const files: TreeFile[] = [];
+  const walk = async (tree: NodeGit.Tree, prefix: string): Promise<void> => {
+    const subtrees: Promise<void>[] = [];
+    for (const entry of tree.entries()) {
+      const entryPath = prefix + entry.name();
+      if (entry.isTree()) {
+        subtrees.push(entry.getTree().then((subtree) => walk(subtree, `${entryPath}/`)));
+      } else {
+        const mode = entry.filemode() as number;
+        if (mode === FILEMODE_BLOB || mode === FILEMODE_EXECUTABLE) files.push({ path: entryPath, oid: entry.sha() });
+      }
+    }
+    await Promise.all(subtrees);
+  };
+  await walk(await commit.getTree(), '');
+  return files;
+}

@@ -1,0 +1,387 @@
+/**
+ * Reads a shard file (docs/index-format.md) from a memory mapping without
+ * copying it. open() validates the header, the table of contents, every
+ * record's offsets and (by default) every section checksum; what cannot be
+ * checked up front (varint streams) is checked as it is decoded. Any bad byte
+ * surfaces as a ShardFormatError, never as a crash or a silent wrong answer.
+ */
+import zlib from 'node:zlib';
+import { native } from '../../native/index.js';
+import {
+  DOCUMENT_RECORD_WORDS,
+  DocumentField as F,
+  DocumentFlags,
+  HEADER_SIZE,
+  REQUIRED_SECTIONS,
+  SECTION_ALIGNMENT,
+  SHARD_FORMAT_VERSION,
+  SHARD_MAGIC,
+  SYMBOL_RECORD_WORDS,
+  Section,
+  SymbolField as S,
+  TOC_ENTRY_SIZE,
+  assertLittleEndianHost,
+  type SectionTag,
+} from './format.js';
+import { ShardFormatError } from './errors.js';
+import { decodeAscending } from './varint.js';
+import type { DocumentSymbol, ShardMeta } from './model.js';
+
+export interface OpenShardOptions {
+  /**
+   * 'full' (default) checks every section's CRC-32 at open; 'structure' skips
+   * the checksums of the bulk sections (contents, postings, newlines) for a
+   * fast open of a shard that was already verified once.
+   */
+  verify?: 'full' | 'structure';
+}
+
+interface SectionSpan {
+  offset: number;
+  length: number;
+}
+
+const BULK_SECTIONS = new Set<string>([Section.contents, Section.contentTrigramPostings, Section.pathTrigramPostings, Section.lines]);
+const KNOWN_FLAGS = DocumentFlags.binary | DocumentFlags.tooLarge | DocumentFlags.invalidUtf8;
+
+/** A trigram table: ascending keys and the posting byte range of each. */
+class TrigramTable {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly keys: Uint32Array,
+    private readonly offsets: Uint32Array,
+    private readonly postings: SectionSpan,
+    private readonly name: string,
+  ) {}
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  /** Ascending document ids containing the trigram, or null when none does. */
+  postingsOf(trigram: number): Uint32Array | null {
+    const index = binarySearch(this.keys, trigram);
+    if (index < 0) return null;
+    const start = this.postings.offset + this.offsets[index]!;
+    const end = this.postings.offset + this.offsets[index + 1]!;
+    return decodeAscending(this.bytes, start, end, this.name);
+  }
+
+  /** Encoded size of a trigram's posting list in bytes (0 when absent): a cheap selectivity estimate. */
+  postingBytes(trigram: number): number {
+    const index = binarySearch(this.keys, trigram);
+    return index < 0 ? 0 : this.offsets[index + 1]! - this.offsets[index]!;
+  }
+}
+
+export class Shard {
+  readonly meta: ShardMeta;
+  readonly documentCount: number;
+  readonly contentTrigrams: TrigramTable;
+  readonly pathTrigrams: TrigramTable;
+  private readonly documents: Uint32Array;
+  private readonly symbolRecords: Uint32Array;
+  private readonly parentNames: string[];
+  private readonly spans: Map<string, SectionSpan>;
+
+  /** Maps and validates a shard file. Throws ShardFormatError for bad bytes, a system error when unreadable. */
+  static open(filePath: string, options: OpenShardOptions = {}): Shard {
+    const bytes = native.mmapFile(filePath);
+    native.madvise(bytes, 'random');
+    try {
+      return new Shard(bytes, options);
+    } catch (error) {
+      throw error instanceof ShardFormatError ? error.inFile(filePath) : error;
+    }
+  }
+
+  /** Validates a shard held in memory. */
+  static fromBuffer(bytes: Buffer, options: OpenShardOptions = {}): Shard {
+    return new Shard(bytes, options);
+  }
+
+  private constructor(
+    readonly bytes: Buffer,
+    options: OpenShardOptions,
+  ) {
+    assertLittleEndianHost();
+    this.spans = readTableOfContents(bytes, options.verify ?? 'full');
+    this.meta = parseMeta(bytes, this.span(Section.meta));
+    this.documentCount = this.meta.documentCount;
+    this.documents = this.u32Section(Section.documents);
+    if (this.documents.length !== this.documentCount * DOCUMENT_RECORD_WORDS) {
+      throw corrupt(`DOCS holds ${this.documents.length} words, META says ${this.documentCount} documents`);
+    }
+    this.symbolRecords = this.u32Section(Section.symbols);
+    if (this.symbolRecords.length % SYMBOL_RECORD_WORDS !== 0) throw corrupt('SYMB is not a whole number of records');
+    this.parentNames = parseStringPool(bytes, this.span(Section.strings));
+    this.validateDocuments();
+    this.validateSymbols();
+    this.contentTrigrams = this.trigramTable(Section.contentTrigramKeys, Section.contentTrigramPostings);
+    this.pathTrigrams = this.trigramTable(Section.pathTrigramKeys, Section.pathTrigramPostings);
+  }
+
+  /** Repository-relative path of document `doc`. */
+  path(doc: number): string {
+    return this.pathBytes(doc).toString('utf8');
+  }
+
+  pathBytes(doc: number): Buffer {
+    const base = this.record(doc);
+    const offset = this.span(Section.paths).offset + this.documents[base + F.pathOffset]!;
+    return this.bytes.subarray(offset, offset + this.documents[base + F.pathLength]!);
+  }
+
+  /** Stored content (empty for skipped files): a view of the mapping, never a copy. */
+  content(doc: number): Buffer {
+    const base = this.record(doc);
+    const offset = this.span(Section.contents).offset + this.documents[base + F.contentOffset]!;
+    return this.bytes.subarray(offset, offset + this.documents[base + F.contentLength]!);
+  }
+
+  /** Size of the file in the repository, also for skipped files. */
+  originalSize(doc: number): number {
+    return this.documents[this.record(doc) + F.originalSize]!;
+  }
+
+  language(doc: number): string {
+    return this.meta.languages[this.documents[this.record(doc) + F.languageAndFlags]! & 0xffff]!;
+  }
+
+  /** DocumentFlags bits. */
+  flags(doc: number): number {
+    return this.documents[this.record(doc) + F.languageAndFlags]! >>> 16;
+  }
+
+  /** Bit i set when the document is on META.branches[i]. */
+  branchMask(doc: number): bigint {
+    const base = this.record(doc);
+    return (BigInt(this.documents[base + F.branchMaskHigh]!) << 32n) | BigInt(this.documents[base + F.branchMaskLow]!);
+  }
+
+  /** Byte offsets of every '\n' in the content, ascending. */
+  newlines(doc: number): Uint32Array {
+    const base = this.record(doc);
+    const start = this.span(Section.lines).offset + this.documents[base + F.linesOffset]!;
+    const end = start + this.documents[base + F.linesLength]!;
+    const newlines = decodeAscending(this.bytes, start, end, Section.lines, this.documents[base + F.newlineCount]!);
+    if (newlines.length > 0 && newlines[newlines.length - 1]! >= this.documents[base + F.contentLength]!) {
+      throw corrupt(`LINE: newline offset past the end of document ${doc}`);
+    }
+    return newlines;
+  }
+
+  /** ctags definitions of the document, by start offset. */
+  symbols(doc: number): DocumentSymbol[] {
+    const base = this.record(doc);
+    const first = this.documents[base + F.firstSymbol]!;
+    const count = this.documents[base + F.symbolCount]!;
+    const kinds = this.meta.symbolKinds;
+    const symbols: DocumentSymbol[] = [];
+    for (let i = first; i < first + count; i++) {
+      const r = i * SYMBOL_RECORD_WORDS;
+      const symbol: DocumentSymbol = {
+        start: this.symbolRecords[r + S.start]!,
+        end: this.symbolRecords[r + S.end]!,
+        kind: kinds[this.symbolRecords[r + S.kind]!]!,
+      };
+      const parentName = this.symbolRecords[r + S.parentName]!;
+      if (parentName !== 0) {
+        const parentKind = this.symbolRecords[r + S.parentKind]!;
+        symbol.parent = { symbol: this.parentNames[parentName - 1]!, kind: parentKind === 0 ? '' : kinds[parentKind - 1]! };
+      }
+      symbols.push(symbol);
+    }
+    return symbols;
+  }
+
+  /** Byte span of a section, for statistics (e.g. index bytes excluding content). */
+  sectionLength(tag: SectionTag): number {
+    return this.span(tag).length;
+  }
+
+  private record(doc: number): number {
+    if (!Number.isInteger(doc) || doc < 0 || doc >= this.documentCount) {
+      throw new RangeError(`document ${doc} is not in this shard (0..${this.documentCount - 1})`);
+    }
+    return doc * DOCUMENT_RECORD_WORDS;
+  }
+
+  private span(tag: string): SectionSpan {
+    return this.spans.get(tag)!; // presence of every required section is checked at open
+  }
+
+  private u32Section(tag: SectionTag): Uint32Array {
+    const { offset, length } = this.span(tag);
+    if (length % 4 !== 0) throw corrupt(`${tag} length ${length} is not a multiple of 4`);
+    return u32View(this.bytes, offset, length / 4);
+  }
+
+  private validateDocuments(): void {
+    const limits = {
+      path: this.span(Section.paths).length,
+      content: this.span(Section.contents).length,
+      lines: this.span(Section.lines).length,
+    };
+    const symbolCount = this.symbolRecords.length / SYMBOL_RECORD_WORDS;
+    const allowedBranches = (1n << BigInt(this.meta.branches.length)) - 1n;
+    const d = this.documents;
+    for (let doc = 0; doc < this.documentCount; doc++) {
+      const b = doc * DOCUMENT_RECORD_WORDS;
+      const where = `DOCS record ${doc}`;
+      checkRange(d[b + F.pathOffset]!, d[b + F.pathLength]!, limits.path, `${where}: path`);
+      checkRange(d[b + F.contentOffset]!, d[b + F.contentLength]!, limits.content, `${where}: content`);
+      checkRange(d[b + F.linesOffset]!, d[b + F.linesLength]!, limits.lines, `${where}: newlines`);
+      checkRange(d[b + F.firstSymbol]!, d[b + F.symbolCount]!, symbolCount, `${where}: symbols`);
+      if (d[b + F.contentLength]! > d[b + F.originalSize]!) throw corrupt(`${where}: content longer than the file`);
+      if (d[b + F.newlineCount]! > d[b + F.contentLength]!) throw corrupt(`${where}: more newlines than bytes`);
+      const languageAndFlags = d[b + F.languageAndFlags]!;
+      if ((languageAndFlags & 0xffff) >= this.meta.languages.length) throw corrupt(`${where}: unknown language index`);
+      if ((languageAndFlags >>> 16) & ~KNOWN_FLAGS) throw corrupt(`${where}: unknown flag bits`);
+      if ((this.branchMask(doc) & ~allowedBranches) !== 0n) throw corrupt(`${where}: branch mask names a branch the shard does not have`);
+    }
+  }
+
+  private validateSymbols(): void {
+    const kinds = this.meta.symbolKinds.length;
+    const r = this.symbolRecords;
+    const d = this.documents;
+    for (let doc = 0; doc < this.documentCount; doc++) {
+      const b = doc * DOCUMENT_RECORD_WORDS;
+      const contentLength = d[b + F.contentLength]!;
+      const first = d[b + F.firstSymbol]!;
+      for (let i = first; i < first + d[b + F.symbolCount]!; i++) {
+        const s = i * SYMBOL_RECORD_WORDS;
+        if (!(r[s + S.start]! <= r[s + S.end]! && r[s + S.end]! <= contentLength)) throw corrupt(`SYMB record ${i}: range outside its document`);
+        if (r[s + S.kind]! >= kinds || r[s + S.parentKind]! > kinds) throw corrupt(`SYMB record ${i}: unknown kind`);
+        if (r[s + S.parentName]! > this.parentNames.length) throw corrupt(`SYMB record ${i}: unknown parent name`);
+      }
+    }
+  }
+
+  private trigramTable(keysTag: SectionTag, postingsTag: SectionTag): TrigramTable {
+    const table = this.u32Section(keysTag);
+    const count = table[0];
+    if (count === undefined || table.length !== 2 + 2 * count) throw corrupt(`${keysTag}: size does not match its key count`);
+    const keys = table.subarray(1, 1 + count);
+    const offsets = table.subarray(1 + count);
+    const postings = this.span(postingsTag);
+    for (let i = 0; i < count; i++) {
+      if (keys[i]! > 0xffffff || (i > 0 && keys[i]! <= keys[i - 1]!)) throw corrupt(`${keysTag}: keys not ascending trigrams at ${i}`);
+      if (offsets[i + 1]! < offsets[i]!) throw corrupt(`${keysTag}: posting offsets go backwards at ${i}`);
+    }
+    if (offsets[0] !== 0 || offsets[count] !== postings.length) throw corrupt(`${keysTag}: posting offsets do not cover ${postingsTag}`);
+    return new TrigramTable(this.bytes, keys, offsets, postings, postingsTag);
+  }
+}
+
+function corrupt(message: string): ShardFormatError {
+  return new ShardFormatError('CORRUPT', message);
+}
+
+function checkRange(offset: number, length: number, limit: number, what: string): void {
+  if (offset + length > limit) throw corrupt(`${what} ${offset}+${length} is past the end (${limit})`);
+}
+
+function readTableOfContents(bytes: Buffer, verify: 'full' | 'structure'): Map<string, SectionSpan> {
+  if (bytes.length < HEADER_SIZE) throw new ShardFormatError('TRUNCATED', `file is ${bytes.length} bytes, shorter than the header`);
+  if (!bytes.subarray(0, SHARD_MAGIC.length).equals(SHARD_MAGIC)) throw new ShardFormatError('BAD_MAGIC', 'not a trawl shard');
+  if (zlib.crc32(bytes.subarray(0, 28)) >>> 0 !== bytes.readUInt32LE(28)) throw new ShardFormatError('CHECKSUM', 'header checksum mismatch');
+  const version = bytes.readUInt32LE(8);
+  if (version !== SHARD_FORMAT_VERSION) {
+    throw new ShardFormatError('UNSUPPORTED_VERSION', `format version ${version}; this build reads version ${SHARD_FORMAT_VERSION}`);
+  }
+  const sectionCount = bytes.readUInt32LE(12);
+  const tocOffset = bytes.readUInt32LE(16);
+  const fileLength = bytes.readUInt32LE(24);
+  if (bytes.length < fileLength) throw new ShardFormatError('TRUNCATED', `file is ${bytes.length} bytes, header says ${fileLength}`);
+  if (bytes.length > fileLength) throw corrupt(`file is ${bytes.length} bytes, header says ${fileLength}`);
+  const tocEnd = tocOffset + sectionCount * TOC_ENTRY_SIZE;
+  if (tocOffset < HEADER_SIZE || tocEnd !== fileLength) throw corrupt('table of contents is not at the end of the file');
+  const toc = bytes.subarray(tocOffset, tocEnd);
+  if (zlib.crc32(toc) >>> 0 !== bytes.readUInt32LE(20)) throw new ShardFormatError('CHECKSUM', 'table of contents checksum mismatch');
+  const spans = new Map<string, SectionSpan>();
+  for (let at = 0; at < toc.length; at += TOC_ENTRY_SIZE) {
+    const tag = toc.toString('latin1', at, at + 4);
+    const offset = toc.readUInt32LE(at + 4);
+    const length = toc.readUInt32LE(at + 8);
+    if (offset % SECTION_ALIGNMENT !== 0 || offset < HEADER_SIZE || offset + length > tocOffset) {
+      throw corrupt(`section ${JSON.stringify(tag)} at ${offset}+${length} is outside the data area`);
+    }
+    if (spans.has(tag)) throw corrupt(`section ${JSON.stringify(tag)} appears twice`);
+    if (verify === 'full' || !BULK_SECTIONS.has(tag)) {
+      if (zlib.crc32(bytes.subarray(offset, offset + length)) >>> 0 !== toc.readUInt32LE(at + 12)) {
+        throw new ShardFormatError('CHECKSUM', `section ${tag} checksum mismatch`);
+      }
+    }
+    spans.set(tag, { offset, length }); // unknown tags are kept but never read: newer writers may add sections
+  }
+  for (const tag of REQUIRED_SECTIONS) if (!spans.has(tag)) throw corrupt(`required section ${tag} is missing`);
+  return spans;
+}
+
+function parseMeta(bytes: Buffer, span: SectionSpan): ShardMeta {
+  let meta: unknown;
+  try {
+    meta = JSON.parse(bytes.toString('utf8', span.offset, span.offset + span.length));
+  } catch {
+    throw corrupt('META is not JSON');
+  }
+  const m = meta as ShardMeta;
+  const isStrings = (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === 'string');
+  if (
+    typeof m !== 'object' ||
+    m === null ||
+    !Number.isInteger(m.documentCount) ||
+    m.documentCount < 0 ||
+    !isStrings(m.languages) ||
+    m.languages.length === 0 ||
+    !isStrings(m.symbolKinds) ||
+    !Array.isArray(m.branches) ||
+    !m.branches.every((b) => typeof b?.name === 'string' && typeof b?.commit === 'string') ||
+    typeof m.repository?.name !== 'string' ||
+    !Number.isInteger(m.repository?.id)
+  ) {
+    throw corrupt('META lacks required fields');
+  }
+  return m;
+}
+
+function parseStringPool(bytes: Buffer, span: SectionSpan): string[] {
+  if (span.length < 8) throw corrupt('SSTR is shorter than its header');
+  const count = bytes.readUInt32LE(span.offset);
+  const dataStart = 4 + (count + 1) * 4;
+  if (dataStart > span.length) throw corrupt('SSTR offsets run past the section');
+  const strings: string[] = [];
+  let previous = 0;
+  for (let i = 0; i <= count; i++) {
+    const offset = bytes.readUInt32LE(span.offset + 4 + i * 4);
+    if (offset < previous || dataStart + offset > span.length) throw corrupt(`SSTR offset ${i} is out of order or out of bounds`);
+    if (i > 0) strings.push(bytes.toString('utf8', span.offset + dataStart + previous, span.offset + dataStart + offset));
+    previous = offset;
+  }
+  if (dataStart + previous !== span.length) throw corrupt('SSTR has bytes after its last string');
+  return strings;
+}
+
+/** A Uint32Array over bytes[offset, offset + 4·length): a view when aligned (mappings are), else a copy. */
+function u32View(bytes: Buffer, offset: number, length: number): Uint32Array {
+  const start = bytes.byteOffset + offset;
+  if (start % 4 === 0) return new Uint32Array(bytes.buffer, start, length);
+  const copy = new Uint32Array(length);
+  new Uint8Array(copy.buffer).set(bytes.subarray(offset, offset + length * 4));
+  return copy;
+}
+
+function binarySearch(keys: Uint32Array, key: number): number {
+  let low = 0;
+  let high = keys.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >>> 1;
+    const value = keys[mid]!;
+    if (value < key) low = mid + 1;
+    else if (value > key) high = mid - 1;
+    else return mid;
+  }
+  return -1;
+}

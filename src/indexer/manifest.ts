@@ -1,0 +1,74 @@
+/**
+ * The manifest: which shard files make up each repository's index, which
+ * commits they were built from, and a generation number bumped on every
+ * change. Readers load shards only through it; it is replaced atomically, so
+ * it always names complete shard files.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { writeFileAtomicSync } from '../index/atomic-file.js';
+import type { IndexedBranch } from '../index/model.js';
+
+export const MANIFEST_FILE = 'manifest.json';
+const MANIFEST_VERSION = 1;
+
+export type IndexState = 'pending' | 'indexing' | 'ready' | 'error';
+
+export interface RepositoryEntry {
+  id: number;
+  /** Shard file names, relative to the shard directory. */
+  shards: string[];
+  branches: IndexedBranch[];
+  /** Hash of everything in the config and the format that shapes the shards. */
+  fingerprint: string;
+  state: IndexState;
+  indexedAt?: string;
+  error?: string;
+  warnings: string[];
+  documents: number;
+  contentBytes: number;
+}
+
+export interface Manifest {
+  version: number;
+  generation: number;
+  nextRepositoryId: number;
+  repositories: Record<string, RepositoryEntry>;
+}
+
+export function emptyManifest(): Manifest {
+  return { version: MANIFEST_VERSION, generation: 0, nextRepositoryId: 1, repositories: {} };
+}
+
+/** Reads the manifest of a data directory; a missing one is empty. A malformed one is an error, never silently replaced. */
+export function readManifest(dataDir: string): Manifest {
+  const file = path.join(dataDir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return emptyManifest();
+    throw error;
+  }
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(text) as Manifest;
+  } catch {
+    throw new Error(`${file} is not valid JSON; move it away to rebuild the index`);
+  }
+  if (
+    manifest?.version !== MANIFEST_VERSION ||
+    !Number.isInteger(manifest.generation) ||
+    !Number.isInteger(manifest.nextRepositoryId) ||
+    typeof manifest.repositories !== 'object' ||
+    manifest.repositories === null
+  ) {
+    throw new Error(`${file} is not a version ${MANIFEST_VERSION} trawl manifest; move it away to rebuild the index`);
+  }
+  return manifest;
+}
+
+/** Publishes a new generation of the manifest atomically. */
+export function writeManifest(dataDir: string, manifest: Manifest): void {
+  writeFileAtomicSync(path.join(dataDir, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
+}

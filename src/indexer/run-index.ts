@@ -1,0 +1,191 @@
+/**
+ * One indexing pass over every configured repository: skip what is
+ * unchanged, rebuild what changed, drop what left the config. A repository
+ * that fails is recorded as such and does not stop the others. The data
+ * directory is locked for the whole pass.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { native } from '../../native/index.js';
+import type { Config, RepositoryConfig } from '../config/config.js';
+import { SHARD_FORMAT_VERSION } from '../index/format.js';
+import type { RepositoryMeta } from '../index/model.js';
+import { SymbolExtractor } from './symbol-extractor.js';
+import { buildShards, type BuildProgress } from './build-shards.js';
+import { readManifest, writeManifest, type Manifest, type RepositoryEntry } from './manifest.js';
+import { takeSnapshot } from './source.js';
+
+export const SHARD_DIRECTORY = 'shards';
+const LOCK_FILE = 'index.lock';
+
+export type RepositoryOutcome =
+  | { name: string; status: 'unchanged' }
+  | { name: string; status: 'indexed'; documents: number; sourceBytes: number; shardBytes: number; seconds: number; warnings: string[] }
+  | { name: string; status: 'failed'; error: string };
+
+export interface IndexReporter {
+  repositoryStarted?(name: string, index: number, total: number): void;
+  progress?(name: string, progress: BuildProgress): void;
+  repositoryFinished?(outcome: RepositoryOutcome): void;
+}
+
+export class DataDirectoryLockedError extends Error {
+  constructor(dataDir: string) {
+    super(`${dataDir} is in use by another trawl process (${LOCK_FILE} is locked)`);
+    this.name = 'DataDirectoryLockedError';
+  }
+}
+
+/** Indexes every repository of the config into config.dataDir and returns one outcome per repository. */
+export async function runIndex(config: Config, reporter: IndexReporter = {}): Promise<RepositoryOutcome[]> {
+  const shardDirectory = path.join(config.dataDir, SHARD_DIRECTORY);
+  fs.mkdirSync(shardDirectory, { recursive: true });
+  const lock = fs.openSync(path.join(config.dataDir, LOCK_FILE), 'a');
+  try {
+    if (!native.tryLockExclusive(lock)) throw new DataDirectoryLockedError(config.dataDir);
+    const manifest = readManifest(config.dataDir);
+    const symbols = config.index.ctagsCommand ? new SymbolExtractor(config.index) : null;
+    const outcomes: RepositoryOutcome[] = [];
+    try {
+      for (const [i, repo] of config.repos.entries()) {
+        reporter.repositoryStarted?.(repo.name, i, config.repos.length);
+        const outcome = await indexRepository(config, repo, manifest, shardDirectory, symbols, reporter);
+        outcomes.push(outcome);
+        reporter.repositoryFinished?.(outcome);
+      }
+    } finally {
+      await symbols?.close();
+    }
+    removeUnconfigured(config, manifest, shardDirectory);
+    removeStrayShards(manifest, shardDirectory);
+    return outcomes;
+  } finally {
+    fs.closeSync(lock); // releases the flock
+  }
+}
+
+async function indexRepository(
+  config: Config,
+  repo: RepositoryConfig,
+  manifest: Manifest,
+  shardDirectory: string,
+  symbols: SymbolExtractor | null,
+  reporter: IndexReporter,
+): Promise<RepositoryOutcome> {
+  const started = performance.now();
+  const previous = manifest.repositories[repo.name];
+  const id = previous?.id ?? manifest.nextRepositoryId++;
+  const fingerprint = repositoryFingerprint(config, repo);
+  try {
+    const snapshot = await takeSnapshot(repo);
+    if (previous && isUnchanged(previous, snapshot.branches, fingerprint, shardDirectory)) return { name: repo.name, status: 'unchanged' };
+    const generation = manifest.generation + 1;
+    const result = await buildShards({
+      repository: repositoryMeta(repo, id),
+      snapshot,
+      shardDirectory,
+      fileStem: `${fileSlug(repo.name)}.g${generation}`,
+      index: config.index,
+      symbols,
+      onProgress: (progress) => reporter.progress?.(repo.name, progress),
+    }).finally(() => snapshot.close());
+    const warnings = [...snapshot.warnings, ...result.warnings];
+    publish(manifest, config.dataDir, shardDirectory, repo.name, {
+      id,
+      shards: result.shards,
+      branches: snapshot.branches,
+      fingerprint,
+      state: 'ready',
+      indexedAt: new Date().toISOString(),
+      warnings,
+      documents: result.documents,
+      contentBytes: result.contentBytes,
+    });
+    return {
+      name: repo.name,
+      status: 'indexed',
+      documents: result.documents,
+      sourceBytes: result.sourceBytes,
+      shardBytes: result.shardBytes,
+      seconds: (performance.now() - started) / 1000,
+      warnings,
+    };
+  } catch (error) {
+    const message = (error as Error).message;
+    // Keep serving the last good shards, if any, and say why they are stale.
+    publish(manifest, config.dataDir, shardDirectory, repo.name, {
+      id,
+      shards: previous?.shards ?? [],
+      branches: previous?.branches ?? [],
+      fingerprint: previous?.fingerprint ?? '',
+      state: 'error',
+      error: message,
+      warnings: [],
+      documents: previous?.documents ?? 0,
+      contentBytes: previous?.contentBytes ?? 0,
+      ...(previous?.indexedAt ? { indexedAt: previous.indexedAt } : {}),
+    });
+    return { name: repo.name, status: 'failed', error: message };
+  }
+}
+
+/**
+ * Replaces (or, given undefined, removes) one repository's entry in a new
+ * manifest generation, then deletes the shards it no longer names.
+ */
+function publish(manifest: Manifest, dataDir: string, shardDirectory: string, name: string, entry: RepositoryEntry | undefined): void {
+  const obsolete = (manifest.repositories[name]?.shards ?? []).filter((shard) => !entry?.shards.includes(shard));
+  if (entry) manifest.repositories[name] = entry;
+  else delete manifest.repositories[name];
+  manifest.generation++;
+  writeManifest(dataDir, manifest);
+  // Readers that still map the old files keep their pages; unlinking only drops the name.
+  for (const shard of obsolete) fs.rmSync(path.join(shardDirectory, shard), { force: true });
+}
+
+function isUnchanged(entry: RepositoryEntry, branches: { name: string; commit: string }[], fingerprint: string, shardDirectory: string): boolean {
+  return (
+    entry.state === 'ready' &&
+    entry.fingerprint === fingerprint &&
+    JSON.stringify(entry.branches) === JSON.stringify(branches) &&
+    entry.shards.every((shard) => fs.existsSync(path.join(shardDirectory, shard)))
+  );
+}
+
+function removeUnconfigured(config: Config, manifest: Manifest, shardDirectory: string): void {
+  const configured = new Set(config.repos.map((repo) => repo.name));
+  for (const name of Object.keys(manifest.repositories)) {
+    if (!configured.has(name)) publish(manifest, config.dataDir, shardDirectory, name, undefined);
+  }
+}
+
+/** Deletes shard files and leftovers of interrupted builds that no manifest entry names. */
+function removeStrayShards(manifest: Manifest, shardDirectory: string): void {
+  const live = new Set(Object.values(manifest.repositories).flatMap((entry) => entry.shards));
+  for (const file of fs.readdirSync(shardDirectory)) {
+    if (!live.has(file)) fs.rmSync(path.join(shardDirectory, file), { force: true });
+  }
+}
+
+function repositoryMeta(repo: RepositoryConfig, id: number): RepositoryMeta {
+  const meta: RepositoryMeta = { id, name: repo.name, codeHostType: repo.codeHostType, public: repo.public, archived: repo.archived, fork: repo.fork };
+  if (repo.displayName !== undefined) meta.displayName = repo.displayName;
+  if (repo.webUrl !== undefined) meta.webUrl = repo.webUrl;
+  return meta;
+}
+
+/** Changes to any of these rebuild the repository's shards even when no branch moved. */
+function repositoryFingerprint(config: Config, repo: RepositoryConfig): string {
+  const { maxFileBytes, ctagsCommand } = config.index;
+  return createHash('sha256')
+    .update(JSON.stringify({ format: SHARD_FORMAT_VERSION, repo, maxFileBytes, symbols: ctagsCommand !== '' }))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** A file-name-safe, collision-free stem for a repository name. */
+function fileSlug(name: string): string {
+  const readable = name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80);
+  return `${readable}-${createHash('sha256').update(name).digest('hex').slice(0, 8)}`;
+}

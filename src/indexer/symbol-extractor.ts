@@ -1,0 +1,67 @@
+/**
+ * Symbols of documents from universal-ctags, computed in a worker thread
+ * (symbol-worker.ts). One extractor serves a whole indexing pass.
+ */
+import { Worker } from 'node:worker_threads';
+import type { DocumentSymbol } from '../index/model.js';
+import type { SymbolRequest, SymbolResponse, SymbolWorkerOptions } from './symbol-protocol.js';
+
+export class SymbolExtractor {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (symbols: DocumentSymbol[]) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+  private failure: Error | null = null;
+  private onClosed: (() => void) | null = null;
+
+  constructor(options: SymbolWorkerOptions) {
+    // Under the test runner this module is TypeScript; built, it is JavaScript.
+    const entry = new URL(import.meta.url.endsWith('.ts') ? './symbol-worker.ts' : './symbol-worker.js', import.meta.url);
+    this.worker = new Worker(entry, { workerData: options });
+    this.worker.on('message', (response: SymbolResponse) => this.onResponse(response));
+    this.worker.on('error', (error) => this.fail(new Error(`symbol worker failed: ${error.message}`)));
+    this.worker.on('exit', () => {
+      this.fail(new Error('symbol worker exited'));
+      this.onClosed?.();
+    });
+  }
+
+  /** ctags definitions of one document. Rejects when ctags fails on it. */
+  symbols(path: string, content: Buffer, language: string): Promise<DocumentSymbol[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.post({ type: 'tag', id, path, language, content });
+    });
+  }
+
+  /** Stops the ctags processes and the worker. */
+  async close(): Promise<void> {
+    if (this.failure) return;
+    const closed = new Promise<void>((resolve) => (this.onClosed = resolve));
+    this.post({ type: 'close' });
+    await closed;
+  }
+
+  private post(request: SymbolRequest): void {
+    this.worker.postMessage(request);
+  }
+
+  private onResponse(response: SymbolResponse): void {
+    if (response.type === 'closed') {
+      void this.worker.terminate();
+      return;
+    }
+    const waiter = this.pending.get(response.id);
+    this.pending.delete(response.id);
+    if (response.type === 'symbols') waiter?.resolve(response.symbols);
+    else waiter?.reject(new Error(response.message));
+  }
+
+  private fail(error: Error): void {
+    if (this.failure) return;
+    this.failure = error;
+    for (const waiter of this.pending.values()) waiter.reject(error);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,16 @@
+/** Messages between the indexer and its symbol worker (symbol-worker.ts). */
+import type { DocumentSymbol } from '../index/model.js';
+
+export interface SymbolWorkerOptions {
+  ctagsCommand: string;
+  ctagsProcesses: number;
+}
+
+export type SymbolRequest =
+  | { type: 'tag'; id: number; path: string; language: string; content: Uint8Array }
+  | { type: 'close' };
+
+export type SymbolResponse =
+  | { type: 'symbols'; id: number; symbols: DocumentSymbol[] }
+  | { type: 'failed'; id: number; message: string }
+  | { type: 'closed' };

@@ -1,0 +1,96 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError, validateConfig } from '../../src/config/config.js';
+import { loadConfigFile, zeroConfig } from '../../src/config/load.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const example = {
+  dataDir: './data',
+  listen: { host: '127.0.0.1', port: 6070 },
+  publicUrl: 'http://127.0.0.1:6070',
+  repos: [
+    {
+      name: 'github.com/acme/api',
+      path: '/srv/git/api.git',
+      branches: ['main', 'release/*'],
+      codeHostType: 'github',
+      webUrl: 'https://github.com/acme/api',
+      displayName: 'acme/api',
+      public: true,
+      archived: false,
+      fork: false,
+    },
+  ],
+  contexts: { backend: { include: ['github.com/acme/*'], exclude: [] } },
+  auth: { anonymousAccess: false },
+};
+
+t.test('the documented example validates, with defaults filled in', async (t) => {
+  const config = validateConfig(example, 'example');
+  t.same(config.repos[0], example.repos[0]);
+  t.same(config.contexts, example.contexts);
+  t.same(config.index, { maxFileBytes: 1 << 20, maxShardContentBytes: 100 << 20, ctagsCommand: 'ctags', ctagsProcesses: 2 });
+  const minimal = validateConfig({ repos: [{ name: 'r', path: '.' }] }, 'minimal');
+  t.same(minimal.repos[0], { name: 'r', path: '.', branches: [], codeHostType: 'genericGitHost', public: false, archived: false, fork: false });
+  t.equal(minimal.publicUrl, 'http://127.0.0.1:6070');
+  t.equal(minimal.auth.anonymousAccess, false, 'anonymous access is off by default');
+});
+
+const invalid: [what: string, config: unknown, message: RegExp][] = [
+  ['not an object', [], /the configuration: must be an object/],
+  ['repos missing', {}, /repos: must be an array of repositories/],
+  ['unknown top-level option', { repos: [], dataDri: 'x' }, /dataDri: unknown option/],
+  ['unknown repo option', { repos: [{ name: 'a', path: '.', brnaches: [] }] }, /repos\[0\]\.brnaches: unknown option/],
+  ['repo name missing', { repos: [{ path: '.' }] }, /repos\[0\]\.name: must be a non-empty string/],
+  ['repo path wrong type', { repos: [{ name: 'a', path: 3 }] }, /repos\[0\]\.path: must be a non-empty string/],
+  ['bad code host', { repos: [{ name: 'a', path: '.', codeHostType: 'svn' }] }, /repos\[0\]\.codeHostType: must be one of github, gitlab/],
+  ['branches not strings', { repos: [{ name: 'a', path: '.', branches: ['main', 4] }] }, /repos\[0\]\.branches\[1\]: must be a non-empty string/],
+  ['public not boolean', { repos: [{ name: 'a', path: '.', public: 'yes' }] }, /repos\[0\]\.public: must be true or false/],
+  ['duplicate names', { repos: [{ name: 'a', path: '.' }, { name: 'a', path: '..' }] }, /repos\[1\]\.name: duplicate repository name "a"/],
+  ['port out of range', { repos: [], listen: { port: 70000 } }, /listen\.port: must be an integer from 0 to 65535/],
+  ['relative publicUrl', { repos: [], publicUrl: 'localhost:6070' }, /publicUrl: must be an absolute http\(s\) URL/],
+  ['bad webUrl', { repos: [{ name: 'a', path: '.', webUrl: 'ftp://x' }] }, /repos\[0\]\.webUrl: must be an absolute http\(s\) URL/],
+  ['context include not array', { repos: [], contexts: { be: { include: 'x' } } }, /contexts\.be\.include: must be an array of strings/],
+  ['anonymousAccess wrong type', { repos: [], auth: { anonymousAccess: 1 } }, /auth\.anonymousAccess: must be true or false/],
+  ['maxFileBytes zero', { repos: [], index: { maxFileBytes: 0 } }, /index\.maxFileBytes: must be an integer/],
+];
+
+for (const [what, config, message] of invalid) {
+  t.test(`rejects: ${what}`, async (t) => {
+    t.throws(() => validateConfig(config, 'test.json'), ConfigError);
+    t.throws(() => validateConfig(config, 'test.json'), { message });
+  });
+}
+
+t.test('every problem is reported at once', async (t) => {
+  try {
+    validateConfig({ repos: [{ name: '', path: 1, codeHostType: 'x' }], listen: { port: -1 } }, 'many.json');
+    t.fail('should throw');
+  } catch (error) {
+    t.equal((error as ConfigError).problems.length, 4);
+    t.match((error as Error).message, /^invalid configuration in many\.json:/);
+  }
+});
+
+t.test('config files: relative paths resolve against the file, bad JSON is named', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'trawl.json');
+  fs.writeFileSync(file, JSON.stringify({ dataDir: 'state', repos: [{ name: 'x', path: '../repo' }] }));
+  const config = loadConfigFile(file);
+  t.equal(config.dataDir, path.join(dir, 'state'));
+  t.equal(config.repos[0]!.path, path.resolve(dir, '../repo'));
+  fs.writeFileSync(file, '{"repos": [');
+  t.throws(() => loadConfigFile(file), { name: 'ConfigError', message: /trawl\.json:\n  - not valid JSON/ });
+  t.throws(() => loadConfigFile(path.join(dir, 'missing.json')), { name: 'ConfigError', message: /cannot read the file/ });
+});
+
+t.test('zero-config indexes the given directory, anonymously readable on 127.0.0.1', async (t) => {
+  const config = zeroConfig('/srv/some/checkout');
+  t.equal(config.repos.length, 1);
+  t.equal(config.repos[0]!.path, '/srv/some/checkout');
+  t.equal(config.repos[0]!.public, true);
+  t.equal(config.auth.anonymousAccess, true);
+  t.equal(config.listen.host, '127.0.0.1');
+  t.match(config.dataDir, /trawl[/\\]checkout-[0-9a-f]{8}$/);
+});

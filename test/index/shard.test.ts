@@ -1,0 +1,250 @@
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { ShardWriter } from '../../src/index/shard-writer.js';
+import { Shard } from '../../src/index/shard-reader.js';
+import { ShardFormatError } from '../../src/index/errors.js';
+import { DocumentFlags, HEADER_SIZE, TOC_ENTRY_SIZE, Section } from '../../src/index/format.js';
+import { trigramAt } from '../../src/index/trigrams.js';
+import type { DocumentInput, ShardMeta } from '../../src/index/model.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const identity: Pick<ShardMeta, 'repository' | 'branches' | 'shardIndex'> = {
+  repository: { id: 7, name: 'github.com/acme/api', codeHostType: 'github', public: true, archived: false, fork: false, webUrl: 'https://github.com/acme/api' },
+  branches: [
+    { name: 'HEAD', commit: 'a'.repeat(40) },
+    { name: 'release/1', commit: 'b'.repeat(40) },
+  ],
+  shardIndex: 0,
+};
+
+function doc(path: string, text: string | null, extra: Partial<DocumentInput> = {}): DocumentInput {
+  const content = text === null ? null : Buffer.from(text, 'utf8');
+  return { path, content, originalSize: content?.length ?? 5000, language: '', branchMask: 1n, flags: 0, symbols: [], ...extra };
+}
+
+const documents: DocumentInput[] = [
+  doc('src/main.go', 'package main\n\nfunc Main() {\n\treturn\n}\n', {
+    language: 'Go',
+    branchMask: 3n,
+    symbols: [
+      { start: 19, end: 23, kind: 'function' },
+      { start: 8, end: 12, kind: 'package', parent: { symbol: 'root', kind: 'namespace' } },
+    ],
+  }),
+  doc('docs/héllo wörld.md', 'Grüße, 世界!\r\nsecond line', { language: 'Markdown', branchMask: 2n }),
+  doc('assets/logo.png', null, { flags: DocumentFlags.binary, originalSize: 1234, branchMask: 1n }),
+  doc('empty.txt', '', { language: 'Text' }),
+  { ...doc('latin1.txt', null), content: Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]), originalSize: 5, flags: DocumentFlags.invalidUtf8 },
+];
+
+function writeShard(dir: string, docs: DocumentInput[] = documents): string {
+  const writer = new ShardWriter(identity);
+  for (const d of docs) writer.add(d);
+  const file = path.join(dir, 'test.trawl');
+  writer.write(file);
+  return file;
+}
+
+t.test('a written shard reads back document by document', async (t) => {
+  const file = writeShard(tempDir(t));
+  t.notOk(fs.existsSync(`${file}.tmp`), 'no temporary file is left behind');
+  const shard = Shard.open(file);
+  t.equal(shard.documentCount, documents.length);
+  t.same(shard.meta.repository, identity.repository);
+  t.same(shard.meta.branches, identity.branches);
+  documents.forEach((expected, i) => {
+    t.equal(shard.path(i), expected.path, `path ${i}`);
+    t.same(shard.content(i), expected.content ?? Buffer.alloc(0), `content ${i}`);
+    t.equal(shard.language(i), expected.language, `language ${i}`);
+    t.equal(shard.flags(i), expected.flags, `flags ${i}`);
+    t.equal(shard.branchMask(i), expected.branchMask, `branch mask ${i}`);
+    t.equal(shard.originalSize(i), expected.originalSize, `original size ${i}`);
+    const content = expected.content ?? Buffer.alloc(0);
+    const newlines = [...content.entries()].filter(([, byte]) => byte === 10).map(([at]) => at);
+    t.same([...shard.newlines(i)], newlines, `newlines ${i}`);
+  });
+  t.same(shard.symbols(0), [
+    { start: 19, end: 23, kind: 'function' },
+    { start: 8, end: 12, kind: 'package', parent: { symbol: 'root', kind: 'namespace' } },
+  ]);
+  t.equal(shard.content(0).subarray(19, 23).toString(), 'Main');
+  t.equal(shard.content(0).subarray(8, 12).toString(), 'main');
+  t.same(shard.symbols(1), []);
+  t.throws(() => shard.path(documents.length), RangeError);
+});
+
+t.test('trigram postings list exactly the documents containing each trigram (case-folded)', async (t) => {
+  // Random documents over a small alphabet so trigrams repeat across documents.
+  let seed = 42;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const alphabet = 'abAB c\n';
+  const docs = Array.from({ length: 300 }, (_, i) =>
+    doc(`dir${i % 7}/file${i}.txt`, Array.from({ length: Math.floor(random() * 200) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('')),
+  );
+  const shard = Shard.open(writeShard(tempDir(t), docs));
+  const expectedContent = new Map<number, number[]>();
+  const expectedPath = new Map<number, number[]>();
+  const collect = (bytes: Buffer, id: number, into: Map<number, number[]>) => {
+    const seen = new Set<number>();
+    for (let i = 0; i + 3 <= bytes.length; i++) seen.add(trigramAt(bytes, i));
+    for (const trigram of seen) into.set(trigram, [...(into.get(trigram) ?? []), id]);
+  };
+  docs.forEach((d, id) => {
+    collect(d.content!, id, expectedContent);
+    collect(Buffer.from(d.path), id, expectedPath);
+  });
+  t.equal(shard.contentTrigrams.size, expectedContent.size, 'one key per distinct content trigram');
+  t.equal(shard.pathTrigrams.size, expectedPath.size, 'one key per distinct path trigram');
+  for (const [trigram, ids] of expectedContent) t.same([...shard.contentTrigrams.postingsOf(trigram)!], ids);
+  for (const [trigram, ids] of expectedPath) t.same([...shard.pathTrigrams.postingsOf(trigram)!], ids);
+  t.equal(shard.contentTrigrams.postingsOf(trigramAt(Buffer.from('zzz'), 0)), null, 'an absent trigram has no postings');
+  t.equal(trigramAt(Buffer.from('ABC'), 0), trigramAt(Buffer.from('abc'), 0), 'trigrams fold ASCII case');
+});
+
+/** Sections of a shard as the table of contents lists them. */
+function tableOfContents(bytes: Buffer): { tag: string; offset: number; length: number; entry: number }[] {
+  const count = bytes.readUInt32LE(12);
+  const tocOffset = bytes.readUInt32LE(16);
+  return Array.from({ length: count }, (_, i) => {
+    const entry = tocOffset + i * TOC_ENTRY_SIZE;
+    return { tag: bytes.toString('latin1', entry, entry + 4), offset: bytes.readUInt32LE(entry + 4), length: bytes.readUInt32LE(entry + 8), entry };
+  });
+}
+
+/** Recomputes every checksum so a deliberate structural corruption reaches the structural checks. */
+function resealChecksums(bytes: Buffer): void {
+  const sections = tableOfContents(bytes);
+  for (const s of sections) bytes.writeUInt32LE(zlib.crc32(bytes.subarray(s.offset, s.offset + s.length)) >>> 0, s.entry + 12);
+  const tocOffset = bytes.readUInt32LE(16);
+  bytes.writeUInt32LE(zlib.crc32(bytes.subarray(tocOffset)) >>> 0, 20);
+  bytes.writeUInt32LE(zlib.crc32(bytes.subarray(0, 28)) >>> 0, 28);
+}
+
+function expectShardError(t: Test, bytes: Buffer, code: string, what: string): void {
+  let caught: unknown;
+  try {
+    Shard.fromBuffer(bytes);
+  } catch (error) {
+    caught = error;
+  }
+  t.ok(caught instanceof ShardFormatError, `${what}: a ShardFormatError (${String(caught)})`);
+  t.equal((caught as ShardFormatError | undefined)?.code, code, what);
+}
+
+t.test('truncation anywhere is a TRUNCATED error', async (t) => {
+  const bytes = fs.readFileSync(writeShard(tempDir(t)));
+  const cuts = [0, 10, HEADER_SIZE - 1, HEADER_SIZE, bytes.length - 1];
+  for (const s of tableOfContents(bytes)) cuts.push(s.offset, s.offset + Math.floor(s.length / 2));
+  for (const cut of cuts) expectShardError(t, Buffer.from(bytes.subarray(0, cut)), 'TRUNCATED', `cut at ${cut}`);
+});
+
+t.test('a flipped byte in any section, the header or the TOC is detected', async (t) => {
+  const dir = tempDir(t);
+  const pristine = fs.readFileSync(writeShard(dir));
+  const sections = tableOfContents(pristine);
+  t.same(sections.map((s) => s.tag).sort(), Object.values(Section).sort(), 'every section is present');
+  for (const s of sections) {
+    if (s.length === 0) continue;
+    for (const at of [s.offset, s.offset + Math.floor(s.length / 2), s.offset + s.length - 1]) {
+      const bytes = Buffer.from(pristine);
+      bytes[at]! ^= 0x40;
+      expectShardError(t, bytes, 'CHECKSUM', `flip in ${s.tag} at ${at}`);
+      // The same damage through a real mapping of a file on disk.
+      const file = path.join(dir, `flipped-${s.tag}.trawl`);
+      fs.writeFileSync(file, bytes);
+      t.throws(() => Shard.open(file), { name: 'ShardFormatError', code: 'CHECKSUM', file });
+    }
+  }
+  const magic = Buffer.from(pristine);
+  magic[0] = 0x58;
+  expectShardError(t, magic, 'BAD_MAGIC', 'flip in the magic');
+  for (const at of [8, 12, 16, 20, 24, 28]) {
+    const bytes = Buffer.from(pristine);
+    bytes[at]! ^= 0x01;
+    expectShardError(t, bytes, 'CHECKSUM', `flip in header byte ${at}`);
+  }
+  const tocOffset = pristine.readUInt32LE(16);
+  for (const at of [tocOffset, tocOffset + 5, pristine.length - 1]) {
+    const bytes = Buffer.from(pristine);
+    bytes[at]! ^= 0x01;
+    expectShardError(t, bytes, 'CHECKSUM', `flip in the TOC at ${at}`);
+  }
+  const version = Buffer.from(pristine);
+  version.writeUInt32LE(99, 8);
+  resealChecksums(version);
+  expectShardError(t, version, 'UNSUPPORTED_VERSION', 'a future version');
+});
+
+t.test('structurally impossible values with valid checksums are CORRUPT errors', async (t) => {
+  const pristine = fs.readFileSync(writeShard(tempDir(t)));
+  const sections = new Map(tableOfContents(pristine).map((s) => [s.tag, s]));
+  const mutate = (what: string, change: (bytes: Buffer) => void) => {
+    const bytes = Buffer.from(pristine);
+    change(bytes);
+    resealChecksums(bytes);
+    expectShardError(t, bytes, 'CORRUPT', what);
+  };
+  const docs = sections.get(Section.documents)!;
+  const word = (doc: number, field: number) => docs.offset + (doc * 13 + field) * 4;
+  mutate('content offset past CONT', (b) => b.writeUInt32LE(0xfffffff0, word(0, 2)));
+  mutate('path length past PATH', (b) => b.writeUInt32LE(0xffff, word(1, 1)));
+  mutate('symbol count past SYMB', (b) => b.writeUInt32LE(1000, word(0, 9)));
+  mutate('language index past META.languages', (b) => b.writeUInt32LE(0x00000fff, word(0, 12)));
+  mutate('unknown flag bits', (b) => b.writeUInt32LE(0x80000000, word(0, 12)));
+  mutate('branch bit beyond the branches', (b) => b.writeUInt32LE(4, word(0, 10)));
+  mutate('META not JSON', (b) => (b[sections.get(Section.meta)!.offset] = 0x7e));
+  const keys = sections.get(Section.contentTrigramKeys)!;
+  mutate('unsorted trigram keys', (b) => b.writeUInt32LE(0xffffff, keys.offset + 4));
+  mutate('section outside the data area', (b) => b.writeUInt32LE(0x7ffffff8, tableOfContents(b)[3]!.entry + 4));
+  mutate('duplicate section', (b) => b.write(Section.paths, tableOfContents(b)[0]!.entry, 'latin1'));
+  const symbols = sections.get(Section.symbols)!;
+  mutate('symbol end past its document', (b) => b.writeUInt32LE(0xffff, symbols.offset + 4));
+
+  // Damage only visible when decoding a varint stream: the newline table of document 0.
+  const lines = sections.get(Section.lines)!;
+  const bytes = Buffer.from(pristine);
+  bytes.fill(0xff, lines.offset, lines.offset + 3);
+  resealChecksums(bytes);
+  const shard = Shard.fromBuffer(bytes);
+  t.throws(() => shard.newlines(0), { name: 'ShardFormatError', code: 'CORRUPT' }, 'a bad varint stream fails when decoded');
+});
+
+/** The shard with one more section appended before the TOC (what a newer writer might add). */
+function withExtraSection(pristine: Buffer, tag: string, data: Buffer): Buffer {
+  const tocOffset = pristine.readUInt32LE(16);
+  const count = pristine.readUInt32LE(12);
+  const padded = Buffer.concat([data, Buffer.alloc((8 - (data.length % 8)) % 8)]);
+  const entry = Buffer.alloc(TOC_ENTRY_SIZE);
+  entry.write(tag, 0, 'latin1');
+  entry.writeUInt32LE(tocOffset, 4);
+  entry.writeUInt32LE(data.length, 8);
+  const bytes = Buffer.concat([pristine.subarray(0, tocOffset), padded, pristine.subarray(tocOffset), entry]);
+  bytes.writeUInt32LE(count + 1, 12);
+  bytes.writeUInt32LE(tocOffset + padded.length, 16);
+  bytes.writeUInt32LE(bytes.length, 24);
+  resealChecksums(bytes);
+  return bytes;
+}
+
+t.test('unknown sections are skipped; missing required ones are named', async (t) => {
+  const pristine = fs.readFileSync(writeShard(tempDir(t)));
+  const extended = Shard.fromBuffer(withExtraSection(pristine, 'XTRA', Buffer.from('from a newer writer')));
+  t.equal(extended.documentCount, documents.length, 'a shard with an unknown section opens');
+  t.equal(extended.path(1), documents[1]!.path);
+
+  const bytes = Buffer.from(pristine);
+  bytes.write('ZZZZ', tableOfContents(bytes).find((s) => s.tag === Section.strings)!.entry, 'latin1');
+  resealChecksums(bytes);
+  t.throws(() => Shard.fromBuffer(bytes), { code: 'CORRUPT', message: /required section SSTR is missing/ });
+});
+
+t.test('structure-only verification skips bulk checksums but keeps bounds checks', async (t) => {
+  const pristine = fs.readFileSync(writeShard(tempDir(t)));
+  const contents = tableOfContents(pristine).find((s) => s.tag === Section.contents)!;
+  const bytes = Buffer.from(pristine);
+  bytes[contents.offset]! ^= 0x20;
+  t.equal(Shard.fromBuffer(bytes, { verify: 'structure' }).documentCount, documents.length, 'opens without reading all content');
+  expectShardError(t, bytes, 'CHECKSUM', 'full verification still catches it');
+});

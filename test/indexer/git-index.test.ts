@@ -1,0 +1,273 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { validateConfig, type Config } from '../../src/config/config.js';
+import { runIndex, DataDirectoryLockedError, SHARD_DIRECTORY } from '../../src/indexer/run-index.js';
+import { readManifest } from '../../src/indexer/manifest.js';
+import { Shard } from '../../src/index/shard-reader.js';
+import { DocumentFlags } from '../../src/index/format.js';
+import { trigramAt } from '../../src/index/trigrams.js';
+import { native } from '../../native/index.js';
+import { tempDir } from '../helpers/tmp.js';
+import { commitAll, git, writeFiles } from '../helpers/git.js';
+
+const APP_C_MAIN = `#include "util.h"
+
+struct point {
+\tint x;
+\tint y;
+};
+
+static int add(int a, int b) { return a + b; }
+
+int main(void) {
+\treturn add(1, 2);
+}
+`;
+const APP_C_RELEASE = APP_C_MAIN.replace('return add(1, 2);', 'return add(40, 2); /* release */');
+const NON_ASCII_PATH = 'docs/naïve-日本語.md';
+const NON_ASCII_CONTENT = '# Grüße\n\nこんにちは世界 — ünïcödé content\n';
+const MAX_FILE_BYTES = 2000;
+
+/** A repository with two indexed branches, binary, large, non-ASCII and shebang files. */
+function makeFixture(root: string): { main: string; release: string } {
+  git(root, 'init', '-q');
+  writeFiles(root, {
+    'src/app.c': APP_C_MAIN,
+    'src/util.h': '#ifndef UTIL_H\n#define UTIL_H\nint util_helper(int value);\n#endif\n',
+    'README.md': '# Fixture\n\nA small repository.\n',
+    [NON_ASCII_PATH]: NON_ASCII_CONTENT,
+    'assets/blob.bin': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0x02, 0x00, 0xff]),
+    'data/large.txt': 'x'.repeat(MAX_FILE_BYTES + 1),
+    'tools/run': '#!/usr/bin/env python3\ndef tool_entry():\n    return 1\n',
+    'test/app_test.c': 'int test_add(void) { return 0; }\n',
+  });
+  fs.symlinkSync('src/app.c', path.join(root, 'link-to-app.c'));
+  const main = commitAll(root, 'main');
+  git(root, 'checkout', '-q', '-b', 'release/1');
+  writeFiles(root, { 'src/app.c': APP_C_RELEASE, 'only_release.py': 'class ReleaseOnly:\n    def method(self):\n        pass\n' });
+  fs.rmSync(path.join(root, 'README.md'));
+  const release = commitAll(root, 'release');
+  git(root, 'checkout', '-q', '-b', 'feature/unindexed');
+  writeFiles(root, { 'feature.txt': 'never indexed\n' });
+  commitAll(root, 'feature');
+  git(root, 'checkout', '-q', 'main');
+  return { main, release };
+}
+
+function configFor(dataDir: string, repos: unknown[]): Config {
+  return validateConfig({ dataDir, repos, index: { maxFileBytes: MAX_FILE_BYTES, ctagsProcesses: 1 } }, 'test');
+}
+
+function openShards(dataDir: string, name: string): Shard[] {
+  const entry = readManifest(dataDir).repositories[name]!;
+  return entry.shards.map((file) => Shard.open(path.join(dataDir, SHARD_DIRECTORY, file)));
+}
+
+function documentsByPath(shard: Shard) {
+  return Array.from({ length: shard.documentCount }, (_, id) => ({
+    id,
+    path: shard.path(id),
+    mask: shard.branchMask(id),
+    content: shard.content(id).toString('utf8'),
+    language: shard.language(id),
+    flags: shard.flags(id),
+    symbols: shard.symbols(id).map((s) => ({ name: shard.content(id).subarray(s.start, s.end).toString(), kind: s.kind, parent: s.parent })),
+  }));
+}
+
+t.test('indexing a git repository with two branches', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  fs.mkdirSync(repoDir);
+  const commits = makeFixture(repoDir);
+  const dataDir = path.join(root, 'data');
+  const config = configFor(dataDir, [{ name: 'example.com/acme/fixture', path: repoDir, branches: ['release/*', 'no-such-branch'], public: true }]);
+
+  const outcomes = await runIndex(config);
+  t.equal(outcomes.length, 1);
+  t.equal(outcomes[0]!.status, 'indexed');
+  const entry = readManifest(dataDir).repositories['example.com/acme/fixture']!;
+  t.equal(entry.state, 'ready');
+  t.same(entry.branches, [
+    { name: 'HEAD', commit: commits.main },
+    { name: 'release/1', commit: commits.release },
+  ]);
+  t.match(entry.warnings, [/"no-such-branch" matches no branch/], 'an unknown branch is reported, not fatal');
+
+  const [shard, ...more] = openShards(dataDir, 'example.com/acme/fixture');
+  t.equal(more.length, 0, 'a small repository fits one shard');
+  t.equal(shard!.meta.repository.name, 'example.com/acme/fixture');
+  t.equal(shard!.meta.repository.public, true);
+  const docs = documentsByPath(shard!);
+  const find = (p: string, mask?: bigint) => docs.filter((d) => d.path === p && (mask === undefined || d.mask === mask));
+
+  t.same(docs.map((d) => d.path).filter((p) => p.startsWith('link')), [], 'symlinks are not indexed');
+  t.same(find('feature.txt'), [], 'unconfigured branches are not indexed');
+  t.equal(find('src/app.c').length, 2, 'a file that differs between branches is stored per version');
+  t.equal(find('src/app.c', 1n)[0]?.content, APP_C_MAIN, 'HEAD version on bit 0');
+  t.equal(find('src/app.c', 2n)[0]?.content, APP_C_RELEASE, 'release version on bit 1');
+  t.equal(find('src/util.h', 3n).length, 1, 'an identical blob on both branches is stored once with both bits');
+  t.equal(find('README.md', 1n).length, 1, 'a file deleted on release is only on HEAD');
+  t.equal(find('only_release.py', 2n).length, 1, 'a file only on release is only on release');
+
+  const nonAscii = find(NON_ASCII_PATH)[0];
+  t.equal(nonAscii?.content, NON_ASCII_CONTENT, 'non-ASCII path and content round-trip');
+  t.equal(nonAscii?.language, 'Markdown');
+
+  const binary = find('assets/blob.bin')[0]!;
+  t.equal(binary.flags, DocumentFlags.binary, 'binary files are flagged');
+  t.equal(binary.content, '', 'binary content is not stored');
+  const large = find('data/large.txt')[0]!;
+  t.equal(large.flags, DocumentFlags.tooLarge, 'large files are flagged');
+  t.equal(large.content, '', 'large content is not stored');
+  t.equal(shard!.originalSize(large.id), MAX_FILE_BYTES + 1, 'the original size is kept');
+  t.ok(shard!.pathTrigrams.postingsOf(trigramAt(Buffer.from('large'), 1))?.includes(large.id), 'a skipped file is findable by path');
+
+  t.equal(find('src/app.c')[0]?.language, 'C');
+  t.equal(find('src/util.h')[0]?.language, 'C');
+  t.equal(find('tools/run')[0]?.language, 'Python', 'language from the shebang');
+  t.equal(find('only_release.py')[0]?.language, 'Python');
+
+  const mainSymbols = find('src/app.c', 1n)[0]!.symbols;
+  t.match(mainSymbols, [
+    { name: 'point', kind: 'struct' },
+    { name: 'x', kind: 'member', parent: { symbol: 'point', kind: 'struct' } },
+    { name: 'y', kind: 'member', parent: { symbol: 'point', kind: 'struct' } },
+    { name: 'add', kind: 'function' },
+    { name: 'main', kind: 'function' },
+  ]);
+  t.match(find('only_release.py')[0]!.symbols, [
+    { name: 'ReleaseOnly', kind: 'class' },
+    { name: 'method', kind: 'member', parent: { symbol: 'ReleaseOnly', kind: 'class' } },
+  ]);
+  t.match(find('tools/run')[0]!.symbols, [{ name: 'tool_entry', kind: 'function' }]);
+
+  const order = docs.map((d) => d.path);
+  t.ok(order.indexOf('test/app_test.c') > order.indexOf('only_release.py'), 'tests rank after ordinary files');
+  t.ok(order.indexOf('README.md') < order.indexOf('src/app.c'), 'shorter paths rank first');
+
+  await t.test('an unchanged repository is skipped', async (t) => {
+    const generation = readManifest(dataDir).generation;
+    const again = await runIndex(config);
+    t.same(again, [{ name: 'example.com/acme/fixture', status: 'unchanged' }]);
+    t.equal(readManifest(dataDir).generation, generation, 'no new generation');
+  });
+
+  await t.test('a new commit on an indexed branch re-indexes and replaces the old shards', async (t) => {
+    const oldShards = readManifest(dataDir).repositories['example.com/acme/fixture']!.shards;
+    git(repoDir, 'checkout', '-q', 'release/1');
+    writeFiles(repoDir, { 'src/new_file.go': 'package fresh\n\nfunc Fresh() {}\n' });
+    const newCommit = commitAll(repoDir, 'more');
+    git(repoDir, 'checkout', '-q', 'main');
+    const outcomes = await runIndex(config);
+    t.equal(outcomes[0]!.status, 'indexed');
+    const entry = readManifest(dataDir).repositories['example.com/acme/fixture']!;
+    t.equal(entry.branches[1]!.commit, newCommit);
+    for (const file of oldShards) t.notOk(fs.existsSync(path.join(dataDir, SHARD_DIRECTORY, file)), `old shard ${file} removed`);
+    const docs = documentsByPath(openShards(dataDir, 'example.com/acme/fixture')[0]!);
+    t.match(docs.find((d) => d.path === 'src/new_file.go'), { mask: 2n, language: 'Go', symbols: [{ name: 'fresh' }, { name: 'Fresh', kind: 'func' }] });
+  });
+});
+
+t.test('bad repositories are reported one by one and do not stop the others', async (t) => {
+  const root = tempDir(t);
+  const good = path.join(root, 'good');
+  fs.mkdirSync(good);
+  git(good, 'init', '-q');
+  writeFiles(good, { 'hello.txt': 'hello\n' });
+  commitAll(good, 'init');
+  const notRepo = path.join(root, 'file.txt');
+  fs.writeFileSync(notRepo, 'a file');
+  const brokenGit = path.join(root, 'broken');
+  writeFiles(brokenGit, { '.git': 'gitdir: /nonexistent/elsewhere\n' });
+  const emptyGit = path.join(root, 'empty');
+  fs.mkdirSync(emptyGit);
+  git(emptyGit, 'init', '-q');
+  const plain = path.join(root, 'plain');
+  writeFiles(plain, { 'notes/todo.md': 'remember the milk\n', 'main.rs': 'fn main() {}\n', '.git/ignored': 'not a repo dir' });
+  fs.rmSync(path.join(plain, '.git'), { recursive: true });
+
+  const dataDir = path.join(root, 'data');
+  const outcomes = await runIndex(
+    configFor(dataDir, [
+      { name: 'missing', path: path.join(root, 'does-not-exist') },
+      { name: 'file', path: notRepo },
+      { name: 'broken', path: brokenGit },
+      { name: 'empty', path: emptyGit },
+      { name: 'good', path: good },
+      { name: 'plain', path: plain },
+    ]),
+  );
+  t.match(
+    outcomes,
+    [
+      { name: 'missing', status: 'failed', error: /cannot be read: ENOENT/ },
+      { name: 'file', status: 'failed', error: /is not a directory/ },
+      { name: 'broken', status: 'failed', error: /not a readable git repository/ },
+      { name: 'empty', status: 'failed', error: /HEAD does not resolve to a commit/ },
+      { name: 'good', status: 'indexed', documents: 1 },
+      { name: 'plain', status: 'indexed', documents: 2 },
+    ],
+  );
+  const manifest = readManifest(dataDir);
+  t.equal(manifest.repositories.missing?.state, 'error');
+  t.match(manifest.repositories.missing?.error, /ENOENT/);
+  t.equal(manifest.repositories.good?.state, 'ready');
+  const plainShard = openShards(dataDir, 'plain')[0]!;
+  t.same(documentsByPath(plainShard).map((d) => [d.path, d.language, d.mask]).sort(), [
+    ['main.rs', 'Rust', 1n],
+    ['notes/todo.md', 'Markdown', 1n],
+  ]);
+  t.equal(plainShard.meta.branches[0]?.name, 'HEAD', 'a plain directory has the pseudo-branch HEAD');
+
+  await t.test('a repository removed from the config loses its shards', async (t) => {
+    const goodShards = manifest.repositories.good!.shards;
+    await runIndex(configFor(dataDir, [{ name: 'plain', path: plain }]));
+    const after = readManifest(dataDir);
+    t.same(Object.keys(after.repositories), ['plain']);
+    for (const file of goodShards) t.notOk(fs.existsSync(path.join(dataDir, SHARD_DIRECTORY, file)));
+  });
+});
+
+t.test('a locked data directory is refused', async (t) => {
+  const dataDir = tempDir(t);
+  fs.mkdirSync(path.join(dataDir, SHARD_DIRECTORY));
+  const fd = fs.openSync(path.join(dataDir, 'index.lock'), 'a');
+  t.teardown(() => fs.closeSync(fd));
+  t.equal(native.tryLockExclusive(fd), true);
+  await t.rejects(runIndex(configFor(dataDir, [])), DataDirectoryLockedError);
+});
+
+t.test('a repository is split into several shards past the content cap', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 40; i++) files[`f${String(i).padStart(2, '0')}.txt`] = `file ${i} `.repeat(10000).slice(0, 60 * 1024);
+  writeFiles(repoDir, files);
+  const dataDir = path.join(root, 'data');
+  const config = validateConfig(
+    { dataDir, repos: [{ name: 'big', path: repoDir }], index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' } },
+    'test',
+  );
+  const outcomes = await runIndex(config);
+  t.match(outcomes, [{ status: 'indexed', documents: 40 }]);
+  const shards = openShards(dataDir, 'big');
+  t.ok(shards.length >= 2, `split into ${shards.length} shards`);
+  t.same(shards.map((s) => s.meta.shardIndex), shards.map((_, i) => i));
+  t.equal(shards.reduce((sum, s) => sum + s.documentCount, 0), 40, 'every document is in exactly one shard');
+  for (const shard of shards) t.ok(shard.bytes.length < (1 << 20) * 1.5, 'each shard stays near the cap');
+});
+
+t.test('without a working ctags, files are indexed without symbols and the problem is reported', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  writeFiles(repoDir, { 'a.c': 'int a(void) { return 1; }\n', 'b.c': 'int b(void) { return 2; }\n' });
+  const dataDir = path.join(root, 'data');
+  const config = validateConfig({ dataDir, repos: [{ name: 'r', path: repoDir }], index: { ctagsCommand: path.join(root, 'no-ctags-here') } }, 'test');
+  const outcomes = await runIndex(config);
+  t.match(outcomes, [{ status: 'indexed', documents: 2, warnings: [/a\.c: indexed without symbols \(ctags .*could not run/, /b\.c: indexed without symbols/] }]);
+  const shard = openShards(dataDir, 'r')[0]!;
+  t.same([shard.symbols(0), shard.symbols(1)], [[], []]);
+  t.equal(shard.content(0).toString().startsWith('int'), true, 'content is still indexed');
+});

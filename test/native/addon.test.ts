@@ -1,0 +1,144 @@
+import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { native } from '../../native/index.js';
+
+const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), 'trawl-native-'));
+
+t.test('mmapFile maps exactly the bytes of the file', async (t) => {
+  const dir = scratch();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'data.bin');
+  const bytes = randomBytes(3 * 4096 + 123);
+  fs.writeFileSync(file, bytes);
+  const mapped = native.mmapFile(file);
+  t.equal(mapped.length, bytes.length);
+  t.ok(mapped.equals(bytes), 'mapped bytes equal the file');
+  native.madvise(mapped, 'random');
+  native.madvise(mapped, 'willneed');
+  t.throws(() => native.madvise(mapped, 'sometimes' as never), /unknown advice 'sometimes'/);
+
+  fs.writeFileSync(path.join(dir, 'empty'), '');
+  t.equal(native.mmapFile(path.join(dir, 'empty')).length, 0, 'an empty file maps to an empty buffer');
+  t.throws(() => native.mmapFile(path.join(dir, 'missing')), { code: 'ENOENT', syscall: 'open' });
+  t.throws(() => native.mmapFile(42 as never), TypeError);
+});
+
+t.test('several worker threads map the same file at once', async (t) => {
+  const dir = scratch();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'shared.bin');
+  const bytes = randomBytes(1 << 20);
+  fs.writeFileSync(file, bytes);
+  const expected = (await import('node:crypto')).createHash('sha256').update(bytes).digest('hex');
+  // Workers load the compiled addon itself: what is under test is its thread safety, not the TS loader.
+  const addon = fileURLToPath(new URL('../../native/build/Release/trawl_native.node', import.meta.url));
+  const source = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const native = require(workerData.addon);
+    const digests = [];
+    for (let i = 0; i < 20; i++) {
+      const mapped = native.mmapFile(workerData.file);
+      digests.push(require('node:crypto').createHash('sha256').update(mapped).digest('hex'));
+    }
+    parentPort.postMessage(digests);`;
+  const results = await Promise.all(
+    Array.from({ length: 4 }, () => {
+      const worker = new Worker(source, { eval: true, workerData: { file, addon } });
+      t.teardown(() => worker.terminate());
+      return new Promise<unknown>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+    }),
+  );
+  for (const digests of results) t.same(digests, Array(20).fill(expected), 'every mapping in every worker sees the file');
+});
+
+t.test('a second process cannot take a held flock', async (t) => {
+  const dir = scratch();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const lockFile = path.join(dir, 'lock');
+  const fd = fs.openSync(lockFile, 'a');
+  t.teardown(() => fs.closeSync(fd));
+  t.equal(native.tryLockExclusive(fd), true, 'first lock is taken');
+  const loader = new URL('../../native/index.ts', import.meta.url).href;
+  const childResult = async () => {
+    const child = spawn(
+      process.execPath,
+      [...process.execArgv, '--input-type=module', '-e', `const { native } = await import(${JSON.stringify(loader)}); const fs = await import('node:fs'); console.log(native.tryLockExclusive(fs.openSync(${JSON.stringify(lockFile)}, 'a')));`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    await new Promise((resolve) => child.on('exit', resolve));
+    return out.trim();
+  };
+  t.equal(await childResult(), 'false', 'the other process is refused while the lock is held');
+  fs.closeSync(fs.openSync(lockFile, 'a')); // unrelated descriptors do not release it
+  t.equal(await childResult(), 'false');
+  t.throws(() => native.tryLockExclusive(999999), { name: 'Error', syscall: 'flock' });
+});
+
+t.test('a released flock can be taken by another process', async (t) => {
+  const dir = scratch();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const lockFile = path.join(dir, 'lock');
+  const fd = fs.openSync(lockFile, 'a');
+  t.equal(native.tryLockExclusive(fd), true);
+  fs.closeSync(fd);
+  const again = fs.openSync(lockFile, 'a');
+  t.teardown(() => fs.closeSync(again));
+  t.equal(native.tryLockExclusive(again), true, 'closing the descriptor released the lock');
+});
+
+/** Binds a unix datagram socket with python3 (always present: node-gyp needs it) and returns the first message. */
+function receiveDatagram(address: string): { ready: Promise<void>; message: Promise<string>; stop(): void } {
+  const script = `
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+a = sys.argv[1]
+s.bind('\\0' + a[1:] if a.startswith('@') else a)
+print('bound', flush=True)
+s.settimeout(20)
+print(s.recv(4096).decode(), flush=True)`;
+  const child = spawn('python3', ['-c', script, address], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  let onBound: () => void;
+  const ready = new Promise<void>((resolve) => (onBound = resolve));
+  const message = new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.startsWith('bound\n')) onBound();
+    });
+    child.on('exit', (code) => (code === 0 ? resolve(out.slice('bound\n'.length).trim()) : reject(new Error(`receiver exited ${code}`))));
+  });
+  return { ready, message, stop: () => child.kill() };
+}
+
+t.test('sdNotify delivers READY=1 to $NOTIFY_SOCKET (path and abstract namespace)', async (t) => {
+  const dir = scratch();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const saved = process.env.NOTIFY_SOCKET;
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.NOTIFY_SOCKET;
+    else process.env.NOTIFY_SOCKET = saved;
+  });
+  for (const address of [path.join(dir, 'notify.sock'), `@trawl-test-${process.pid}-${Date.now()}`]) {
+    const receiver = receiveDatagram(address);
+    t.teardown(receiver.stop);
+    await receiver.ready;
+    process.env.NOTIFY_SOCKET = address;
+    t.equal(native.sdNotify('READY=1'), true, `sent to ${address}`);
+    t.equal(await receiver.message, 'READY=1', `received on ${address}`);
+  }
+  delete process.env.NOTIFY_SOCKET;
+  t.equal(native.sdNotify('READY=1'), false, 'without NOTIFY_SOCKET nothing is sent');
+  process.env.NOTIFY_SOCKET = 'relative/path';
+  t.throws(() => native.sdNotify('READY=1'), /unusable NOTIFY_SOCKET/);
+});
