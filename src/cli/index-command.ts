@@ -41,7 +41,8 @@ failed (the others are still indexed), 2 for a usage or configuration error.`,
       }
       throw error;
     }
-    const logger = createLogger('trawl-index');
+    // On a terminal the reporter draws progress; JSON log lines are for everything else.
+    const logger = createLogger('trawl-index', process.stderr.isTTY ? 'warn' : 'info');
     logger.info({ dataDir: config.dataDir, repositories: config.repos.length }, 'index pass starting');
     const outcomes = await runIndex(config, createReporter(logger));
     const failed = outcomes.filter((outcome) => outcome.status === 'failed').length;

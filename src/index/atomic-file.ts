@@ -81,7 +81,7 @@ function dropWritten(chunks: Uint8Array[], written: number): Uint8Array[] {
   return rest;
 }
 
-export function fsyncDirectory(directory: string): void {
+function fsyncDirectory(directory: string): void {
   const fd = fs.openSync(directory, 'r');
   try {
     fs.fsyncSync(fd);

@@ -10,7 +10,7 @@ const GENERATED = /(\.min\.(js|css)$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|\/)gen
 const TEST = /((^|\/)(tests?|__tests__|spec|testdata|testing)\/|(^|\/)test_[^/]*$|[._-](test|spec)\.[^/]+$|_test\.[^/]+$)/i;
 
 /** Lower is better. */
-export function pathPenalty(path: string): number {
+function pathPenalty(path: string): number {
   if (GENERATED.test(path)) return 3;
   if (VENDORED.test(path)) return 2;
   if (TEST.test(path)) return 1;

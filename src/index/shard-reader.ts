@@ -66,12 +66,6 @@ class TrigramTable {
     const end = this.postings.offset + this.offsets[index + 1]!;
     return decodeAscending(this.bytes, start, end, this.name);
   }
-
-  /** Encoded size of a trigram's posting list in bytes (0 when absent): a cheap selectivity estimate. */
-  postingBytes(trigram: number): number {
-    const index = binarySearch(this.keys, trigram);
-    return index < 0 ? 0 : this.offsets[index + 1]! - this.offsets[index]!;
-  }
 }
 
 export class Shard {

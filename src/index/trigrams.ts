@@ -8,7 +8,7 @@
  */
 
 /** byte → folded byte. */
-export const FOLD = new Uint8Array(256).map((_, byte) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte));
+const FOLD = new Uint8Array(256).map((_, byte) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte));
 
 export const TRIGRAM_SPACE = 1 << 24;
 
@@ -17,7 +17,3 @@ export function trigramAt(text: Uint8Array, i: number): number {
   return (FOLD[text[i]!]! << 16) | (FOLD[text[i + 1]!]! << 8) | FOLD[text[i + 2]!]!;
 }
 
-/** Readable form of a trigram, for docs, tests and debugging. */
-export function trigramToString(trigram: number): string {
-  return Buffer.from([trigram >>> 16, (trigram >>> 8) & 0xff, trigram & 0xff]).toString('latin1');
-}

@@ -5,12 +5,12 @@
 import { ShardFormatError } from './errors.js';
 
 /** Bytes needed to encode value (0 ≤ value < 2^32). */
-export function varintLength(value: number): number {
+function varintLength(value: number): number {
   return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
 }
 
 /** Writes value at offset and returns the offset after it. */
-export function writeVarint(target: Uint8Array, offset: number, value: number): number {
+function writeVarint(target: Uint8Array, offset: number, value: number): number {
   while (value >= 0x80) {
     target[offset++] = (value & 0x7f) | 0x80;
     value >>>= 7;

@@ -59,7 +59,6 @@ export async function buildShards(options: BuildOptions): Promise<BuildResult> {
     progress.files++;
     if (document === null) continue;
     progress.bytes += document.originalSize;
-    result.sourceBytes += document.originalSize;
     if (writer.documentCount > 0 && writer.contentBytes + (document.content?.length ?? 0) > options.index.maxShardContentBytes) {
       publish();
       writer = new ShardWriter({ ...identity, shardIndex: result.shards.length });
@@ -70,6 +69,7 @@ export async function buildShards(options: BuildOptions): Promise<BuildResult> {
     options.onProgress?.(progress);
   }
   publish();
+  result.sourceBytes = progress.bytes;
   return result;
 }
 
@@ -118,7 +118,7 @@ async function prepareDocument(file: SourceFile, options: BuildOptions, warnings
  * Maps items through an async function with at most `concurrency` calls in
  * flight, yielding results in input order.
  */
-export async function* inOrder<T, R>(items: readonly T[], concurrency: number, map: (item: T) => Promise<R>): AsyncGenerator<R> {
+async function* inOrder<T, R>(items: readonly T[], concurrency: number, map: (item: T) => Promise<R>): AsyncGenerator<R> {
   const inFlight: Promise<R>[] = [];
   let next = 0;
   const start = () => {

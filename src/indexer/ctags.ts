@@ -9,6 +9,8 @@ import type { CtagsTag } from '../index/symbols.js';
 import { primaryExtension } from '../index/languages.js';
 
 const CTAGS_ARGS = ['--_interactive=sandbox', '--output-format=json', '--fields=NnKsZ'];
+/** A file ctags has not finished after this long is taken as a hang: the process is killed. */
+const DEFAULT_FILE_TIMEOUT_MS = 60_000;
 
 interface Pending {
   tags: CtagsTag[];
@@ -24,8 +26,13 @@ class CtagsProcess {
   private failure: Error | null = null;
   /** Bytes of content sent and not yet answered. */
   outstandingBytes = 0;
+  /** Armed while ctags works on the file at the head of the queue. */
+  private watchdog: NodeJS.Timeout | null = null;
 
-  constructor(command: string) {
+  constructor(
+    command: string,
+    private readonly fileTimeoutMs: number,
+  ) {
     this.child = spawn(command, CTAGS_ARGS, { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (text: string) => this.onOutput(text));
@@ -48,6 +55,7 @@ class CtagsProcess {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.pending.push({ tags: [], bytes: content.length, resolve, reject });
+      if (this.pending.length === 1) this.armWatchdog();
       this.outstandingBytes += content.length;
       this.child.stdin.write(JSON.stringify({ command: 'generate-tags', filename, size: content.length }) + '\n');
       this.child.stdin.write(content);
@@ -94,12 +102,24 @@ class CtagsProcess {
       this.pending.shift();
       this.outstandingBytes -= head.bytes;
       head.resolve(head.tags);
+      this.armWatchdog();
     }
+  }
+
+  private armWatchdog(): void {
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = null;
+    if (this.pending.length === 0 || this.failure) return;
+    this.watchdog = setTimeout(() => {
+      this.fail(new Error(`ctags did not finish a file within ${this.fileTimeoutMs} ms and was killed`));
+      this.child.kill('SIGKILL');
+    }, this.fileTimeoutMs);
   }
 
   private fail(error: Error): void {
     if (this.failure) return;
     this.failure = error;
+    if (this.watchdog) clearTimeout(this.watchdog);
     for (const pending of this.pending.splice(0)) pending.reject(error);
     this.outstandingBytes = 0;
   }
@@ -119,6 +139,7 @@ export class CtagsPool {
   constructor(
     private readonly command: string,
     private readonly size: number,
+    private readonly fileTimeoutMs = DEFAULT_FILE_TIMEOUT_MS,
   ) {}
 
   /**
@@ -137,7 +158,7 @@ export class CtagsPool {
   private pick(): CtagsProcess {
     for (let i = this.processes.length - 1; i >= 0; i--) if (!this.processes[i]!.alive) this.processes.splice(i, 1);
     if (this.processes.length < this.size) {
-      const fresh = new CtagsProcess(this.command);
+      const fresh = new CtagsProcess(this.command, this.fileTimeoutMs);
       this.processes.push(fresh);
       return fresh;
     }

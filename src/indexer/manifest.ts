@@ -9,7 +9,7 @@ import path from 'node:path';
 import { writeFileAtomicSync } from '../index/atomic-file.js';
 import type { IndexedBranch } from '../index/model.js';
 
-export const MANIFEST_FILE = 'manifest.json';
+const MANIFEST_FILE = 'manifest.json';
 const MANIFEST_VERSION = 1;
 
 export type IndexState = 'pending' | 'indexing' | 'ready' | 'error';
@@ -36,7 +36,7 @@ export interface Manifest {
   repositories: Record<string, RepositoryEntry>;
 }
 
-export function emptyManifest(): Manifest {
+function emptyManifest(): Manifest {
   return { version: MANIFEST_VERSION, generation: 0, nextRepositoryId: 1, repositories: {} };
 }
 

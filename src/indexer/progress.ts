@@ -1,6 +1,6 @@
 /**
- * Reporting an indexing pass: a redrawn progress bar on a terminal, pino log
- * lines (at most one per interval) everywhere else.
+ * Reporting an indexing pass: a redrawn progress bar and plain lines on a
+ * terminal, pino log lines (progress at most once per interval) everywhere else.
  */
 import type { Logger } from '../obs/logger.js';
 import type { IndexReporter, RepositoryOutcome } from './run-index.js';
@@ -11,7 +11,7 @@ const BAR_INTERVAL_MS = 100;
 const BAR_WIDTH = 30;
 
 export function createReporter(logger: Logger, stream: NodeJS.WriteStream = process.stderr): IndexReporter {
-  return stream.isTTY ? terminalReporter(logger, stream) : logReporter(logger);
+  return stream.isTTY ? terminalReporter(stream) : logReporter(logger);
 }
 
 function logReporter(logger: Logger): IndexReporter {
@@ -28,7 +28,7 @@ function logReporter(logger: Logger): IndexReporter {
   };
 }
 
-function terminalReporter(logger: Logger, stream: NodeJS.WriteStream): IndexReporter {
+function terminalReporter(stream: NodeJS.WriteStream): IndexReporter {
   let last = 0;
   let started = 0;
   const clear = () => stream.write('\r\x1b[2K');
@@ -52,9 +52,24 @@ function terminalReporter(logger: Logger, stream: NodeJS.WriteStream): IndexRepo
     },
     repositoryFinished(outcome) {
       clear();
-      logOutcome(logger, outcome);
+      stream.write(`  ${describeOutcome(outcome)}\n`);
+      if (outcome.status === 'indexed') for (const warning of outcome.warnings) stream.write(`  warning: ${warning}\n`);
     },
   };
+}
+
+function describeOutcome(outcome: RepositoryOutcome): string {
+  switch (outcome.status) {
+    case 'failed':
+      return `failed: ${outcome.error}`;
+    case 'unchanged':
+      return 'unchanged, skipped';
+    case 'indexed':
+      return (
+        `indexed ${outcome.documents} documents, ${(outcome.sourceBytes / 1e6).toFixed(1)} MB in ${outcome.seconds.toFixed(1)} s ` +
+        `(${(outcome.shardBytes / 1e6).toFixed(1)} MB of shards)`
+      );
+  }
 }
 
 function logOutcome(logger: Logger, outcome: RepositoryOutcome): void {

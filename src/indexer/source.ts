@@ -21,7 +21,6 @@ export interface SourceFile {
 }
 
 export interface Snapshot {
-  kind: 'git' | 'directory';
   branches: IndexedBranch[];
   /** Problems that did not stop indexing (e.g. a branch pattern matching nothing). */
   warnings: string[];
@@ -52,17 +51,17 @@ async function gitSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
     branches.length = MAX_BRANCHES;
   }
   return {
-    kind: 'git',
     branches,
     warnings,
     async files() {
       // One document per (path, blob): a file identical on several branches is stored once.
       const byPathAndBlob = new Map<string, { path: string; oid: string; branchMask: bigint }>();
-      const treesSeen = new Map<string, bigint>();
+      // Branches at the same commit share one tree walk.
+      const maskByCommit = new Map<string, bigint>();
       for (const [bit, branch] of branches.entries()) {
-        treesSeen.set(branch.commit, (treesSeen.get(branch.commit) ?? 0n) | (1n << BigInt(bit)));
+        maskByCommit.set(branch.commit, (maskByCommit.get(branch.commit) ?? 0n) | (1n << BigInt(bit)));
       }
-      for (const [commit, mask] of treesSeen) {
+      for (const [commit, mask] of maskByCommit) {
         for (const file of await listTreeFiles(repository, commit)) {
           const key = `${file.path}\0${file.oid}`;
           const known = byPathAndBlob.get(key);
@@ -89,7 +88,6 @@ async function directorySnapshot(repo: RepositoryConfig): Promise<Snapshot> {
   const fingerprint = createHash('sha256');
   for (const entry of entries) fingerprint.update(`${entry.path}\0${entry.size}\0${entry.mtimeMs}\n`);
   return {
-    kind: 'directory',
     branches: [{ name: 'HEAD', commit: fingerprint.digest('hex').slice(0, 40) }],
     warnings: [],
     async files() {

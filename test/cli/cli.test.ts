@@ -4,7 +4,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../helpers/tmp.js';
-import { commitAll, git, writeFiles } from '../helpers/git.js';
+import { makeRepository } from '../helpers/git.js';
 
 // The built CLI, as users run it (`npm test` builds first).
 const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
@@ -52,11 +52,7 @@ t.test('an invalid config names the option and exits 2', async (t) => {
 
 t.test('trawl index logs progress lines and exits 1 when a repository fails', async (t) => {
   const dir = tempDir(t);
-  const repo = path.join(dir, 'repo');
-  fs.mkdirSync(repo);
-  git(repo, 'init', '-q');
-  writeFiles(repo, { 'main.py': 'def main():\n    pass\n' });
-  commitAll(repo, 'init');
+  makeRepository(path.join(dir, 'repo'), { 'main.py': 'def main():\n    pass\n' });
   const config = path.join(dir, 'trawl.json');
   fs.writeFileSync(config, JSON.stringify({ dataDir: 'data', repos: [{ name: 'ok', path: 'repo' }, { name: 'gone', path: 'nowhere' }] }));
   const result = trawl(['index'], { env: { TRAWL_CONFIG: config } });
@@ -70,10 +66,7 @@ t.test('trawl index logs progress lines and exits 1 when a repository fails', as
 t.test('without a config, trawl index indexes the repository it is started in', async (t) => {
   const dir = tempDir(t);
   const repo = path.join(dir, 'checkout');
-  fs.mkdirSync(repo);
-  git(repo, 'init', '-q');
-  writeFiles(repo, { 'lib.rs': 'pub fn answer() -> u32 { 42 }\n' });
-  commitAll(repo, 'init');
+  makeRepository(repo, { 'lib.rs': 'pub fn answer() -> u32 { 42 }\n' });
   const result = trawl(['index'], { cwd: repo, env: { XDG_CACHE_HOME: path.join(dir, 'cache') } });
   t.equal(result.status, 0, result.stderr);
   const dataDirs = fs.readdirSync(path.join(dir, 'cache', 'trawl'));

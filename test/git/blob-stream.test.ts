@@ -4,11 +4,10 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { BlobStream } from '../../src/git/blob-stream.js';
 import { tempDir } from '../helpers/tmp.js';
-import { commitAll, git, writeFiles } from '../helpers/git.js';
+import { git, makeRepository } from '../helpers/git.js';
 
 t.test('blobs of every size come back intact and in order', async (t) => {
   const repo = tempDir(t);
-  git(repo, 'init', '-q');
   const files: Record<string, Buffer> = {
     'empty': Buffer.alloc(0),
     'newline-only': Buffer.from('\n'),
@@ -17,8 +16,7 @@ t.test('blobs of every size come back intact and in order', async (t) => {
     'spans-chunks.bin': randomBytes(3 * 65536 + 17), // larger than one pipe read
     'large.bin': randomBytes(5 << 20),
   };
-  writeFiles(repo, files);
-  commitAll(repo, 'blobs');
+  makeRepository(repo, files);
   const oids = Object.fromEntries(Object.keys(files).map((name) => [name, git(repo, 'rev-parse', `HEAD:${name}`).trim()]));
   const stream = new BlobStream(repo);
   t.teardown(() => stream.close());
@@ -30,9 +28,7 @@ t.test('blobs of every size come back intact and in order', async (t) => {
 
 t.test('a missing object or a bad id fails that read only', async (t) => {
   const repo = tempDir(t);
-  git(repo, 'init', '-q');
-  writeFiles(repo, { 'a.txt': 'a\n' });
-  commitAll(repo, 'a');
+  makeRepository(repo, { 'a.txt': 'a\n' });
   const oid = git(repo, 'rev-parse', 'HEAD:a.txt').trim();
   const stream = new BlobStream(repo);
   t.teardown(() => stream.close());

@@ -32,3 +32,11 @@ export function commitAll(cwd: string, message: string): string {
   git(cwd, 'commit', '-q', '-m', message);
   return git(cwd, 'rev-parse', 'HEAD').trim();
 }
+
+/** A new repository at `root` with `files` committed on main; returns the commit id. */
+export function makeRepository(root: string, files: Record<string, string | Buffer>): string {
+  fs.mkdirSync(root, { recursive: true });
+  git(root, 'init', '-q');
+  writeFiles(root, files);
+  return commitAll(root, 'initial');
+}

@@ -9,7 +9,7 @@ import { DocumentFlags } from '../../src/index/format.js';
 import { trigramAt } from '../../src/index/trigrams.js';
 import { native } from '../../native/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { commitAll, git, writeFiles } from '../helpers/git.js';
+import { commitAll, git, makeRepository, writeFiles } from '../helpers/git.js';
 
 const APP_C_MAIN = `#include "util.h"
 
@@ -173,10 +173,7 @@ t.test('indexing a git repository with two branches', async (t) => {
 t.test('bad repositories are reported one by one and do not stop the others', async (t) => {
   const root = tempDir(t);
   const good = path.join(root, 'good');
-  fs.mkdirSync(good);
-  git(good, 'init', '-q');
-  writeFiles(good, { 'hello.txt': 'hello\n' });
-  commitAll(good, 'init');
+  makeRepository(good, { 'hello.txt': 'hello\n' });
   const notRepo = path.join(root, 'file.txt');
   fs.writeFileSync(notRepo, 'a file');
   const brokenGit = path.join(root, 'broken');
