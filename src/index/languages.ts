@@ -9,6 +9,7 @@ import * as linguist from 'linguist-languages';
 interface LanguageData {
   name: string;
   type: string;
+  aliases?: readonly string[];
   extensions?: readonly string[];
   filenames?: readonly string[];
   interpreters?: readonly string[];
@@ -54,6 +55,8 @@ const byFilename = new Map<string, string>();
 const byInterpreter = new Map<string, string>();
 const byExtension = new Map<string, string>();
 const primaryExtensions = new Map<string, string>();
+/** Lower-cased names and aliases → linguist name. */
+const byNameOrAlias = new Map<string, string>();
 
 (function buildTables() {
   const languages = Object.values(linguist as unknown as Record<string, LanguageData>).sort(
@@ -72,6 +75,8 @@ const primaryExtensions = new Map<string, string>();
     for (const filename of language.filenames ?? []) claim(byFilename, filename, language.name);
     for (const interpreter of language.interpreters ?? []) claim(byInterpreter, interpreter, language.name);
   }
+  for (const language of languages) byNameOrAlias.set(language.name.toLowerCase(), language.name);
+  for (const language of languages) for (const alias of language.aliases ?? []) claim(byNameOrAlias, alias.toLowerCase(), language.name);
   for (const [extension, name] of Object.entries(PREFERRED_BY_EXTENSION)) byExtension.set(extension, name);
 })();
 
@@ -95,6 +100,11 @@ export function detectLanguage(path: string, head?: Uint8Array): string {
     if (language) return language === 'C' && lower.endsWith('.h') && head ? headerLanguage(head) : language;
   }
   return '';
+}
+
+/** The linguist name for a name or alias in any case ("ts" → "TypeScript", "c++" → "C++"), or undefined. */
+export function resolveLanguage(nameOrAlias: string): string | undefined {
+  return byNameOrAlias.get(nameOrAlias.toLowerCase());
 }
 
 /** The main extension of a linguist language (".py" for Python), if it has one. */

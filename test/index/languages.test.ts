@@ -1,5 +1,5 @@
 import t from 'tap';
-import { detectLanguage } from '../../src/index/languages.js';
+import { detectLanguage, resolveLanguage } from '../../src/index/languages.js';
 
 const cases: [path: string, head: string | undefined, expected: string][] = [
   ['src/main.c', undefined, 'C'],
@@ -33,3 +33,17 @@ const cases: [path: string, head: string | undefined, expected: string][] = [
 for (const [path, head, expected] of cases) {
   t.equal(detectLanguage(path, head === undefined ? undefined : Buffer.from(head)), expected, `${path} → ${expected || '(unknown)'}`);
 }
+
+const names: [query: string, expected: string | undefined][] = [
+  ['ts', 'TypeScript'],
+  ['TypeScript', 'TypeScript'],
+  ['typescript', 'TypeScript'],
+  ['c++', 'C++'],
+  ['cpp', 'C++'],
+  ['C', 'C'],
+  ['golang', 'Go'],
+  ['py', 'Python'],
+  ['sh', 'Shell'],
+  ['no-such-language', undefined],
+];
+for (const [query, expected] of names) t.equal(resolveLanguage(query), expected, `lang:${query} → ${expected ?? 'unknown'}`);

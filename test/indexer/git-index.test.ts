@@ -268,3 +268,15 @@ t.test('without a working ctags, files are indexed without symbols and the probl
   t.same([shard.symbols(0), shard.symbols(1)], [[], []]);
   t.equal(shard.content(0).toString().startsWith('int'), true, 'content is still indexed');
 });
+
+t.test('an unreadable blob is reported and the rest of the repository is indexed', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  makeRepository(repoDir, { 'ok.txt': 'fine\n', 'lost.txt': 'this object will be deleted\n' });
+  const oid = git(repoDir, 'rev-parse', 'HEAD:lost.txt').trim();
+  fs.rmSync(path.join(repoDir, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
+  const dataDir = path.join(root, 'data');
+  const outcomes = await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir }]));
+  t.match(outcomes, [{ status: 'indexed', documents: 1, warnings: [/lost\.txt: not indexed, cannot be read \(git cat-file: [0-9a-f]{40} missing\)/] }]);
+  t.same(documentsByPath(openShards(dataDir, 'damaged')[0]!).map((d) => d.path), ['ok.txt']);
+});
