@@ -1,0 +1,179 @@
+/**
+ * What text every match of a pattern must contain: an AND/OR tree of
+ * literals, from which the index picks candidate documents (via case-folded
+ * trigrams) before RE2 verifies them. After Russ Cox, "Regular Expression
+ * Matching with a Trigram Index", as Zoekt does it, simplified: each
+ * sub-expression yields either the finite set of strings it can match, or a
+ * requirement tree; sequences multiply exact sets while they stay small.
+ *
+ * The tree must be sound — every real match satisfies it — and may be weak:
+ * `any` (no constraint) is always a correct answer, and is the answer for
+ * whatever cannot be analysed (RE2 syntax that ECMAScript lacks, such as
+ * `(?i)` or `\Q…\E`). Regexes are parsed with @eslint-community/regexpp in
+ * Unicode mode, whose strictness makes most RE2-only syntax fail to parse
+ * rather than parse differently.
+ */
+import { RegExpParser, type AST } from '@eslint-community/regexpp';
+
+export type LiteralTree =
+  | { type: 'any' }
+  | { type: 'literal'; text: string }
+  | { type: 'and'; operands: LiteralTree[] }
+  | { type: 'or'; operands: LiteralTree[] };
+
+export const ANY: LiteralTree = { type: 'any' };
+
+/** Exact sets larger than this become requirement trees. */
+const MAX_EXACT_STRINGS = 16;
+/** Character classes with more members than this constrain nothing. */
+const MAX_CLASS_EXPANSION = 8;
+
+interface Info {
+  /** Every string the sub-expression can match, when that set is small and known. */
+  exact: Set<string> | null;
+  /** What every match contains, when `exact` is null. */
+  match: LiteralTree;
+}
+
+const parser = new RegExpParser({ ecmaVersion: 2025 });
+
+/**
+ * The literals every match of `pattern` contains. `caseSensitive: false`
+ * (or an `(?i…)` group in a regex) keeps only ASCII runs of literals, because
+ * the index folds only ASCII case.
+ */
+export function requiredLiterals(pattern: string, options: { regex: boolean; caseSensitive: boolean }): LiteralTree {
+  let tree: LiteralTree;
+  if (!options.regex) {
+    tree = literal(pattern);
+  } else {
+    let ast: AST.Pattern;
+    try {
+      ast = parser.parsePattern(pattern.replaceAll('(?P<', '(?<'), undefined, undefined, { unicode: true });
+    } catch {
+      return ANY; // RE2 syntax ECMAScript lacks: scan rather than guess
+    }
+    tree = requirement(disjunction(ast.alternatives));
+  }
+  const foldsCase = !options.caseSensitive || (options.regex && /\(\?[a-zA-Z]*i[a-zA-Z-]*:/.test(pattern));
+  return normalize(foldsCase ? asciiRuns(tree) : tree);
+}
+
+function literal(text: string): LiteralTree {
+  return text === '' ? ANY : { type: 'literal', text };
+}
+
+function exactInfo(strings: Iterable<string>): Info {
+  return { exact: new Set(strings), match: ANY };
+}
+
+function requirement(info: Info): LiteralTree {
+  return info.exact ? { type: 'or', operands: [...info.exact].map(literal) } : info.match;
+}
+
+function disjunction(alternatives: readonly AST.Alternative[]): Info {
+  const infos = alternatives.map((alternative) => sequence(alternative.elements));
+  if (infos.every((info) => info.exact)) {
+    const union = new Set(infos.flatMap((info) => [...info.exact!]));
+    if (union.size <= MAX_EXACT_STRINGS) return { exact: union, match: ANY };
+  }
+  return { exact: null, match: { type: 'or', operands: infos.map(requirement) } };
+}
+
+function sequence(elements: readonly AST.Element[]): Info {
+  let exact: Set<string> | null = new Set(['']);
+  const parts: LiteralTree[] = [];
+  for (const element of elements) {
+    const info = analyse(element);
+    if (exact && info.exact && exact.size * info.exact.size <= MAX_EXACT_STRINGS) {
+      const product = new Set<string>();
+      for (const left of exact) for (const right of info.exact) product.add(left + right);
+      exact = product;
+      continue;
+    }
+    // The run of exact text ends here: what it held is required, and so is this element's requirement.
+    if (exact) parts.push(requirement({ exact, match: ANY }));
+    exact = info.exact;
+    if (!info.exact) {
+      parts.push(info.match);
+      exact = new Set(['']);
+    }
+  }
+  if (parts.length === 0) return { exact, match: ANY };
+  if (exact) parts.push(requirement({ exact, match: ANY }));
+  return { exact: null, match: { type: 'and', operands: parts } };
+}
+
+function analyse(element: AST.Element | AST.CharacterClassElement): Info {
+  switch (element.type) {
+    case 'Character':
+      return exactInfo([String.fromCodePoint(element.value)]);
+    case 'CharacterClass': {
+      const members = element.negate || element.unicodeSets ? null : classMembers(element.elements);
+      return members ? exactInfo(members) : { exact: null, match: ANY };
+    }
+    case 'Group':
+    case 'CapturingGroup':
+      return disjunction(element.alternatives);
+    case 'Quantifier': {
+      const inner = analyse(element.element);
+      if (element.max === 1 && inner.exact) {
+        return element.min === 1 ? inner : exactInfo(['', ...inner.exact]);
+      }
+      // One or more repetitions contain at least one; zero or more constrain nothing.
+      return element.min >= 1 ? { exact: null, match: requirement(inner) } : { exact: null, match: ANY };
+    }
+    case 'Assertion':
+      return exactInfo(['']); // zero-width: neighbours stay adjacent
+    default:
+      return { exact: null, match: ANY }; // character sets (\d, ., \p{…}), backreferences
+  }
+}
+
+/** The characters of a small, plain character class, or null. */
+function classMembers(elements: readonly AST.CharacterClassElement[]): string[] | null {
+  const members: string[] = [];
+  for (const element of elements) {
+    if (element.type === 'Character') members.push(String.fromCodePoint(element.value));
+    else if (element.type === 'CharacterClassRange' && element.max.value - element.min.value < MAX_CLASS_EXPANSION) {
+      for (let code = element.min.value; code <= element.max.value; code++) members.push(String.fromCodePoint(code));
+    } else return null;
+    if (members.length > MAX_CLASS_EXPANSION) return null;
+  }
+  return members.length > 0 ? members : null;
+}
+
+/** Splits literals at non-ASCII characters, whose case the index does not fold: the ASCII runs remain required. */
+function asciiRuns(tree: LiteralTree): LiteralTree {
+  switch (tree.type) {
+    case 'literal':
+      return { type: 'and', operands: tree.text.split(/[^\x00-\x7f]+/u).map(literal) };
+    case 'and':
+    case 'or':
+      return { type: tree.type, operands: tree.operands.map(asciiRuns) };
+    case 'any':
+      return tree;
+  }
+}
+
+/** Flattens, drops `any` from ands, lets `any` absorb ors, and removes duplicate literals. */
+export function normalize(tree: LiteralTree): LiteralTree {
+  if (tree.type === 'any' || tree.type === 'literal') return tree;
+  const operands: LiteralTree[] = [];
+  const seen = new Set<string>();
+  for (const child of tree.operands.map(normalize)) {
+    for (const operand of child.type === tree.type ? child.operands : [child]) {
+      if (operand.type === 'any') {
+        if (tree.type === 'or') return ANY;
+        continue;
+      }
+      const key = JSON.stringify(operand);
+      if (!seen.has(key)) {
+        seen.add(key);
+        operands.push(operand);
+      }
+    }
+  }
+  if (operands.length === 0) return ANY;
+  return operands.length === 1 ? operands[0]! : { type: tree.type, operands };
+}

@@ -1,0 +1,100 @@
+import t from 'tap';
+import RE2 from 're2';
+import { requiredLiterals, type LiteralTree } from '../../src/query/literals.js';
+
+function show(tree: LiteralTree): string {
+  switch (tree.type) {
+    case 'any':
+      return 'ANY';
+    case 'literal':
+      return JSON.stringify(tree.text);
+    case 'and':
+    case 'or':
+      return `(${tree.type} ${tree.operands.map(show).join(' ')})`;
+  }
+}
+
+const sensitive = { regex: true, caseSensitive: true };
+const insensitive = { regex: true, caseSensitive: false };
+
+const cases: [pattern: string, options: { regex: boolean; caseSensitive: boolean }, expected: string][] = [
+  ['PM_RESUME', { regex: false, caseSensitive: true }, '"PM_RESUME"'],
+  ['a.b*c', { regex: false, caseSensitive: false }, '"a.b*c"'],
+  ['', { regex: false, caseSensitive: false }, 'ANY'],
+  ['Grüße Welt', { regex: false, caseSensitive: false }, '(and "Gr" "e Welt")'],
+  ['Grüße', { regex: false, caseSensitive: true }, '"Grüße"'],
+  ['PM_RESUME', sensitive, '"PM_RESUME"'],
+  ['[A-Z]+_RESUME', sensitive, '"_RESUME"'],
+  ['\\w{5}\\s+\\w{5}', sensitive, 'ANY'],
+  ['foo|bar', sensitive, '(or "foo" "bar")'],
+  ['(abc|abd)ef', sensitive, '(or "abcef" "abdef")'],
+  ['hello.*world', sensitive, '(and "hello" "world")'],
+  ['colou?r', sensitive, '(or "color" "colour")'],
+  ['ab[cd]ef', sensitive, '(or "abcef" "abdef")'],
+  ['x[a-z]y', sensitive, '(and "x" "y")'],
+  ['^func\\s+main\\b', sensitive, '(and "func" "main")'],
+  ['(foo)+bar', sensitive, '(and "foo" "bar")'],
+  ['(foo)*bar', sensitive, '"bar"'],
+  ['a(b|c.*)d', sensitive, '(and "a" (or "b" "c") "d")'],
+  ['(?i)abc', sensitive, 'ANY'],
+  ['(?i:straße)x', sensitive, '(and "stra" "ex")'],
+  ['(?P<name>abc)d', sensitive, '"abcd"'],
+  ['\\Qa.b\\E', sensitive, 'ANY'],
+  ['[[:alpha:]]abc', sensitive, 'ANY'],
+  ['Ünïcode', insensitive, '(and "n" "code")'],
+  ['(a|b)(c|d)(e|f)(g|h)(i|j)', sensitive, `(and (or ${['a', 'b'].flatMap((x) => ['c', 'd'].flatMap((y) => ['e', 'f'].flatMap((z) => ['g', 'h'].map((w) => `"${x}${y}${z}${w}"`)))).join(' ')}) (or "i" "j"))`],
+];
+
+for (const [pattern, options, expected] of cases) {
+  t.equal(show(requiredLiterals(pattern, options)), expected, `${options.regex ? 'regex' : 'literal'} ${pattern}`);
+}
+
+/** Does `text` satisfy the tree? Case-insensitive trees are checked ASCII-folded, as the index does. */
+function satisfied(tree: LiteralTree, text: string, caseSensitive: boolean): boolean {
+  const fold = (s: string) => (caseSensitive ? s : s.replace(/[A-Z]/g, (c) => c.toLowerCase()));
+  switch (tree.type) {
+    case 'any':
+      return true;
+    case 'literal':
+      return fold(text).includes(fold(tree.text));
+    case 'and':
+      return tree.operands.every((operand) => satisfied(operand, text, caseSensitive));
+    case 'or':
+      return tree.operands.some((operand) => satisfied(operand, text, caseSensitive));
+  }
+}
+
+t.test('soundness: every text RE2 matches satisfies the required literals', async (t) => {
+  let seed = 2024;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+  const atoms = ['a', 'b', 'c', 'A', 'é', 'É', '.', '\\d', '[ab]', '[a-c]', '[^a]', '\\b', '^', '$', ' '];
+  const regex = (depth: number): string => {
+    const roll = random();
+    if (depth > 2 || roll < 0.4) return Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(atoms)).join('');
+    if (roll < 0.6) return `(${regex(depth + 1)}|${regex(depth + 1)})`;
+    if (roll < 0.8) return `(${regex(depth + 1)})${pick(['?', '*', '+', '{2}', '{1,3}'])}`;
+    return regex(depth + 1) + regex(depth + 1);
+  };
+  const alphabet = ['a', 'b', 'c', 'A', 'B', 'é', 'É', '1', ' ', '\n'];
+  let matched = 0;
+  let constrained = 0;
+  for (let i = 0; i < 3000; i++) {
+    const pattern = regex(0);
+    const caseSensitive = random() < 0.5;
+    const tree = requiredLiterals(pattern, { regex: true, caseSensitive });
+    if (tree.type !== 'any') constrained++;
+    const re = new RE2(pattern, caseSensitive ? 'u' : 'iu');
+    for (let j = 0; j < 20; j++) {
+      const text = Array.from({ length: Math.floor(random() * 16) }, () => pick(alphabet)).join('');
+      if (!re.test(text)) continue;
+      matched++;
+      if (!satisfied(tree, text, caseSensitive)) {
+        t.fail(`${JSON.stringify(pattern)} (${caseSensitive ? 'case-sensitive' : 'case-insensitive'}) matches ${JSON.stringify(text)} but requires ${show(tree)}`);
+        return;
+      }
+    }
+  }
+  t.ok(matched > 5000, `${matched} matching texts checked`);
+  t.ok(constrained > 500, `${constrained} of 3000 patterns constrain the search`);
+});
