@@ -45,7 +45,7 @@ const BULK_SECTIONS = new Set<string>([Section.contents, Section.contentTrigramP
 const KNOWN_FLAGS = DocumentFlags.binary | DocumentFlags.tooLarge | DocumentFlags.invalidUtf8;
 
 /** A trigram table: ascending keys and the posting byte range of each. */
-class TrigramTable {
+export class TrigramTable {
   constructor(
     private readonly bytes: Buffer,
     private readonly keys: Uint32Array,

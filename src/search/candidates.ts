@@ -1,0 +1,65 @@
+/**
+ * Candidate documents of a shard for a literal requirement tree: documents
+ * that contain every trigram of a required literal, combined per the tree.
+ * A superset of the documents that match; verification narrows it.
+ */
+import type { TrigramTable } from '../index/shard-reader.js';
+import { trigramAt } from '../index/trigrams.js';
+import type { LiteralTree } from '../query/literals.js';
+import { intersect, union } from './sorted-sets.js';
+
+/** Every document (no index constraint), or an ascending id list. */
+export type Candidates = 'all' | Uint32Array;
+
+export interface CandidateStats {
+  /** Posting lists looked up. */
+  ngramLookups: number;
+  /** Posting entries read. */
+  ngramMatches: number;
+}
+
+export function candidates(tree: LiteralTree, table: TrigramTable, stats: CandidateStats): Candidates {
+  switch (tree.type) {
+    case 'any':
+      return 'all';
+    case 'literal':
+      return literalCandidates(tree.text, table, stats);
+    case 'and': {
+      let result: Candidates = 'all';
+      for (const operand of tree.operands) {
+        const next = candidates(operand, table, stats);
+        result = result === 'all' ? next : next === 'all' ? result : intersect(result, next);
+        if (result !== 'all' && result.length === 0) break;
+      }
+      return result;
+    }
+    case 'or': {
+      let result: Uint32Array = new Uint32Array(0);
+      for (const operand of tree.operands) {
+        const next = candidates(operand, table, stats);
+        if (next === 'all') return 'all';
+        result = union(result, next);
+      }
+      return result;
+    }
+  }
+}
+
+function literalCandidates(text: string, table: TrigramTable, stats: CandidateStats): Candidates {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length < 3) return 'all';
+  const trigrams = new Set<number>();
+  for (let i = 0; i + 3 <= bytes.length; i++) trigrams.add(trigramAt(bytes, i));
+  const lists: Uint32Array[] = [];
+  for (const trigram of trigrams) {
+    stats.ngramLookups++;
+    const postings = table.postingsOf(trigram);
+    if (postings === null) return new Uint32Array(0);
+    stats.ngramMatches += postings.length;
+    lists.push(postings);
+  }
+  lists.sort((a, b) => a.length - b.length); // the rarest trigram first keeps every intersection small
+  let result = lists[0]!;
+  for (let i = 1; i < lists.length && result.length > 0; i++) result = intersect(result, lists[i]!);
+  return result;
+}

@@ -1,0 +1,64 @@
+import t from 'tap';
+import path from 'node:path';
+import { ShardWriter } from '../../src/index/shard-writer.js';
+import { Shard } from '../../src/index/shard-reader.js';
+import { requiredLiterals } from '../../src/query/literals.js';
+import { candidates, type CandidateStats } from '../../src/search/candidates.js';
+import { compileMatcher } from '../../src/search/matcher.js';
+import { tempDir } from '../helpers/tmp.js';
+
+function corpus(dir: string, texts: string[]): Shard {
+  const writer = new ShardWriter({
+    repository: { id: 1, name: 'test/corpus', codeHostType: 'genericGitHost', public: true, archived: false, fork: false },
+    branches: [{ name: 'HEAD', commit: 'c'.repeat(40) }],
+    shardIndex: 0,
+  });
+  texts.forEach((text, i) =>
+    writer.add({ path: `f${i}.txt`, content: Buffer.from(text), originalSize: Buffer.byteLength(text), language: '', branchMask: 1n, flags: 0, symbols: [] }),
+  );
+  const file = path.join(dir, 'corpus.trawl');
+  writer.write(file);
+  return Shard.open(file);
+}
+
+t.test('candidates are exactly the documents holding every trigram of a literal', async (t) => {
+  const shard = corpus(tempDir(t), ['PM_RESUME here', 'pm_resume lower', 'PM_SUSPEND', 'nothing', 'RESUME_PM']);
+  const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0 };
+  const found = candidates(requiredLiterals('PM_RESUME', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats);
+  t.same([...(found as Uint32Array)], [0, 1], 'case-folded trigrams: both spellings are candidates, verification decides');
+  t.equal(stats.ngramLookups, 7, 'one lookup per distinct trigram');
+  t.equal(candidates(requiredLiterals('pm', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats), 'all', 'too short for a trigram: scan');
+  t.same([...(candidates(requiredLiterals('zzzz', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats) as Uint32Array)], [], 'an absent trigram: no candidates');
+  const either = candidates(requiredLiterals('SUSPEND|nothing', { regex: true, caseSensitive: true }), shard.contentTrigrams, stats);
+  t.same([...(either as Uint32Array)], [2, 3], 'alternatives unite');
+});
+
+t.test('property: candidates always include every document that really matches', async (t) => {
+  let seed = 99;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+  const words = ['foo', 'Foo', 'bar', 'BAR', 'baz', 'qux', 'éclair', 'Éclair', 'x1', 'foobar', '\n', ' ', '(', ')'];
+  const texts = Array.from({ length: 200 }, () => Array.from({ length: Math.floor(random() * 30) }, () => pick(words)).join(' '));
+  const shard = corpus(tempDir(t), texts);
+  const patterns: [string, boolean][] = [
+    ['foo', false], ['Foo', false], ['foobar', false], ['éclair', false], ['Éclair', false], ['bar baz', false], ['x1 (', false],
+    ['fo+bar', true], ['(foo|qux) bar', true], ['ba[rz]', true], ['\\bfoo\\b', true], ['É?clair', true], ['(?i:foo)bar', true], ['.*', true], ['q.x', true],
+  ];
+  let checked = 0;
+  for (const [value, regex] of patterns) {
+    for (const caseSensitive of [true, false]) {
+      const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0 };
+      const found = candidates(requiredLiterals(value, { regex, caseSensitive }), shard.contentTrigrams, stats);
+      const matcher = compileMatcher({ value, regex, caseSensitive });
+      for (let doc = 0; doc < shard.documentCount; doc++) {
+        if (matcher.ranges(shard.content(doc), 1).length === 0) continue;
+        checked++;
+        if (found !== 'all' && !found.includes(doc)) {
+          t.fail(`${value} (regex ${regex}, case ${caseSensitive}) matches document ${doc} but it is not a candidate`);
+          return;
+        }
+      }
+    }
+  }
+  t.ok(checked > 500, `${checked} matching documents were all candidates`);
+});

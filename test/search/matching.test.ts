@@ -1,0 +1,59 @@
+import t from 'tap';
+import { compileMatcher } from '../../src/search/matcher.js';
+import { LineIndex } from '../../src/search/positions.js';
+import { intersect, union } from '../../src/search/sorted-sets.js';
+
+const ranges = (value: string, regex: boolean, caseSensitive: boolean, text: string, limit = 100) =>
+  compileMatcher({ value, regex, caseSensitive }).ranges(Buffer.from(text, 'utf8'), limit);
+
+t.test('matchers report non-overlapping, non-empty byte ranges', async (t) => {
+  t.same(ranges('aa', false, true, 'aaaaa'), [0, 2, 2, 4], 'case-sensitive literal, non-overlapping');
+  t.same(ranges('Foo', false, true, 'foo Foo FOO'), [4, 7]);
+  t.same(ranges('Foo', false, false, 'foo Foo FOO fOo'), [0, 3, 4, 7, 8, 11, 12, 15], 'case-insensitive literal');
+  t.same(ranges('a.b', false, false, 'a.b axb'), [0, 3], 'literal metacharacters are literal');
+  t.same(ranges('ÄBC', false, false, 'x äbc'), [2, 6], 'non-ASCII case folding, byte offsets');
+  t.same(ranges('\\d+', true, true, 'a12b345'), [1, 3, 4, 7]);
+  t.same(ranges('\\d+', true, true, 'é12'), [2, 4], 'regex offsets are bytes after multi-byte text');
+  t.same(ranges('x*', true, true, 'axxbé'), [1, 3], 'empty matches mark nothing and do not loop');
+  t.same(ranges('^', true, true, 'abc'), [], 'a pattern that only matches empty text has no ranges');
+  t.same(ranges('o', false, true, 'ooooo', 2), [0, 1, 1, 2], 'the limit is respected');
+  t.same(ranges('straße', true, false, 'STRASSE Straße'), [8, 15], 'RE2 folds simple case only');
+  const started = Date.now();
+  t.same(ranges('(a+)+$', true, true, 'a'.repeat(100000) + 'b'), [], 'a catastrophic-backtracking regex is linear in RE2');
+  t.ok(Date.now() - started < 1000);
+});
+
+t.test('positions: bytes, 1-based lines, 1-based code point columns', async (t) => {
+  const content = Buffer.from('a\tb\r\nçé x\n\nlast', 'utf8');
+  const newlines = new Uint32Array([...content.entries()].filter(([, byte]) => byte === 10).map(([at]) => at));
+  const lines = new LineIndex(content, newlines);
+  t.same(lines.position(0), { byteOffset: 0, lineNumber: 1, column: 1 });
+  t.same(lines.position(2), { byteOffset: 2, lineNumber: 1, column: 3 }, 'a tab is one column');
+  t.same(lines.position(3), { byteOffset: 3, lineNumber: 1, column: 4 }, 'the \\r of CRLF is a column of its line');
+  t.same(lines.position(4), { byteOffset: 4, lineNumber: 1, column: 5 }, 'the \\n belongs to the line it ends');
+  t.same(lines.position(5), { byteOffset: 5, lineNumber: 2, column: 1 });
+  t.same(lines.position(10), { byteOffset: 10, lineNumber: 2, column: 4 }, 'two-byte characters are one column each');
+  t.same(lines.position(12), { byteOffset: 12, lineNumber: 3, column: 1 }, 'an empty line');
+  t.same(lines.position(content.length), { byteOffset: content.length, lineNumber: 4, column: 5 }, 'the end of a file without a final newline');
+  t.equal(lines.lineCount, 4);
+  t.equal(lines.lineStart(2), 5);
+  t.equal(lines.lineEnd(2), 12);
+  t.equal(lines.lineEnd(4), content.length);
+  const withFinalNewline = Buffer.from('x\ny\n');
+  t.equal(new LineIndex(withFinalNewline, new Uint32Array([1, 3])).lineCount, 2, 'a final newline does not start a line');
+  t.same(new LineIndex(Buffer.from('🙂x'), new Uint32Array(0)).position(4), { byteOffset: 4, lineNumber: 1, column: 2 }, 'an astral character is one code point');
+});
+
+t.test('sorted set operations agree with a brute-force reference', async (t) => {
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const randomSet = (size: number, range: number) => new Uint32Array([...new Set(Array.from({ length: size }, () => Math.floor(random() * range)))].sort((a, b) => a - b));
+  for (let i = 0; i < 300; i++) {
+    const a = randomSet(Math.floor(random() * 50), 200);
+    const b = randomSet(Math.floor(random() * 2000), 5000);
+    const inB = new Set(b);
+    t.same([...intersect(a, b)], [...a].filter((x) => inB.has(x)), `intersect ${i}`);
+    t.same([...intersect(b, a)], [...a].filter((x) => inB.has(x)), `intersect is symmetric ${i}`);
+    t.same([...union(a, b)], [...new Set([...a, ...b])].sort((x, y) => x - y), `union ${i}`);
+  }
+});
