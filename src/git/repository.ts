@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import NodeGit from 'nodegit';
+import { globToRegExp } from '../config/glob.js';
 
 export type GitRepository = NodeGit.Repository;
 
@@ -36,21 +37,6 @@ export async function openRepository(directory: string): Promise<GitRepository> 
   }
 }
 
-/** `*` matches within one path segment, `**` across segments, `?` one character. */
-export function branchGlobToRegExp(glob: string): RegExp {
-  let source = '';
-  for (let i = 0; i < glob.length; i++) {
-    const char = glob[i]!;
-    if (char === '*' && glob[i + 1] === '*') {
-      source += '.*';
-      i++;
-    } else if (char === '*') source += '[^/]*';
-    else if (char === '?') source += '[^/]';
-    else source += char.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${source}$`);
-}
-
 /**
  * The default branch as "HEAD", then every local branch matching `patterns`
  * (in pattern order, each branch once). Patterns that match nothing are
@@ -75,7 +61,7 @@ export async function resolveBranches(
     .sort();
   const taken = new Set<string>(['HEAD']);
   for (const pattern of patterns) {
-    const matcher = branchGlobToRegExp(pattern);
+    const matcher = globToRegExp(pattern);
     const matches = local.filter((name) => matcher.test(name));
     if (matches.length === 0) warnings.push(`branch ${JSON.stringify(pattern)} matches no branch`);
     for (const name of matches) {

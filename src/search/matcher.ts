@@ -2,6 +2,10 @@
  * Finding a pattern's matches in bytes: Buffer.indexOf for case-sensitive
  * literals (memmem speed), RE2 on the Buffer for everything else (linear
  * time, so no pattern can hang a search). Ranges are byte offsets.
+ *
+ * Regexes run in RE2's multi-line mode, as grep users expect: `^` and `$`
+ * match at line boundaries. `.` does not match a newline; `\s` does, so a
+ * regex may span lines. `\w`, `\d` and `\b` are ASCII (RE2's definition).
  */
 import RE2 from 're2';
 import type { PatternNode } from '../query/ast.js';
@@ -17,7 +21,7 @@ export interface Matcher {
 export function compileMatcher(pattern: Pick<PatternNode, 'value' | 'regex' | 'caseSensitive'>): Matcher {
   if (!pattern.regex && pattern.caseSensitive) return literalMatcher(Buffer.from(pattern.value, 'utf8'));
   const source = pattern.regex ? pattern.value : escapeRegExp(pattern.value);
-  return regexMatcher(new RE2(source, pattern.caseSensitive ? 'gu' : 'giu'));
+  return regexMatcher(new RE2(source, pattern.caseSensitive ? 'gmu' : 'gimu'));
 }
 
 function literalMatcher(needle: Buffer): Matcher {

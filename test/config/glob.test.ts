@@ -1,5 +1,5 @@
 import t from 'tap';
-import { branchGlobToRegExp } from '../../src/git/repository.js';
+import { globToRegExp } from '../../src/config/glob.js';
 
 const cases: [glob: string, matches: string[], rejects: string[]][] = [
   ['main', ['main'], ['main2', 'xmain', 'feature/main']],
@@ -10,7 +10,7 @@ const cases: [glob: string, matches: string[], rejects: string[]][] = [
 ];
 
 for (const [glob, matches, rejects] of cases) {
-  const pattern = branchGlobToRegExp(glob);
+  const pattern = globToRegExp(glob);
   for (const name of matches) t.ok(pattern.test(name), `${glob} matches ${name}`);
   for (const name of rejects) t.notOk(pattern.test(name), `${glob} does not match ${name}`);
 }

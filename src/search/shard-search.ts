@@ -1,0 +1,295 @@
+/**
+ * Evaluates a parsed query over one shard: picks candidate documents through
+ * the trigram indexes, then decides each candidate in static-rank order and
+ * collects its match ranges, until the match cap, the deadline or a
+ * cancellation stops it.
+ *
+ * Semantics (docs/query-syntax.md): terms are ANDed per file; a file
+ * satisfying an operand contributes that operand's ranges; negations
+ * contribute none. Without a rev: term only the default branch (HEAD, bit 0)
+ * is searched.
+ */
+import RE2 from 're2';
+import type { Shard, TrigramTable } from '../index/shard-reader.js';
+import type { PatternNode, QueryNode } from '../query/ast.js';
+import { requiredLiterals } from '../query/literals.js';
+import { globToRegExp } from '../config/glob.js';
+import type { SearchContextConfig } from '../config/config.js';
+import { candidates, type CandidateStats, type Candidates } from './candidates.js';
+import { intersect, union } from './sorted-sets.js';
+import { compileMatcher, type Matcher } from './matcher.js';
+
+export interface ShardSearchLimits {
+  /** Stop once this many match ranges are found (callers ask for `matches + 1` to learn whether more exist). */
+  maxMatchRanges: number;
+  /** performance.now() value after which the search stops. */
+  deadline: number;
+  /** Checked between documents; true stops the search. */
+  isCancelled(): boolean;
+}
+
+/** A document that matched, with flattened [start, end, …] byte ranges. */
+export interface DocumentMatch {
+  doc: number;
+  content: number[];
+  path: number[];
+}
+
+export type StopReason = 'complete' | 'limit' | 'deadline' | 'cancelled';
+
+export interface ShardSearchStats extends CandidateStats {
+  filesConsidered: number;
+  filesLoaded: number;
+  contentBytesLoaded: number;
+  matchRanges: number;
+  regexpsConsidered: number;
+}
+
+export interface ShardSearchResult {
+  matches: DocumentMatch[];
+  stopReason: StopReason;
+  stats: ShardSearchStats;
+}
+
+/** A `context:` name the configuration does not define. */
+export class UnknownSearchContextError extends Error {
+  constructor(readonly contextName: string) {
+    super(`search context ${JSON.stringify(contextName)} does not exist`);
+    this.name = 'UnknownSearchContextError';
+  }
+}
+
+/** Throws UnknownSearchContextError for the first `context:` the configuration lacks. */
+export function checkContexts(node: QueryNode, contexts: Record<string, SearchContextConfig>): void {
+  if (node.type === 'context' && !Object.hasOwn(contexts, node.name)) throw new UnknownSearchContextError(node.name);
+  if (node.type === 'and' || node.type === 'or') for (const operand of node.operands) checkContexts(operand, contexts);
+  if (node.type === 'not') checkContexts(node.operand, contexts);
+}
+
+interface Ranges {
+  content: number[];
+  path: number[];
+}
+
+export function searchShard(
+  shard: Shard,
+  query: QueryNode,
+  contexts: Record<string, SearchContextConfig>,
+  limits: ShardSearchLimits,
+): ShardSearchResult {
+  const stats: ShardSearchStats = {
+    ngramLookups: 0,
+    ngramMatches: 0,
+    filesConsidered: 0,
+    filesLoaded: 0,
+    contentBytesLoaded: 0,
+    matchRanges: 0,
+    regexpsConsidered: 0,
+  };
+  const evaluator = new Evaluator(shard, contexts, stats);
+  const root: QueryNode = mentionsBranches(query) ? query : { type: 'and', operands: [query, DEFAULT_BRANCH] };
+  const matches: DocumentMatch[] = [];
+  const docs = evaluator.candidatesOf(root);
+  const total = docs === 'all' ? shard.documentCount : docs.length;
+  for (let i = 0; i < total; i++) {
+    if (limits.isCancelled()) return { matches, stopReason: 'cancelled', stats };
+    if (performance.now() > limits.deadline) return { matches, stopReason: 'deadline', stats };
+    const doc = docs === 'all' ? i : docs[i]!;
+    stats.filesConsidered++;
+    const ranges: Ranges = { content: [], path: [] };
+    evaluator.startDocument(doc, limits.maxMatchRanges - stats.matchRanges);
+    if (!evaluator.holds(root, ranges)) continue;
+    matches.push({ doc, content: ranges.content, path: ranges.path });
+    stats.matchRanges += (ranges.content.length + ranges.path.length) / 2;
+    if (stats.matchRanges >= limits.maxMatchRanges) return { matches, stopReason: 'limit', stats };
+  }
+  return { matches, stopReason: 'complete', stats };
+}
+
+/** Stands for "rev:HEAD" when the query names no branch: the default branch is bit 0 of every shard. */
+const DEFAULT_BRANCH: QueryNode = { type: 'pattern', target: 'branch', value: '^HEAD$', regex: true, caseSensitive: true };
+
+function mentionsBranches(node: QueryNode): boolean {
+  if (node.type === 'allBranches' || (node.type === 'pattern' && node.target === 'branch')) return true;
+  if (node.type === 'and' || node.type === 'or') return node.operands.some(mentionsBranches);
+  return node.type === 'not' && mentionsBranches(node.operand);
+}
+
+class Evaluator {
+  private readonly matchers = new Map<PatternNode, Matcher>();
+  private readonly branchMasks = new Map<PatternNode, bigint>();
+  private doc = 0;
+  private rangeBudget = 0;
+  private content: Buffer | null = null;
+
+  constructor(
+    private readonly shard: Shard,
+    private readonly contexts: Record<string, SearchContextConfig>,
+    private readonly stats: ShardSearchStats,
+  ) {}
+
+  /** Documents that can satisfy `node`, from the trigram indexes. */
+  candidatesOf(node: QueryNode): Candidates {
+    switch (node.type) {
+      case 'pattern': {
+        const plan = requiredLiterals(node.value, node);
+        const fromIndex = (table: TrigramTable) => candidates(plan, table, this.stats);
+        if (node.target === 'content' || node.target === 'symbol') return fromIndex(this.shard.contentTrigrams);
+        if (node.target === 'path') return fromIndex(this.shard.pathTrigrams);
+        if (node.target === 'contentOrPath') {
+          const inContent = fromIndex(this.shard.contentTrigrams);
+          const inPath = fromIndex(this.shard.pathTrigrams);
+          return inContent === 'all' || inPath === 'all' ? 'all' : union(inContent, inPath);
+        }
+        return this.shardLevel(node) ? 'all' : new Uint32Array(0); // repository and branch patterns
+      }
+      case 'and': {
+        let result: Candidates = 'all';
+        for (const operand of node.operands) {
+          const next = this.candidatesOf(operand);
+          result = result === 'all' ? next : next === 'all' ? result : intersect(result, next);
+        }
+        return result;
+      }
+      case 'or': {
+        let result: Uint32Array = new Uint32Array(0);
+        for (const operand of node.operands) {
+          const next = this.candidatesOf(operand);
+          if (next === 'all') return 'all';
+          result = union(result, next);
+        }
+        return result;
+      }
+      default:
+        return 'all';
+    }
+  }
+
+  startDocument(doc: number, rangeBudget: number): void {
+    this.doc = doc;
+    this.rangeBudget = rangeBudget;
+    this.content = null;
+  }
+
+  /** Whether the current document satisfies `node`; its ranges are added to `out` when it does. */
+  holds(node: QueryNode, out: Ranges): boolean {
+    switch (node.type) {
+      case 'and': {
+        const collected: Ranges = { content: [], path: [] };
+        for (const operand of node.operands) if (!this.holds(operand, collected)) return false;
+        out.content.push(...collected.content);
+        out.path.push(...collected.path);
+        return true;
+      }
+      case 'or': {
+        let any = false;
+        for (const operand of node.operands) if (this.holds(operand, out)) any = true;
+        return any;
+      }
+      case 'not':
+        return !this.holds(node.operand, { content: [], path: [] });
+      case 'pattern':
+        return this.patternHolds(node, out);
+      case 'allBranches':
+      case 'resultType':
+        return true;
+      case 'language':
+        return this.shard.language(this.doc) === node.language;
+      default:
+        return this.shardLevel(node);
+    }
+  }
+
+  private patternHolds(node: PatternNode, out: Ranges): boolean {
+    switch (node.target) {
+      case 'content':
+        return this.collect(out.content, this.matcher(node).ranges(this.loadContent(), this.budget()));
+      case 'path':
+        return this.collect(out.path, this.matcher(node).ranges(this.shard.pathBytes(this.doc), this.budget()));
+      case 'contentOrPath': {
+        const inContent = this.collect(out.content, this.matcher(node).ranges(this.loadContent(), this.budget()));
+        const inPath = this.collect(out.path, this.matcher(node).ranges(this.shard.pathBytes(this.doc), this.budget()));
+        return inContent || inPath;
+      }
+      case 'symbol': {
+        const content = this.loadContent();
+        const found: number[] = [];
+        for (const symbol of this.shard.symbols(this.doc)) {
+          const ranges = this.matcher(node).ranges(content.subarray(symbol.start, symbol.end), this.budget());
+          for (const offset of ranges) found.push(symbol.start + offset);
+        }
+        return this.collect(out.content, found);
+      }
+      case 'branch':
+        return (this.shard.branchMask(this.doc) & this.branchMask(node)) !== 0n;
+      case 'repository':
+        return this.shardLevel(node);
+    }
+  }
+
+  /** Conditions on the repository, the same for every document of the shard. */
+  private shardLevel(node: QueryNode): boolean {
+    const repository = this.shard.meta.repository;
+    switch (node.type) {
+      case 'pattern':
+        if (node.target === 'branch') return this.branchMask(node) !== 0n;
+        return this.matcher(node).ranges(Buffer.from(repository.name), 1).length > 0;
+      case 'context': {
+        const context = this.contexts[node.name];
+        if (!context) throw new UnknownSearchContextError(node.name);
+        const matches = (globs: string[]) => globs.some((glob) => globToRegExp(glob).test(repository.name));
+        return matches(context.include) && !matches(context.exclude);
+      }
+      case 'repoSet':
+        return node.names.includes(repository.name);
+      case 'archived':
+      case 'fork': {
+        const flag = node.type === 'archived' ? repository.archived : repository.fork;
+        return node.value === 'yes' || (node.value === 'only') === flag;
+      }
+      case 'visibility':
+        return node.value === 'any' || (node.value === 'public') === repository.public;
+      default:
+        return true;
+    }
+  }
+
+  private branchMask(node: PatternNode): bigint {
+    let mask = this.branchMasks.get(node);
+    if (mask === undefined) {
+      const regex = new RE2(node.value, node.caseSensitive ? 'u' : 'iu');
+      mask = this.shard.meta.branches.reduce((bits, branch, bit) => (regex.test(branch.name) ? bits | (1n << BigInt(bit)) : bits), 0n);
+      this.branchMasks.set(node, mask);
+    }
+    return mask;
+  }
+
+  private matcher(node: PatternNode): Matcher {
+    let matcher = this.matchers.get(node);
+    if (!matcher) {
+      matcher = compileMatcher(node);
+      if (node.regex) this.stats.regexpsConsidered++;
+      this.matchers.set(node, matcher);
+    }
+    return matcher;
+  }
+
+  private loadContent(): Buffer {
+    if (this.content === null) {
+      this.content = this.shard.content(this.doc);
+      this.stats.filesLoaded++;
+      this.stats.contentBytesLoaded += this.content.length;
+    }
+    return this.content;
+  }
+
+  /** At least one range is always asked for, so a file is decided even when the budget is spent. */
+  private budget(): number {
+    return Math.max(1, this.rangeBudget);
+  }
+
+  private collect(into: number[], ranges: number[]): boolean {
+    into.push(...ranges);
+    return ranges.length > 0;
+  }
+}
