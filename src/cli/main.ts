@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `trawl` command line: parses the command name and hands over. Wiring only. */
 import { indexCommand } from './index-command.js';
+import { searchCommand } from './search-command.js';
 import { packageVersion } from './version.js';
 
 export interface Command {
@@ -9,7 +10,7 @@ export interface Command {
   run(args: string[]): Promise<number>;
 }
 
-const commands: Record<string, Command> = { index: indexCommand };
+const commands: Record<string, Command> = { index: indexCommand, search: searchCommand };
 
 function overview(): string {
   const width = Math.max(...Object.keys(commands).map((name) => name.length));

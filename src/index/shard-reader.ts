@@ -58,12 +58,16 @@ export class TrigramTable {
     return this.keys.length;
   }
 
-  /** Ascending document ids containing the trigram, or null when none does. */
-  postingsOf(trigram: number): Uint32Array | null {
+  /**
+   * Ascending document ids containing the trigram, or null when none does.
+   * `loaded.bytes` (when given) grows by the encoded size read.
+   */
+  postingsOf(trigram: number, loaded?: { bytes: number }): Uint32Array | null {
     const index = binarySearch(this.keys, trigram);
     if (index < 0) return null;
     const start = this.postings.offset + this.offsets[index]!;
     const end = this.postings.offset + this.offsets[index + 1]!;
+    if (loaded) loaded.bytes += end - start;
     return decodeAscending(this.bytes, start, end, this.name);
   }
 }

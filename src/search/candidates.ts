@@ -16,6 +16,8 @@ export interface CandidateStats {
   ngramLookups: number;
   /** Posting entries read. */
   ngramMatches: number;
+  /** Encoded posting bytes read. */
+  indexBytesLoaded: number;
 }
 
 export function candidates(tree: LiteralTree, table: TrigramTable, stats: CandidateStats): Candidates {
@@ -53,7 +55,9 @@ function literalCandidates(text: string, table: TrigramTable, stats: CandidateSt
   const lists: Uint32Array[] = [];
   for (const trigram of trigrams) {
     stats.ngramLookups++;
-    const postings = table.postingsOf(trigram);
+    const loaded = { bytes: 0 };
+    const postings = table.postingsOf(trigram, loaded);
+    stats.indexBytesLoaded += loaded.bytes;
     if (postings === null) return new Uint32Array(0);
     stats.ngramMatches += postings.length;
     lists.push(postings);

@@ -80,6 +80,7 @@ export function searchShard(
   const stats: ShardSearchStats = {
     ngramLookups: 0,
     ngramMatches: 0,
+    indexBytesLoaded: 0,
     filesConsidered: 0,
     filesLoaded: 0,
     contentBytesLoaded: 0,

@@ -74,3 +74,42 @@ t.test('without a config, trawl index indexes the repository it is started in', 
   const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'cache', 'trawl', dataDirs[0]!, 'manifest.json'), 'utf8'));
   t.match(manifest.repositories['local/checkout'], { state: 'ready', documents: 1 });
 });
+
+t.test('trawl search prints grep-like lines, JSON with --json, and exits 0/1/2', async (t) => {
+  const dir = tempDir(t);
+  const repo = path.join(dir, 'checkout');
+  makeRepository(repo, {
+    'src/app.py': 'def handler(event):\n    return event\n\n# handler registry\n',
+    'README.md': 'Call handler() from your code.\n',
+  });
+  const env = { XDG_CACHE_HOME: path.join(dir, 'cache') };
+  t.equal(trawl(['index'], { cwd: repo, env }).status, 0);
+
+  const found = trawl(['search', 'handler'], { cwd: repo, env });
+  t.equal(found.status, 0, found.stderr);
+  t.same(found.stdout.trim().split('\n').sort(), [
+    'local/checkout README.md:1:6: Call handler() from your code.',
+    'local/checkout src/app.py:1:5: def handler(event):',
+    'local/checkout src/app.py:4:3: # handler registry',
+  ]);
+  const context = trawl(['search', '--context', '1', 'content:registry'], { cwd: repo, env });
+  t.same(context.stdout.trim().split('\n'), ['local/checkout src/app.py-3- ', 'local/checkout src/app.py:4:11: # handler registry']);
+
+  const json = trawl(['search', '--json', '--case', '--regex', 'def \\w+'], { cwd: repo, env });
+  const response = JSON.parse(json.stdout);
+  t.equal(response.isSearchExhaustive, true);
+  t.same(response.files.map((f: { fileName: { text: string } }) => f.fileName.text), ['src/app.py']);
+  t.equal(Object.keys(response.stats).length, 21);
+
+  const capped = trawl(['search', '--matches', '1', 'handler'], { cwd: repo, env });
+  t.equal(capped.stdout.trim().split('\n').length, 1);
+  t.match(capped.stderr, /results cut at 1 matches \(MAX_SIZE\)/);
+
+  const none = trawl(['search', 'nowhere_to_be_found'], { cwd: repo, env });
+  t.same([none.status, none.stdout], [1, ''], 'no match: exit 1, no output');
+  const bad = trawl(['search', 'foo or'], { cwd: repo, env });
+  t.equal(bad.status, 2);
+  t.match(bad.stderr, /'or' needs an expression after it at column 5 of "foo or"/);
+  t.match(trawl(['search', '--matches', '0', 'x'], { cwd: repo, env }).stderr, /--matches must be an integer from 1 to 100000/);
+  t.match(trawl(['search'], { cwd: repo, env }).stderr, /expected one QUERY argument/);
+});

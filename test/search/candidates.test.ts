@@ -23,10 +23,11 @@ function corpus(dir: string, texts: string[]): Shard {
 
 t.test('candidates are exactly the documents holding every trigram of a literal', async (t) => {
   const shard = corpus(tempDir(t), ['PM_RESUME here', 'pm_resume lower', 'PM_SUSPEND', 'nothing', 'RESUME_PM']);
-  const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0 };
+  const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0, indexBytesLoaded: 0 };
   const found = candidates(requiredLiterals('PM_RESUME', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats);
   t.same([...(found as Uint32Array)], [0, 1], 'case-folded trigrams: both spellings are candidates, verification decides');
   t.equal(stats.ngramLookups, 7, 'one lookup per distinct trigram');
+  t.ok(stats.indexBytesLoaded >= 7, 'posting bytes read are counted');
   t.equal(candidates(requiredLiterals('pm', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats), 'all', 'too short for a trigram: scan');
   t.same([...(candidates(requiredLiterals('zzzz', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats) as Uint32Array)], [], 'an absent trigram: no candidates');
   const either = candidates(requiredLiterals('SUSPEND|nothing', { regex: true, caseSensitive: true }), shard.contentTrigrams, stats);
@@ -47,7 +48,7 @@ t.test('property: candidates always include every document that really matches',
   let checked = 0;
   for (const [value, regex] of patterns) {
     for (const caseSensitive of [true, false]) {
-      const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0 };
+      const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0, indexBytesLoaded: 0 };
       const found = candidates(requiredLiterals(value, { regex, caseSensitive }), shard.contentTrigrams, stats);
       const matcher = compileMatcher({ value, regex, caseSensitive });
       for (let doc = 0; doc < shard.documentCount; doc++) {

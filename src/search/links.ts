@@ -1,0 +1,33 @@
+/** Links of a file result: trawl's own file view, and the code host's page at the indexed commit. */
+import type { RepositoryMeta } from '../index/model.js';
+
+/** `{publicUrl}/browse/{repo}@{branch}/-/blob/{path}`, each path segment URL-encoded. */
+export function browseUrl(publicUrl: string, repository: string, branch: string, path: string): string {
+  const encode = (value: string) => value.split('/').map(encodeURIComponent).join('/');
+  return `${publicUrl}/browse/${encode(repository)}@${encodeURIComponent(branch)}/-/blob/${encode(path)}`;
+}
+
+/** The code host's page for a file at a commit, or undefined when the repository has no web URL (or a generic host). */
+export function externalUrl(repository: RepositoryMeta, commit: string, path: string): string | undefined {
+  const base = repository.webUrl;
+  if (!base) return undefined;
+  const file = path.split('/').map(encodeURIComponent).join('/');
+  switch (repository.codeHostType) {
+    case 'github':
+      return `${base}/blob/${commit}/${file}`;
+    case 'gitlab':
+      return `${base}/-/blob/${commit}/${file}`;
+    case 'gitea':
+      return `${base}/src/commit/${commit}/${file}`;
+    case 'gerrit':
+      return `${base}/+/${commit}/${file}`;
+    case 'bitbucketServer':
+      return `${base}/browse/${file}?at=${commit}`;
+    case 'bitbucketCloud':
+      return `${base}/src/${commit}/${file}`;
+    case 'azuredevops':
+      return `${base}?path=${encodeURIComponent(`/${path}`)}&version=GC${commit}`;
+    case 'genericGitHost':
+      return undefined;
+  }
+}
