@@ -19,7 +19,7 @@ export interface NativeAddon {
   /** Takes an exclusive non-blocking flock on fd; false when someone else holds it. */
   tryLockExclusive(fd: number): boolean;
   /**
-   * Appends the distinct case-folded trigrams of bytes to out[outLength…] and
+   * Appends the distinct trigrams (case kept) of bytes to out[outLength…] and
    * returns the new length. seenBits is a 2^24-bit (2 MiB) scratch bitmap, all
    * zero before and after the call; out must have room for bytes.length − 2 more.
    */

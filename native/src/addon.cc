@@ -165,15 +165,6 @@ Napi::Value SdNotify(const Napi::CallbackInfo& info) {
 
 constexpr uint32_t kTrigramSpace = 1u << 24;
 
-// ASCII A-Z folded to a-z; every other byte unchanged. Immutable, so shared safely by all threads.
-struct FoldTable {
-  uint8_t map[256];
-  constexpr FoldTable() : map() {
-    for (int i = 0; i < 256; i++) map[i] = static_cast<uint8_t>(i >= 'A' && i <= 'Z' ? i + 32 : i);
-  }
-};
-constexpr FoldTable kFold;
-
 struct TypedView {
   uint8_t* data;
   size_t length;  // in elements
@@ -192,7 +183,7 @@ TypedView TypedArg(const Napi::CallbackInfo& info, size_t index, napi_typedarray
 }
 
 // collectTrigrams(bytes, seenBits, out, outLength) -> new outLength.
-// Appends to out the distinct case-folded trigrams of bytes (first-seen order).
+// Appends to out the distinct trigrams (3 bytes, case kept) of bytes, in first-seen order.
 // seenBits is a caller-owned 2^24-bit scratch bitmap (2 MiB: small enough to
 // stay in cache, unlike a table of 2^24 words); it is all zero on entry and is
 // left all zero on return, by clearing exactly the bits this call set.
@@ -220,9 +211,9 @@ Napi::Value CollectTrigrams(const Napi::CallbackInfo& info) {
   size_t first = outLength;
   if (bytes.length >= 3) {
     const uint8_t* data = bytes.data;
-    uint32_t trigram = (static_cast<uint32_t>(kFold.map[data[0]]) << 8) | kFold.map[data[1]];
+    uint32_t trigram = (static_cast<uint32_t>(data[0]) << 8) | data[1];
     for (size_t i = 2; i < bytes.length; i++) {
-      trigram = ((trigram << 8) | kFold.map[data[i]]) & (kTrigramSpace - 1);
+      trigram = ((trigram << 8) | data[i]) & (kTrigramSpace - 1);
       uint8_t mask = static_cast<uint8_t>(1u << (trigram & 7));
       if (!(seen[trigram >> 3] & mask)) {
         seen[trigram >> 3] |= mask;

@@ -3,11 +3,14 @@
  * specification; keep the two in step and record every change there.
  *
  * Version changelog:
- *   1 — first format: META, DOCS, PATH, CONT, LINE, SYMB, SSTR, CTRK, CTRP, PTRK, PTRP.
+ *   1 — first format: META, DOCS, PATH, CONT, LINE, SYMB, SSTR, CTRK, CTRP, PTRK, PTRP;
+ *       trigrams with ASCII case folded.
+ *   2 — trigrams keep case (case-insensitive lookups enumerate case variants): a
+ *       case-sensitive literal no longer pulls in every file with another casing.
  */
 
 export const SHARD_MAGIC = Buffer.from('TRAWLSHD', 'latin1');
-export const SHARD_FORMAT_VERSION = 1;
+export const SHARD_FORMAT_VERSION = 2;
 export const SHARD_FILE_EXTENSION = '.trawl';
 
 /** magic(8) version(4) sectionCount(4) tocOffset(4) tocCrc(4) fileLength(4) headerCrc(4). */

@@ -26,7 +26,7 @@ export class TrigramPostingsBuilder {
   /** firstPair[d] = index in `trigrams` where document d's trigrams begin. */
   private readonly firstPair = new GrowableUint32Array();
 
-  /** Records the distinct folded trigrams of the next document (id = documents added so far). */
+  /** Records the distinct trigrams of the next document (id = documents added so far). */
   addDocument(bytes: Uint8Array): void {
     this.firstPair.push(this.trigrams.length);
     if (bytes.length < 3) return;

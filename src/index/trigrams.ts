@@ -1,19 +1,28 @@
 /**
- * Case-folded byte trigrams: the unit of trawl's content and path indexes.
+ * Byte trigrams: the unit of trawl's content and path indexes.
  *
- * A trigram is three consecutive bytes with ASCII A–Z folded to a–z, packed
- * big-endian into 24 bits (b0 << 16 | b1 << 8 | b2). Other bytes, including
- * every byte of a multi-byte UTF-8 sequence, are kept as they are, so a
- * case-insensitive search for non-ASCII letters must fall back to scanning.
+ * A trigram is three consecutive bytes packed big-endian into 24 bits
+ * (b0 << 16 | b1 << 8 | b2), case kept. A case-insensitive lookup unites the
+ * postings of a trigram's ASCII case variants (at most 8); bytes of
+ * multi-byte UTF-8 have no variants, so case-insensitive non-ASCII text
+ * constrains nothing and is found by verification alone.
  */
-
-/** byte → folded byte. */
-const FOLD = new Uint8Array(256).map((_, byte) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte));
 
 export const TRIGRAM_SPACE = 1 << 24;
 
-/** The folded trigram of text[i..i+3). */
+/** The trigram of text[i..i+3). */
 export function trigramAt(text: Uint8Array, i: number): number {
-  return (FOLD[text[i]!]! << 16) | (FOLD[text[i + 1]!]! << 8) | FOLD[text[i + 2]!]!;
+  return (text[i]! << 16) | (text[i + 1]! << 8) | text[i + 2]!;
 }
 
+/** Every ASCII case variant of a trigram, itself included. */
+export function caseVariants(trigram: number): number[] {
+  let variants = [0];
+  for (const shift of [16, 8, 0]) {
+    const byte = (trigram >> shift) & 0xff;
+    const lower = byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte;
+    const forms = lower >= 0x61 && lower <= 0x7a ? [lower, lower - 0x20] : [byte];
+    variants = variants.flatMap((prefix) => forms.map((form) => prefix | (form << shift)));
+  }
+  return variants;
+}

@@ -1,7 +1,7 @@
 /**
  * What text every match of a pattern must contain: an AND/OR tree of
- * literals, from which the index picks candidate documents (via case-folded
- * trigrams) before RE2 verifies them. After Russ Cox, "Regular Expression
+ * literals, from which the index picks candidate documents (via trigrams)
+ * before RE2 verifies them. After Russ Cox, "Regular Expression
  * Matching with a Trigram Index", as Zoekt does it, simplified: each
  * sub-expression yields either the finite set of strings it can match, or a
  * requirement tree; sequences multiply exact sets while they stay small.
@@ -17,7 +17,8 @@ import { RegExpParser, type AST } from '@eslint-community/regexpp';
 
 export type LiteralTree =
   | { type: 'any' }
-  | { type: 'literal'; text: string }
+  /** `text` must occur as is, or (caseSensitive false) in any ASCII casing. */
+  | { type: 'literal'; text: string; caseSensitive: boolean }
   | { type: 'and'; operands: LiteralTree[] }
   | { type: 'or'; operands: LiteralTree[] };
 
@@ -38,9 +39,10 @@ interface Info {
 const parser = new RegExpParser({ ecmaVersion: 2025 });
 
 /**
- * The literals every match of `pattern` contains. `caseSensitive: false`
- * (or an `(?i…)` group in a regex) keeps only ASCII runs of literals, because
- * the index folds only ASCII case.
+ * The literals every match of `pattern` contains. When matching ignores case
+ * (`caseSensitive: false`, or an `(?i…)` group in a regex) the literals are
+ * case-insensitive and only their ASCII runs are kept: the index knows the
+ * case variants of ASCII letters only.
  */
 export function requiredLiterals(pattern: string, options: { regex: boolean; caseSensitive: boolean }): LiteralTree {
   let tree: LiteralTree;
@@ -59,8 +61,8 @@ export function requiredLiterals(pattern: string, options: { regex: boolean; cas
   return normalize(foldsCase ? asciiRuns(tree) : tree);
 }
 
-function literal(text: string): LiteralTree {
-  return text === '' ? ANY : { type: 'literal', text };
+function literal(text: string, caseSensitive = true): LiteralTree {
+  return text === '' ? ANY : { type: 'literal', text, caseSensitive };
 }
 
 function exactInfo(strings: Iterable<string>): Info {
@@ -68,7 +70,7 @@ function exactInfo(strings: Iterable<string>): Info {
 }
 
 function requirement(info: Info): LiteralTree {
-  return info.exact ? { type: 'or', operands: [...info.exact].map(literal) } : info.match;
+  return info.exact ? { type: 'or', operands: [...info.exact].map((text) => literal(text)) } : info.match;
 }
 
 function disjunction(alternatives: readonly AST.Alternative[]): Info {
@@ -143,11 +145,11 @@ function classMembers(elements: readonly AST.CharacterClassElement[]): string[] 
   return members.length > 0 ? members : null;
 }
 
-/** Splits literals at non-ASCII characters, whose case the index does not fold: the ASCII runs remain required. */
+/** Case-insensitive literals, split at non-ASCII characters (whose case variants the index cannot enumerate). */
 function asciiRuns(tree: LiteralTree): LiteralTree {
   switch (tree.type) {
     case 'literal':
-      return { type: 'and', operands: tree.text.split(/[^\x00-\x7f]+/u).map(literal) };
+      return { type: 'and', operands: tree.text.split(/[^\x00-\x7f]+/u).map((run) => literal(run, false)) };
     case 'and':
     case 'or':
       return { type: tree.type, operands: tree.operands.map(asciiRuns) };

@@ -1,10 +1,11 @@
 /**
  * Candidate documents of a shard for a literal requirement tree: documents
- * that contain every trigram of a required literal, combined per the tree.
+ * that contain every trigram of a required literal (in any casing, for a
+ * case-insensitive literal), combined per the tree.
  * A superset of the documents that match; verification narrows it.
  */
 import type { TrigramTable } from '../index/shard-reader.js';
-import { trigramAt } from '../index/trigrams.js';
+import { caseVariants, trigramAt } from '../index/trigrams.js';
 import type { LiteralTree } from '../query/literals.js';
 import { intersect, union } from './sorted-sets.js';
 
@@ -25,7 +26,7 @@ export function candidates(tree: LiteralTree, table: TrigramTable, stats: Candid
     case 'any':
       return 'all';
     case 'literal':
-      return literalCandidates(tree.text, table, stats);
+      return literalCandidates(tree.text, tree.caseSensitive, table, stats);
     case 'and': {
       let result: Candidates = 'all';
       for (const operand of tree.operands) {
@@ -47,20 +48,26 @@ export function candidates(tree: LiteralTree, table: TrigramTable, stats: Candid
   }
 }
 
-function literalCandidates(text: string, table: TrigramTable, stats: CandidateStats): Candidates {
+function literalCandidates(text: string, caseSensitive: boolean, table: TrigramTable, stats: CandidateStats): Candidates {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length < 3) return 'all';
   const trigrams = new Set<number>();
   for (let i = 0; i + 3 <= bytes.length; i++) trigrams.add(trigramAt(bytes, i));
   const lists: Uint32Array[] = [];
   for (const trigram of trigrams) {
-    stats.ngramLookups++;
-    const loaded = { bytes: 0 };
-    const postings = table.postingsOf(trigram, loaded);
-    stats.indexBytesLoaded += loaded.bytes;
-    if (postings === null) return new Uint32Array(0);
-    stats.ngramMatches += postings.length;
-    lists.push(postings);
+    // Case-insensitive: documents holding any casing of the trigram.
+    let documents: Uint32Array | null = null;
+    for (const variant of caseSensitive ? [trigram] : caseVariants(trigram)) {
+      stats.ngramLookups++;
+      const loaded = { bytes: 0 };
+      const postings = table.postingsOf(variant, loaded);
+      stats.indexBytesLoaded += loaded.bytes;
+      if (postings === null) continue;
+      stats.ngramMatches += postings.length;
+      documents = documents === null ? postings : union(documents, postings);
+    }
+    if (documents === null) return new Uint32Array(0);
+    lists.push(documents);
   }
   lists.sort((a, b) => a.length - b.length); // the rarest trigram first keeps every intersection small
   let result = lists[0]!;

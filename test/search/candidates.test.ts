@@ -23,10 +23,13 @@ function corpus(dir: string, texts: string[]): Shard {
 
 t.test('candidates are exactly the documents holding every trigram of a literal', async (t) => {
   const shard = corpus(tempDir(t), ['PM_RESUME here', 'pm_resume lower', 'PM_SUSPEND', 'nothing', 'RESUME_PM']);
+  t.equal(candidates(requiredLiterals('Pm_ReSuMe', { regex: false, caseSensitive: true }), shard.contentTrigrams, { ngramLookups: 0, ngramMatches: 0, indexBytesLoaded: 0 }).length, 0, 'a casing no document has');
   const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0, indexBytesLoaded: 0 };
   const found = candidates(requiredLiterals('PM_RESUME', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats);
-  t.same([...(found as Uint32Array)], [0, 1], 'case-folded trigrams: both spellings are candidates, verification decides');
+  t.same([...(found as Uint32Array)], [0], 'case-sensitive: only the exact casing is a candidate');
   t.equal(stats.ngramLookups, 7, 'one lookup per distinct trigram');
+  const anyCase = candidates(requiredLiterals('PM_RESUME', { regex: false, caseSensitive: false }), shard.contentTrigrams, stats);
+  t.same([...(anyCase as Uint32Array)], [0, 1], 'case-insensitive: every casing is a candidate');
   t.ok(stats.indexBytesLoaded >= 7, 'posting bytes read are counted');
   t.equal(candidates(requiredLiterals('pm', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats), 'all', 'too short for a trigram: scan');
   t.same([...(candidates(requiredLiterals('zzzz', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats) as Uint32Array)], [], 'an absent trigram: no candidates');
