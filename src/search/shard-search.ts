@@ -12,7 +12,7 @@
 import RE2 from 're2';
 import type { Shard, TrigramTable } from '../index/shard-reader.js';
 import type { PatternNode, QueryNode } from '../query/ast.js';
-import { requiredLiterals } from '../query/literals.js';
+import { requiredLiterals, type LiteralTree } from '../query/literals.js';
 import { globToRegExp } from '../config/glob.js';
 import type { SearchContextConfig } from '../config/config.js';
 import { candidates, type CandidateStats, type Candidates } from './candidates.js';
@@ -119,6 +119,7 @@ function mentionsBranches(node: QueryNode): boolean {
 class Evaluator {
   private readonly matchers = new Map<PatternNode, Matcher>();
   private readonly branchMasks = new Map<PatternNode, bigint>();
+  private readonly literalPlans = new Map<PatternNode, LiteralTree>();
   private doc = 0;
   private rangeBudget = 0;
   private content: Buffer | null = null;
@@ -214,6 +215,8 @@ class Evaluator {
       }
       case 'symbol': {
         const content = this.loadContent();
+        // Decoding every definition of a file is costly: first make sure the text the pattern needs is there at all.
+        if (!literalsPresent(this.literalPlan(node), content)) return false;
         const found: number[] = [];
         for (const symbol of this.shard.symbols(this.doc)) {
           const ranges = this.matcher(node).ranges(content.subarray(symbol.start, symbol.end), this.budget());
@@ -265,6 +268,15 @@ class Evaluator {
     return mask;
   }
 
+  private literalPlan(node: PatternNode): LiteralTree {
+    let plan = this.literalPlans.get(node);
+    if (!plan) {
+      plan = requiredLiterals(node.value, node);
+      this.literalPlans.set(node, plan);
+    }
+    return plan;
+  }
+
   private matcher(node: PatternNode): Matcher {
     let matcher = this.matchers.get(node);
     if (!matcher) {
@@ -292,5 +304,23 @@ class Evaluator {
   private collect(into: number[], ranges: number[]): boolean {
     into.push(...ranges);
     return ranges.length > 0;
+  }
+}
+
+/**
+ * Whether content can satisfy a literal tree, checking case-sensitive
+ * literals with indexOf; case-insensitive ones are assumed present (the
+ * trigram lookup already required some casing of them).
+ */
+function literalsPresent(tree: LiteralTree, content: Buffer): boolean {
+  switch (tree.type) {
+    case 'any':
+      return true;
+    case 'literal':
+      return !tree.caseSensitive || content.indexOf(tree.text, 0, 'utf8') !== -1;
+    case 'and':
+      return tree.operands.every((operand) => literalsPresent(operand, content));
+    case 'or':
+      return tree.operands.some((operand) => literalsPresent(operand, content));
   }
 }
