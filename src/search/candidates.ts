@@ -27,25 +27,33 @@ export function candidates(tree: LiteralTree, table: TrigramTable, stats: Candid
       return 'all';
     case 'literal':
       return literalCandidates(tree.text, tree.caseSensitive, table, stats);
-    case 'and': {
-      let result: Candidates = 'all';
-      for (const operand of tree.operands) {
-        const next = candidates(operand, table, stats);
-        result = result === 'all' ? next : next === 'all' ? result : intersect(result, next);
-        if (result !== 'all' && result.length === 0) break;
-      }
-      return result;
-    }
-    case 'or': {
-      let result: Uint32Array = new Uint32Array(0);
-      for (const operand of tree.operands) {
-        const next = candidates(operand, table, stats);
-        if (next === 'all') return 'all';
-        result = union(result, next);
-      }
-      return result;
-    }
+    case 'and':
+      return intersectAll(tree.operands, (operand) => candidates(operand, table, stats));
+    case 'or':
+      return uniteAll(tree.operands, (operand) => candidates(operand, table, stats));
   }
+}
+
+/** Documents in every operand's candidates ('all' is neutral); stops early once empty. */
+export function intersectAll<T>(operands: readonly T[], candidatesOf: (operand: T) => Candidates): Candidates {
+  let result: Candidates = 'all';
+  for (const operand of operands) {
+    const next = candidatesOf(operand);
+    result = result === 'all' ? next : next === 'all' ? result : intersect(result, next);
+    if (result !== 'all' && result.length === 0) break;
+  }
+  return result;
+}
+
+/** Documents in any operand's candidates ('all' absorbs). */
+export function uniteAll<T>(operands: readonly T[], candidatesOf: (operand: T) => Candidates): Candidates {
+  let result: Uint32Array = new Uint32Array(0);
+  for (const operand of operands) {
+    const next = candidatesOf(operand);
+    if (next === 'all') return 'all';
+    result = union(result, next);
+  }
+  return result;
 }
 
 function literalCandidates(text: string, caseSensitive: boolean, table: TrigramTable, stats: CandidateStats): Candidates {

@@ -6,6 +6,7 @@
 import type { Chunk, Range, SymbolInfo } from '../api/types.js';
 import type { DocumentSymbol } from '../index/model.js';
 import type { LineIndex } from './positions.js';
+import { rangePairs } from './ranges.js';
 
 export interface ChunkInput {
   content: Buffer;
@@ -17,9 +18,7 @@ export interface ChunkInput {
 }
 
 export function buildChunks({ content, lines, ranges, contextLines, symbols }: ChunkInput): Chunk[] {
-  const pairs: [number, number][] = [];
-  for (let i = 0; i < ranges.length; i += 2) pairs.push([ranges[i]!, ranges[i + 1]!]);
-  pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const pairs = rangePairs(ranges).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   const lastLine = lines.lineCount;
   const groups: { first: number; last: number; ranges: [number, number][] }[] = [];
   for (const [start, end] of pairs) {

@@ -15,6 +15,7 @@ import { buildChunks } from './chunks.js';
 import { browseUrl, externalUrl } from './links.js';
 import { LineIndex, codePointsBetween } from './positions.js';
 import { scoreFile } from './rank.js';
+import { rangePairs } from './ranges.js';
 import { checkContexts, searchShard, type DocumentMatch, type StopReason } from './shard-search.js';
 
 export interface SearchEnvironment {
@@ -154,7 +155,7 @@ function fileResult(request: SearchRequest, shard: Shard, doc: number, pathRange
   const content = shard.content(doc);
   const lines = new LineIndex(content, contentRanges.length > 0 ? shard.newlines(doc) : new Uint32Array(0));
   const result: FileResult = {
-    fileName: { text: path, matchRanges: pairs(pathRanges).map(([start, end]) => ({ start: pathPosition(pathBytes, start), end: pathPosition(pathBytes, end) })) },
+    fileName: { text: path, matchRanges: rangePairs(pathRanges).map(([start, end]) => ({ start: pathPosition(pathBytes, start), end: pathPosition(pathBytes, end) })) },
     webUrl: browseUrl(publicUrl, repository.name, branches[0] ?? 'HEAD', path),
     repository: repository.name,
     repositoryId: repository.id,
@@ -196,14 +197,8 @@ function resultTypeOf(query: QueryNode): 'file' | 'repo' | undefined {
   return undefined;
 }
 
-function pairs(flat: number[]): [number, number][] {
-  const out: [number, number][] = [];
-  for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
-  return out;
-}
-
 function sortedPairs(flat: number[]): number[] {
-  return pairs(flat)
+  return rangePairs(flat)
     .sort((a, b) => a[0] - b[0])
     .flat();
 }

@@ -15,8 +15,7 @@ import type { PatternNode, QueryNode } from '../query/ast.js';
 import { requiredLiterals, type LiteralTree } from '../query/literals.js';
 import { globToRegExp } from '../config/glob.js';
 import type { SearchContextConfig } from '../config/config.js';
-import { candidates, type CandidateStats, type Candidates } from './candidates.js';
-import { intersect, union } from './sorted-sets.js';
+import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates } from './candidates.js';
 import { compileMatcher, type Matcher } from './matcher.js';
 
 export interface ShardSearchLimits {
@@ -141,27 +140,14 @@ class Evaluator {
         if (node.target === 'contentOrPath') {
           const inContent = fromIndex(this.shard.contentTrigrams);
           const inPath = fromIndex(this.shard.pathTrigrams);
-          return inContent === 'all' || inPath === 'all' ? 'all' : union(inContent, inPath);
+          return uniteAll([inContent, inPath], (found) => found);
         }
         return this.shardLevel(node) ? 'all' : new Uint32Array(0); // repository and branch patterns
       }
-      case 'and': {
-        let result: Candidates = 'all';
-        for (const operand of node.operands) {
-          const next = this.candidatesOf(operand);
-          result = result === 'all' ? next : next === 'all' ? result : intersect(result, next);
-        }
-        return result;
-      }
-      case 'or': {
-        let result: Uint32Array = new Uint32Array(0);
-        for (const operand of node.operands) {
-          const next = this.candidatesOf(operand);
-          if (next === 'all') return 'all';
-          result = union(result, next);
-        }
-        return result;
-      }
+      case 'and':
+        return intersectAll(node.operands, (operand) => this.candidatesOf(operand));
+      case 'or':
+        return uniteAll(node.operands, (operand) => this.candidatesOf(operand));
       default:
         return 'all';
     }
