@@ -133,8 +133,7 @@ class Evaluator {
   candidatesOf(node: QueryNode): Candidates {
     switch (node.type) {
       case 'pattern': {
-        const plan = requiredLiterals(node.value, node);
-        const fromIndex = (table: TrigramTable) => candidates(plan, table, this.stats);
+        const fromIndex = (table: TrigramTable) => candidates(this.literalPlan(node), table, this.stats);
         if (node.target === 'content' || node.target === 'symbol') return fromIndex(this.shard.contentTrigrams);
         if (node.target === 'path') return fromIndex(this.shard.pathTrigrams);
         if (node.target === 'contentOrPath') {
