@@ -27,6 +27,12 @@ export interface NativeAddon {
   /** Appends the offset of every '\n' in bytes to out[outLength…]; returns the new length. */
   collectNewlines(bytes: Uint8Array, out: Uint32Array, outLength: number): number;
   /**
+   * Writes to out the start offsets of successive non-overlapping occurrences
+   * of needle (non-empty) in haystack at or after `from`, at most out.length;
+   * returns how many it wrote. SIMD (AVX2 when the CPU has it, else SSE2).
+   */
+  findLiteral(haystack: Uint8Array, needle: Uint8Array, from: number, out: Uint32Array): number;
+  /**
    * The trigram posting index of a shard (docs/index-format.md, CTRK/CTRP):
    * `trigrams` holds each document's distinct trigrams, document after document,
    * and firstPair[d] where document d's run starts.

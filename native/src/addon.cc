@@ -20,6 +20,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "find.h"
+
 namespace {
 
 struct Mapping {
@@ -254,6 +256,49 @@ Napi::Value CollectNewlines(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(outLength));
 }
 
+const uint8_t* Find(bool avx2, const uint8_t* at, const uint8_t* end, const uint8_t* needle, size_t length) {
+  if (length == 1) return static_cast<const uint8_t*>(memchr(at, needle[0], static_cast<size_t>(end - at)));
+  if (avx2) return trawl::FindAvx2(at, end, needle, length);
+  return trawl::FindWith<trawl::Sse2Lanes>(at, end, needle, length);
+}
+
+// findLiteral(haystack, needle, from, out) -> count: the start offsets of
+// successive non-overlapping occurrences of needle in haystack at or after
+// `from`, at most out.length of them, written to out.
+Napi::Value FindLiteral(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  TypedView haystack = TypedArg(info, 0, napi_uint8_array, "findLiteral: haystack (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  TypedView needle = TypedArg(info, 1, napi_uint8_array, "findLiteral: needle (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  if (info.Length() < 3 || !info[2].IsNumber()) {
+    Napi::TypeError::New(env, "findLiteral: from must be a number").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  TypedView outView = TypedArg(info, 3, napi_uint32_array, "findLiteral: out (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  int64_t from = info[2].As<Napi::Number>().Int64Value();
+  if (haystack.length > 0xffffffffu || from < 0 || static_cast<uint64_t>(from) > haystack.length) {
+    Napi::RangeError::New(env, "findLiteral: from must be within the haystack (at most 4 GiB)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (needle.length == 0) {
+    Napi::RangeError::New(env, "findLiteral: needle must not be empty").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
+  const uint8_t* end = haystack.data + haystack.length;
+  size_t count = 0;
+  for (const uint8_t* at = haystack.data + from; count < outView.length;) {
+    const uint8_t* found = Find(avx2, at, end, needle.data, needle.length);
+    if (found == nullptr) break;
+    out[count++] = static_cast<uint32_t>(found - haystack.data);
+    at = found + needle.length;
+  }
+  return Napi::Number::New(env, static_cast<double>(count));
+}
+
 size_t VarintLength(uint32_t value) {
   return value < (1u << 7) ? 1 : value < (1u << 14) ? 2 : value < (1u << 21) ? 3 : value < (1u << 28) ? 4 : 5;
 }
@@ -348,6 +393,7 @@ Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("buildPostings", Napi::Function::New(env, BuildPostings, "buildPostings"));
   exports.Set("collectTrigrams", Napi::Function::New(env, CollectTrigrams, "collectTrigrams"));
+  exports.Set("findLiteral", Napi::Function::New(env, FindLiteral, "findLiteral"));
   exports.Set("collectNewlines", Napi::Function::New(env, CollectNewlines, "collectNewlines"));
   exports.Set("mmapFile", Napi::Function::New(env, MmapFile, "mmapFile"));
   exports.Set("madvise", Napi::Function::New(env, Madvise, "madvise"));

@@ -58,17 +58,26 @@ export class TrigramTable {
     return this.keys.length;
   }
 
-  /**
-   * Ascending document ids containing the trigram, or null when none does.
-   * `loaded.bytes` (when given) grows by the encoded size read.
-   */
-  postingsOf(trigram: number, loaded?: { bytes: number }): Uint32Array | null {
-    const index = binarySearch(this.keys, trigram);
-    if (index < 0) return null;
+  /** Where the trigram's postings are in this table, or -1 when no document holds it. */
+  locate(trigram: number): number {
+    return binarySearch(this.keys, trigram);
+  }
+
+  /** Encoded size in bytes of the postings at `index` (from locate): proportional to their length, known without decoding. */
+  encodedLength(index: number): number {
+    return this.offsets[index + 1]! - this.offsets[index]!;
+  }
+
+  /** Ascending document ids of the postings at `index` (from locate). */
+  postingsAt(index: number): Uint32Array {
     const start = this.postings.offset + this.offsets[index]!;
-    const end = this.postings.offset + this.offsets[index + 1]!;
-    if (loaded) loaded.bytes += end - start;
-    return decodeAscending(this.bytes, start, end, this.name);
+    return decodeAscending(this.bytes, start, start + this.encodedLength(index), this.name);
+  }
+
+  /** Ascending document ids containing the trigram, or null when none does. */
+  postingsOf(trigram: number): Uint32Array | null {
+    const index = this.locate(trigram);
+    return index < 0 ? null : this.postingsAt(index);
   }
 }
 

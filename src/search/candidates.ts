@@ -56,29 +56,47 @@ export function uniteAll<T>(operands: readonly T[], candidatesOf: (operand: T) =
   return result;
 }
 
+/**
+ * Decoding stops once the candidates are few or the next posting list is far
+ * longer than they are: verifying a few more documents costs less than
+ * decoding a long list that would barely prune them (rare trigrams come first).
+ */
+const FEW_CANDIDATES = 4;
+const PRUNING_WORTH_BYTES_PER_CANDIDATE = 64;
+
 function literalCandidates(text: string, caseSensitive: boolean, table: TrigramTable, stats: CandidateStats): Candidates {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length < 3) return 'all';
-  const trigrams = new Set<number>();
-  for (let i = 0; i + 3 <= bytes.length; i++) trigrams.add(trigramAt(bytes, i));
-  const lists: Uint32Array[] = [];
-  for (const trigram of trigrams) {
-    // Case-insensitive: documents holding any casing of the trigram.
-    let documents: Uint32Array | null = null;
+  const distinct = new Set<number>();
+  for (let i = 0; i + 3 <= bytes.length; i++) distinct.add(trigramAt(bytes, i));
+  // Per trigram, where the postings of each casing present are (case-insensitive: any casing will do).
+  const groups: { indexes: number[]; encodedLength: number }[] = [];
+  for (const trigram of distinct) {
+    const indexes: number[] = [];
+    let encodedLength = 0;
     for (const variant of caseSensitive ? [trigram] : caseVariants(trigram)) {
       stats.ngramLookups++;
-      const loaded = { bytes: 0 };
-      const postings = table.postingsOf(variant, loaded);
-      stats.indexBytesLoaded += loaded.bytes;
-      if (postings === null) continue;
+      const index = table.locate(variant);
+      if (index < 0) continue;
+      indexes.push(index);
+      encodedLength += table.encodedLength(index);
+    }
+    if (indexes.length === 0) return new Uint32Array(0);
+    groups.push({ indexes, encodedLength });
+  }
+  groups.sort((a, b) => a.encodedLength - b.encodedLength); // the rarest trigram first keeps every intersection small
+  let result: Uint32Array | null = null;
+  for (const group of groups) {
+    if (result !== null && (result.length <= FEW_CANDIDATES || group.encodedLength > PRUNING_WORTH_BYTES_PER_CANDIDATE * result.length)) break;
+    let documents: Uint32Array | null = null;
+    for (const index of group.indexes) {
+      const postings = table.postingsAt(index);
+      stats.indexBytesLoaded += table.encodedLength(index);
       stats.ngramMatches += postings.length;
       documents = documents === null ? postings : union(documents, postings);
     }
-    if (documents === null) return new Uint32Array(0);
-    lists.push(documents);
+    result = result === null ? documents! : intersect(result, documents!);
+    if (result.length === 0) break;
   }
-  lists.sort((a, b) => a.length - b.length); // the rarest trigram first keeps every intersection small
-  let result = lists[0]!;
-  for (let i = 1; i < lists.length && result.length > 0; i++) result = intersect(result, lists[i]!);
-  return result;
+  return result!;
 }

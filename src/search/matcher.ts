@@ -1,6 +1,6 @@
 /**
- * Finding a pattern's matches in bytes: Buffer.indexOf for case-sensitive
- * literals (memmem speed), RE2 on the Buffer for everything else (linear
+ * Finding a pattern's matches in bytes: the addon's SIMD substring search
+ * for case-sensitive literals, RE2 on the Buffer for everything else (linear
  * time, so no pattern can hang a search). Ranges are byte offsets.
  *
  * Regexes run in RE2's multi-line mode, as grep users expect: `^` and `$`
@@ -8,6 +8,7 @@
  * regex may span lines. `\w`, `\d` and `\b` are ASCII (RE2's definition).
  */
 import RE2 from 're2';
+import { native } from '../../native/index.js';
 import type { PatternNode } from '../query/ast.js';
 
 export interface Matcher {
@@ -24,13 +25,22 @@ export function compileMatcher(pattern: Pick<PatternNode, 'value' | 'regex' | 'c
   return regexMatcher(new RE2(source, pattern.caseSensitive ? 'gmu' : 'gimu'));
 }
 
+/** Occurrence offsets found per native call; more calls continue from the last one. */
+const FIND_BATCH = 1024;
+
 function literalMatcher(needle: Buffer): Matcher {
+  const found = new Uint32Array(FIND_BATCH);
   return {
     ranges(text, limit) {
       const ranges: number[] = [];
       if (needle.length === 0) return ranges;
-      for (let at = text.indexOf(needle); at !== -1 && ranges.length < 2 * limit; at = text.indexOf(needle, at + needle.length)) {
-        ranges.push(at, at + needle.length);
+      let from = 0;
+      while (ranges.length < 2 * limit) {
+        const wanted = Math.min(FIND_BATCH, limit - ranges.length / 2);
+        const count = native.findLiteral(text, needle, from, found.subarray(0, wanted));
+        for (let i = 0; i < count; i++) ranges.push(found[i]!, found[i]! + needle.length);
+        if (count < wanted) break;
+        from = found[count - 1]! + needle.length;
       }
       return ranges;
     },

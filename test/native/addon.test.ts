@@ -142,3 +142,49 @@ t.test('sdNotify delivers READY=1 to $NOTIFY_SOCKET (path and abstract namespace
   process.env.NOTIFY_SOCKET = 'relative/path';
   t.throws(() => native.sdNotify('READY=1'), /unusable NOTIFY_SOCKET/);
 });
+
+/** The non-overlapping occurrences Buffer.indexOf finds, the reference for findLiteral. */
+function referenceOccurrences(haystack: Buffer, needle: Buffer, from: number, limit: number): number[] {
+  const found: number[] = [];
+  for (let at = haystack.indexOf(needle, from); at !== -1 && found.length < limit; at = haystack.indexOf(needle, at + needle.length)) {
+    found.push(at);
+  }
+  return found;
+}
+
+t.test('findLiteral finds what indexOf finds, at every length around the SIMD widths', async (t) => {
+  // A 3-letter alphabet makes partial matches (first and last byte equal) frequent.
+  const alphabet = Buffer.from('ab_');
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  const text = (length: number) => Buffer.from(Array.from({ length }, () => alphabet[Math.floor(random() * 3)]!));
+  let cases = 0;
+  for (const haystackLength of [0, 1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 200, 4099]) {
+    for (const needleLength of [1, 2, 3, 4, 5, 17, 33]) {
+      const haystack = text(haystackLength);
+      const needle = needleLength <= haystackLength && random() < 0.7 ? haystack.subarray(haystackLength - needleLength) : text(needleLength);
+      const out = new Uint32Array(10_000);
+      const count = native.findLiteral(haystack, needle, 0, out);
+      t.same([...out.subarray(0, count)], referenceOccurrences(haystack, needle, 0, out.length), `haystack ${haystackLength}, needle ${needleLength}`);
+      cases++;
+    }
+  }
+  t.equal(cases, 98);
+});
+
+t.test('findLiteral stops at out.length, resumes from `from`, and rejects bad arguments', async (t) => {
+  const haystack = Buffer.from('xx aaaa aaaa aa'.repeat(20));
+  const needle = Buffer.from('aa');
+  const all = referenceOccurrences(haystack, needle, 0, Infinity);
+  const out = new Uint32Array(7);
+  t.equal(native.findLiteral(haystack, needle, 0, out), 7, 'fills out and stops');
+  t.same([...out], all.slice(0, 7));
+  const resumeAt = out[6]! + needle.length;
+  const rest = new Uint32Array(1000);
+  const count = native.findLiteral(haystack, needle, resumeAt, rest);
+  t.same([...rest.subarray(0, count)], all.slice(7), 'resuming after the last occurrence finds the rest');
+  t.equal(native.findLiteral(haystack, needle, haystack.length, rest), 0, 'from at the end finds nothing');
+  t.throws(() => native.findLiteral(haystack, needle, haystack.length + 1, rest), { name: 'RangeError', message: /from must be within/ });
+  t.throws(() => native.findLiteral(haystack, Buffer.alloc(0), 0, rest), { name: 'RangeError', message: /needle must not be empty/ });
+  t.throws(() => native.findLiteral(haystack, needle, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
+});

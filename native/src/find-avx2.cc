@@ -1,0 +1,24 @@
+// The AVX2 instantiation of trawl::FindWith (find.h). This file alone is
+// compiled with -mavx2 (binding.gyp); addon.cc calls it only on CPUs with AVX2.
+#include "find.h"
+
+namespace trawl {
+namespace {
+
+struct Avx2Lanes {
+  static constexpr size_t kWidth = 32;
+  static __m256i Splat(char byte) { return _mm256_set1_epi8(byte); }
+  static __m256i Load(const uint8_t* at) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)); }
+  static uint32_t BothEqual(__m256i a, __m256i x, __m256i b, __m256i y) {
+    return static_cast<uint32_t>(
+        _mm256_movemask_epi8(_mm256_and_si256(_mm256_cmpeq_epi8(a, x), _mm256_cmpeq_epi8(b, y))));
+  }
+};
+
+}  // namespace
+
+const uint8_t* FindAvx2(const uint8_t* at, const uint8_t* end, const uint8_t* needle, size_t length) {
+  return FindWith<Avx2Lanes>(at, end, needle, length);
+}
+
+}  // namespace trawl

@@ -1,0 +1,49 @@
+// Substring search for literal queries, shared by the SSE2 code in addon.cc
+// and the AVX2 code in find-avx2.cc (compiled with -mavx2, called only when
+// the CPU has AVX2).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <immintrin.h>
+
+namespace trawl {
+
+// The first occurrence of needle (length >= 2) in [at, end), or nullptr.
+// Muła's "generic SIMD" substring search: compare the needle's first and last
+// bytes at Lanes::kWidth positions at once, memcmp only where both agree.
+// Measured on Linux driver headers: ~2x glibc memmem with SSE2, ~1.3x more
+// with AVX2.
+template <typename Lanes>
+inline const uint8_t* FindWith(const uint8_t* at, const uint8_t* end, const uint8_t* needle, size_t length) {
+  const auto first = Lanes::Splat(static_cast<char>(needle[0]));
+  const auto last = Lanes::Splat(static_cast<char>(needle[length - 1]));
+  for (; static_cast<size_t>(end - at) >= length - 1 + Lanes::kWidth; at += Lanes::kWidth) {
+    uint32_t candidates = Lanes::BothEqual(Lanes::Load(at), first, Lanes::Load(at + length - 1), last);
+    while (candidates != 0) {
+      const uint8_t* start = at + __builtin_ctz(candidates);
+      if (memcmp(start + 1, needle + 1, length - 2) == 0) return start;
+      candidates &= candidates - 1;
+    }
+  }
+  for (; static_cast<size_t>(end - at) >= length; at++) {
+    if (memcmp(at, needle, length) == 0) return at;
+  }
+  return nullptr;
+}
+
+struct Sse2Lanes {
+  static constexpr size_t kWidth = 16;
+  static __m128i Splat(char byte) { return _mm_set1_epi8(byte); }
+  static __m128i Load(const uint8_t* at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(at)); }
+  static uint32_t BothEqual(__m128i a, __m128i x, __m128i b, __m128i y) {
+    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, x), _mm_cmpeq_epi8(b, y))));
+  }
+};
+
+// Defined in find-avx2.cc; call only when __builtin_cpu_supports("avx2").
+const uint8_t* FindAvx2(const uint8_t* at, const uint8_t* end, const uint8_t* needle, size_t length);
+
+}  // namespace trawl
