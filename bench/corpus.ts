@@ -34,6 +34,11 @@ export function ensureLinuxCorpus(): string {
   return repo;
 }
 
+/** The corpus as a configured repository (public, so the daemon serves it to anonymous benchmark clients). */
+export function linuxRepositoryConfig(repo: string) {
+  return { name: 'kernel.org/linux', path: repo, public: true };
+}
+
 /** Bytes and files of the corpus working tree (excluding .git). */
 export function corpusSize(repo: string): { bytes: number; files: number } {
   const out = execFileSync('git', ['ls-files', '-z'], { cwd: repo, maxBuffer: 1 << 30 }).toString('utf8');

@@ -14,78 +14,9 @@ import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { openShardSet } from '../src/search/shard-set.js';
 import { search } from '../src/search/engine.js';
-import { benchDirectory, ensureLinuxCorpus } from './corpus.js';
+import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig } from './corpus.js';
+import { QUERY_CLASSES, type BenchQuery } from './queries.js';
 import { writeReportBlock } from './report.js';
-
-interface BenchQuery {
-  /** The trawl query (API request fields). */
-  query: string;
-  regex?: boolean;
-  caseSensitive?: boolean;
-  /** ripgrep arguments for the same search (flags and pattern); null when ripgrep has no equivalent. */
-  rg: string[] | null;
-  /** What ripgrep searches (default: the whole tree). */
-  rgPaths?: string[];
-  /** ripgrep runs `--files` and filters paths with this regex instead of searching content. */
-  rgPathRegex?: RegExp;
-}
-
-const classes: { name: string; queries: BenchQuery[] }[] = [
-  {
-    name: 'selective literal',
-    queries: [
-      { query: 'PM_RESUME', caseSensitive: true, rg: ['-s', '-F', 'PM_RESUME'] },
-      { query: 'ioremap_wc', caseSensitive: true, rg: ['-s', '-F', 'ioremap_wc'] },
-      { query: 'CONFIG_HAVE_EBPF_JIT', caseSensitive: true, rg: ['-s', '-F', 'CONFIG_HAVE_EBPF_JIT'] },
-    ],
-  },
-  {
-    name: 'common word',
-    queries: [
-      { query: 'return', caseSensitive: true, rg: ['-s', '-F', 'return'] },
-      { query: 'static', caseSensitive: true, rg: ['-s', '-F', 'static'] },
-    ],
-  },
-  {
-    name: 'case-insensitive',
-    queries: [
-      { query: 'pm_resume', rg: ['-i', '-F', 'pm_resume'] },
-      { query: 'mutex_lock_interruptible', rg: ['-i', '-F', 'mutex_lock_interruptible'] },
-    ],
-  },
-  {
-    name: 'regex with a literal',
-    queries: [
-      { query: '[A-Z]+_RESUME', regex: true, caseSensitive: true, rg: ['-s', '[A-Z]+_RESUME'] },
-      { query: 'kmalloc\\(sizeof\\(\\*\\w+\\)', regex: true, caseSensitive: true, rg: ['-s', 'kmalloc\\(sizeof\\(\\*\\w+\\)'] },
-    ],
-  },
-  {
-    name: 'regex without a literal',
-    queries: [{ query: '\\w{5}\\s+\\w{5}', regex: true, caseSensitive: true, rg: ['-s', '\\w{5}\\s+\\w{5}'] }],
-  },
-  {
-    name: 'symbol (sym:)',
-    queries: [
-      { query: 'sym:^PM_RESUME$', caseSensitive: true, rg: ['-s', '-w', 'PM_RESUME'] },
-      { query: 'sym:^kmem_cache_alloc$', caseSensitive: true, rg: ['-s', '-w', 'kmem_cache_alloc'] },
-    ],
-  },
-  {
-    name: 'path (file:)',
-    queries: [
-      { query: 'file:Kconfig\\.debug$', rg: null, rgPathRegex: /Kconfig\.debug$/i },
-      { query: 'file:drivers/net/.*\\.h$', rg: null, rgPathRegex: /drivers\/net\/.*\.h$/i },
-    ],
-  },
-  {
-    name: 'filtered (lang:/file: + term)',
-    queries: [
-      { query: 'lang:c mutex_lock', caseSensitive: true, rg: ['-s', '-F', '-t', 'c', 'mutex_lock'] },
-      { query: 'file:^drivers/net/ ndo_open', caseSensitive: true, rg: ['-s', '-F', 'ndo_open'], rgPaths: ['drivers/net'] },
-    ],
-  },
-];
 
 const TRAWL_RUNS = Number(process.env.TRAWL_BENCH_SEARCH_RUNS ?? 30);
 const RG_RUNS = Number(process.env.TRAWL_BENCH_RG_RUNS ?? 3);
@@ -94,7 +25,7 @@ const MATCHES = 100;
 const corpus = ensureLinuxCorpus();
 const dataDir = path.join(benchDirectory(), 'data-linux');
 console.error('indexing (skipped when the index is current) …');
-const [outcome] = await runIndex(validateConfig({ dataDir, repos: [{ name: 'kernel.org/linux', path: corpus }] }, 'bench'));
+const [outcome] = await runIndex(validateConfig({ dataDir, repos: [linuxRepositoryConfig(corpus)] }, 'bench'));
 if (outcome?.status === 'failed') throw new Error(`indexing failed: ${outcome.error}`);
 const opened = performance.now();
 const { shards, failures } = openShardSet(dataDir);
@@ -134,7 +65,7 @@ function percentile(values: number[], p: number): number {
 const format = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
 const rows: string[] = [];
 const details: string[] = [];
-for (const { name, queries } of classes) {
+for (const { name, queries } of QUERY_CLASSES) {
   const trawl: number[] = [];
   const rg: number[] = [];
   for (const q of queries) {

@@ -2,6 +2,7 @@
 /** The `trawl` command line: parses the command name and hands over. Wiring only. */
 import { indexCommand } from './index-command.js';
 import { searchCommand } from './search-command.js';
+import { serveCommand } from './serve-command.js';
 import { packageVersion } from './version.js';
 
 export interface Command {
@@ -10,7 +11,7 @@ export interface Command {
   run(args: string[]): Promise<number>;
 }
 
-const commands: Record<string, Command> = { index: indexCommand, search: searchCommand };
+const commands: Record<string, Command> = { serve: serveCommand, index: indexCommand, search: searchCommand };
 
 function overview(): string {
   const width = Math.max(...Object.keys(commands).map((name) => name.length));

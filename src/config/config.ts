@@ -3,6 +3,7 @@
  * is reported with the option's path (e.g. `repos[2].codeHostType`) and what
  * was expected; unknown options are errors, so typos do not pass silently.
  */
+import os from 'node:os';
 import type { CodeHostType } from '../index/model.js';
 
 export const CODE_HOST_TYPES: readonly CodeHostType[] = [
@@ -47,10 +48,26 @@ export interface IndexConfig {
   ctagsProcesses: number;
 }
 
+export interface ServerConfig {
+  /** Search worker threads (default: the number of cores). */
+  workers: number;
+  /** A search returns what it found after this long. */
+  searchTimeBudgetMs: number;
+  /** Larger request bodies are refused. */
+  maxBodyBytes: number;
+  /** Searches in flight at most; more are answered 503. */
+  maxQueuedSearches: number;
+  /** A full index pass this often, catching changes the watchers missed (0: never). */
+  rescanIntervalSeconds: number;
+  /** On SIGTERM, requests in flight get this long to finish. */
+  shutdownDrainSeconds: number;
+}
+
 export interface Config {
   /** Shards, the manifest and state live here. Relative to the config file. */
   dataDir: string;
   listen: { host: string; port: number };
+  server: ServerConfig;
   publicUrl: string;
   repos: RepositoryConfig[];
   contexts: Record<string, SearchContextConfig>;
@@ -135,7 +152,7 @@ const absoluteHttpUrl = (value: string) => (/^https?:\/\/[^\s/]+/.test(value) ? 
  */
 export function validateConfig(raw: Json, source: string): Config {
   const r = new Reader();
-  const top = r.object(raw, '', ['dataDir', 'listen', 'publicUrl', 'repos', 'contexts', 'auth', 'index']) ?? {};
+  const top = r.object(raw, '', ['dataDir', 'listen', 'server', 'publicUrl', 'repos', 'contexts', 'auth', 'index']) ?? {};
   const listenRaw = top.listen === undefined ? {} : r.object(top.listen, 'listen', ['host', 'port']) ?? {};
   const listen = {
     host: r.string(listenRaw.host, 'listen.host', '127.0.0.1'),
@@ -157,9 +174,21 @@ export function validateConfig(raw: Json, source: string): Config {
   }
   const authRaw = top.auth === undefined ? {} : r.object(top.auth, 'auth', ['anonymousAccess']) ?? {};
   const indexRaw = top.index === undefined ? {} : r.object(top.index, 'index', ['maxFileBytes', 'maxShardContentBytes', 'ctagsCommand', 'ctagsProcesses']) ?? {};
+  const serverRaw =
+    top.server === undefined
+      ? {}
+      : r.object(top.server, 'server', ['workers', 'searchTimeBudgetMs', 'maxBodyBytes', 'maxQueuedSearches', 'rescanIntervalSeconds', 'shutdownDrainSeconds']) ?? {};
   const config: Config = {
     dataDir: r.string(top.dataDir, 'dataDir', './data'),
     listen,
+    server: {
+      workers: r.integer(serverRaw.workers, 'server.workers', os.availableParallelism(), 1, 256),
+      searchTimeBudgetMs: r.integer(serverRaw.searchTimeBudgetMs, 'server.searchTimeBudgetMs', 10_000, 1, 600_000),
+      maxBodyBytes: r.integer(serverRaw.maxBodyBytes, 'server.maxBodyBytes', 1 << 20, 1024, 64 << 20),
+      maxQueuedSearches: r.integer(serverRaw.maxQueuedSearches, 'server.maxQueuedSearches', 256, 1, 100_000),
+      rescanIntervalSeconds: r.integer(serverRaw.rescanIntervalSeconds, 'server.rescanIntervalSeconds', 300, 0, 86_400),
+      shutdownDrainSeconds: r.integer(serverRaw.shutdownDrainSeconds, 'server.shutdownDrainSeconds', 10, 0, 600),
+    },
     publicUrl,
     repos,
     contexts,

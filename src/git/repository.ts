@@ -29,6 +29,19 @@ export function isGitRepository(directory: string): boolean {
   return exists('.git') || (exists('HEAD') && exists('objects') && exists('refs'));
 }
 
+/** The git directory of a repository (`.git` of a working tree, the path of a bare one), or null for a plain directory. */
+export function gitDirectoryOf(directory: string): string | null {
+  const dotGit = path.join(directory, '.git');
+  try {
+    const stats = fs.statSync(dotGit);
+    if (stats.isDirectory()) return dotGit;
+    const pointer = /^gitdir: (.+)$/m.exec(fs.readFileSync(dotGit, 'utf8'))?.[1]; // a worktree or submodule
+    return pointer ? path.resolve(directory, pointer.trim()) : null;
+  } catch {
+    return isGitRepository(directory) ? directory : null;
+  }
+}
+
 export async function openRepository(directory: string): Promise<GitRepository> {
   try {
     return await NodeGit.Repository.open(directory);

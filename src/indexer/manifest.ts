@@ -34,6 +34,12 @@ export interface Manifest {
   generation: number;
   nextRepositoryId: number;
   repositories: Record<string, RepositoryEntry>;
+  /**
+   * Shard files no entry names any more, with when they stopped being named:
+   * searches that started before may still open them, so they are deleted
+   * only after a grace period.
+   */
+  retired?: { file: string; at: string }[];
 }
 
 function emptyManifest(): Manifest {

@@ -37,8 +37,13 @@ export class DataDirectoryLockedError extends Error {
   }
 }
 
-/** Indexes every repository of the config into config.dataDir and returns one outcome per repository. */
-export async function runIndex(config: Config, reporter: IndexReporter = {}): Promise<RepositoryOutcome[]> {
+export interface IndexOptions {
+  /** Index only these repositories (by name); the others keep their shards. Default: all. */
+  only?: readonly string[];
+}
+
+/** Indexes the repositories of the config into config.dataDir and returns one outcome per repository indexed. */
+export async function runIndex(config: Config, reporter: IndexReporter = {}, options: IndexOptions = {}): Promise<RepositoryOutcome[]> {
   const shardDirectory = path.join(config.dataDir, SHARD_DIRECTORY);
   fs.mkdirSync(shardDirectory, { recursive: true });
   const lock = fs.openSync(path.join(config.dataDir, LOCK_FILE), 'a');
@@ -48,8 +53,9 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}): Pr
     const symbols = config.index.ctagsCommand ? new SymbolExtractor(config.index) : null;
     const outcomes: RepositoryOutcome[] = [];
     try {
-      for (const [i, repo] of config.repos.entries()) {
-        reporter.repositoryStarted?.(repo.name, i, config.repos.length);
+      const repos = options.only ? config.repos.filter((repo) => options.only!.includes(repo.name)) : config.repos;
+      for (const [i, repo] of repos.entries()) {
+        reporter.repositoryStarted?.(repo.name, i, repos.length);
         const outcome = await indexRepository(config, repo, manifest, shardDirectory, symbols, reporter);
         outcomes.push(outcome);
         reporter.repositoryFinished?.(outcome);
@@ -57,8 +63,8 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}): Pr
     } finally {
       await symbols?.close();
     }
-    removeUnconfigured(config, manifest, shardDirectory);
-    removeStrayShards(manifest, shardDirectory);
+    removeUnconfigured(config, manifest);
+    removeStrayShards(manifest, config.dataDir, shardDirectory);
     return outcomes;
   } finally {
     fs.closeSync(lock); // releases the flock
@@ -91,7 +97,7 @@ async function indexRepository(
       onProgress: (progress) => reporter.progress?.(repo.name, progress),
     }).finally(() => snapshot.close());
     const warnings = [...snapshot.warnings, ...result.warnings];
-    publish(manifest, config.dataDir, shardDirectory, repo.name, {
+    publish(manifest, config.dataDir, repo.name, {
       id,
       shards: result.shards,
       branches: snapshot.branches,
@@ -114,7 +120,7 @@ async function indexRepository(
   } catch (error) {
     const message = (error as Error).message;
     // Keep serving the last good shards, if any, and say why they are stale.
-    publish(manifest, config.dataDir, shardDirectory, repo.name, {
+    publish(manifest, config.dataDir, repo.name, {
       id,
       shards: previous?.shards ?? [],
       branches: previous?.branches ?? [],
@@ -132,16 +138,17 @@ async function indexRepository(
 
 /**
  * Replaces (or, given undefined, removes) one repository's entry in a new
- * manifest generation, then deletes the shards it no longer names.
+ * manifest generation. The shards it no longer names are retired, not
+ * deleted: a search planned on the previous generation may still open them.
  */
-function publish(manifest: Manifest, dataDir: string, shardDirectory: string, name: string, entry: RepositoryEntry | undefined): void {
+function publish(manifest: Manifest, dataDir: string, name: string, entry: RepositoryEntry | undefined): void {
   const obsolete = (manifest.repositories[name]?.shards ?? []).filter((shard) => !entry?.shards.includes(shard));
   if (entry) manifest.repositories[name] = entry;
   else delete manifest.repositories[name];
+  const at = new Date().toISOString();
+  manifest.retired = [...(manifest.retired ?? []), ...obsolete.map((file) => ({ file, at }))];
   manifest.generation++;
   writeManifest(dataDir, manifest);
-  // Readers that still map the old files keep their pages; unlinking only drops the name.
-  for (const shard of obsolete) fs.rmSync(path.join(shardDirectory, shard), { force: true });
 }
 
 function isUnchanged(entry: RepositoryEntry, branches: { name: string; commit: string }[], fingerprint: string, shardDirectory: string): boolean {
@@ -153,18 +160,31 @@ function isUnchanged(entry: RepositoryEntry, branches: { name: string; commit: s
   );
 }
 
-function removeUnconfigured(config: Config, manifest: Manifest, shardDirectory: string): void {
+function removeUnconfigured(config: Config, manifest: Manifest): void {
   const configured = new Set(config.repos.map((repo) => repo.name));
   for (const name of Object.keys(manifest.repositories)) {
-    if (!configured.has(name)) publish(manifest, config.dataDir, shardDirectory, name, undefined);
+    if (!configured.has(name)) publish(manifest, config.dataDir, name, undefined);
   }
 }
 
-/** Deletes shard files and leftovers of interrupted builds that no manifest entry names. */
-function removeStrayShards(manifest: Manifest, shardDirectory: string): void {
-  const live = new Set(Object.values(manifest.repositories).flatMap((entry) => entry.shards));
+/** How long a retired shard stays on disk: longer than any search runs (the time budget is 10 s by default). */
+export const RETIRED_SHARD_GRACE_MS = 60_000;
+
+/**
+ * Deletes retired shards past their grace period and files no manifest entry
+ * names (leftovers of interrupted builds). Readers that still map a deleted
+ * file keep its pages; unlinking only drops the name.
+ */
+function removeStrayShards(manifest: Manifest, dataDir: string, shardDirectory: string): void {
+  const now = Date.now();
+  const retired = (manifest.retired ?? []).filter((entry) => now - Date.parse(entry.at) < RETIRED_SHARD_GRACE_MS);
+  if (retired.length !== (manifest.retired ?? []).length) {
+    manifest.retired = retired;
+    writeManifest(dataDir, manifest);
+  }
+  const keep = new Set([...Object.values(manifest.repositories).flatMap((entry) => entry.shards), ...retired.map((entry) => entry.file)]);
   for (const file of fs.readdirSync(shardDirectory)) {
-    if (!live.has(file)) fs.rmSync(path.join(shardDirectory, file), { force: true });
+    if (!keep.has(file)) fs.rmSync(path.join(shardDirectory, file), { force: true });
   }
 }
 

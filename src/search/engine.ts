@@ -1,9 +1,10 @@
 /**
- * One search over a set of shards, in process: parse and plan the query,
- * evaluate it shard by shard until `matches + 1` match ranges are found,
- * rank the matching files, cut the result at `matches` ranges, and build the
- * API response (chunks, positions, links, repository info, the 21 stats).
- * The daemon fans the same per-shard work out to its worker pool.
+ * One search over a set of shards, in three steps that the daemon runs in
+ * different places: `planSearch` (parse, check contexts: the front end),
+ * `searchShards` (evaluate shard by shard until enough match ranges are
+ * found: a worker, per shard group) and `buildResponse` (rank every group's
+ * files, cut at `matches` ranges, build chunks, positions, links and the 21
+ * stats: the front end). `search` runs all three in process.
  */
 import type { FileResult, FlushReason, RepositoryInfo, SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import type { SearchContextConfig } from '../config/config.js';
@@ -17,48 +18,102 @@ import { LineIndex, codePointsBetween } from './positions.js';
 import { scoreFile } from './rank.js';
 import { rangePairs } from './ranges.js';
 import { checkContexts, searchShard, type DocumentMatch, type StopReason } from './shard-search.js';
+import { addRangesFound, createSignal, isSearchCancelled, rangesFound, type SearchSignal } from './signal.js';
 
 export interface SearchEnvironment {
   publicUrl: string;
   contexts: Record<string, SearchContextConfig>;
   /** A search stops after this long and returns what it found (default 10 s). */
   timeBudgetMs: number;
-  /** True once the caller no longer wants the result (client gone). */
-  isCancelled?: () => boolean;
+  /** Cancels the search when set (client gone). */
+  signal?: SearchSignal;
 }
 
-interface Found extends DocumentMatch {
-  shard: Shard;
+/** A matching document of `shards[shard]`, with its rank score. */
+export interface ScoredMatch extends DocumentMatch {
+  shard: number;
   score: number;
+}
+
+/** The counters of SearchStats that evaluation produces; the rest are computed by buildResponse. */
+export type EvaluationStats = Pick<
+  SearchStats,
+  | 'crashes'
+  | 'shardFilesConsidered'
+  | 'shardsScanned'
+  | 'shardsSkipped'
+  | 'shardsSkippedFilter'
+  | 'filesConsidered'
+  | 'filesLoaded'
+  | 'contentBytesLoaded'
+  | 'indexBytesLoaded'
+  | 'ngramLookups'
+  | 'ngramMatches'
+  | 'regexpsConsidered'
+>;
+
+export interface ShardsOutcome {
+  matches: ScoredMatch[];
+  stats: EvaluationStats;
+  /** Match ranges found (content and file name). */
+  totalRanges: number;
+  stop: StopReason;
+}
+
+export interface SearchLimits {
+  /** Stop once this many match ranges are found here and elsewhere (`matches + 1`). */
+  wanted: number;
+  /** performance.now() value after which the search stops. */
+  deadline: number;
+  signal: SearchSignal;
 }
 
 const NANOS_PER_MS = 1e6;
 
 /**
- * Runs `request` over `shards`. Throws QueryParseError for a query that does
- * not parse and UnknownSearchContextError for an unknown `context:`.
+ * The query of a request. Throws QueryParseError for a query that does not
+ * parse and UnknownSearchContextError for an unknown `context:`.
  */
+export function planSearch(request: SearchRequest, contexts: Record<string, SearchContextConfig>): QueryNode {
+  const query = parseQuery(request.query, { regex: request.isRegexEnabled ?? false, caseSensitive: request.isCaseSensitivityEnabled ?? false });
+  checkContexts(query, contexts);
+  return query;
+}
+
+/** Runs `request` over `shards` in process (the CLI, the benchmarks); throws what planSearch throws. */
 export function search(request: SearchRequest, shards: readonly Shard[], environment: SearchEnvironment): SearchResponse {
   const started = performance.now();
-  const query = parseQuery(request.query, { regex: request.isRegexEnabled ?? false, caseSensitive: request.isCaseSensitivityEnabled ?? false });
-  checkContexts(query, environment.contexts);
+  const query = planSearch(request, environment.contexts);
   const planned = performance.now();
-  const deadline = started + environment.timeBudgetMs;
-  const isCancelled = environment.isCancelled ?? (() => false);
-  const stats = emptyStats();
+  const limits = { wanted: request.matches + 1, deadline: started + environment.timeBudgetMs, signal: environment.signal ?? createSignal() };
+  const outcome = searchShards(query, shards, environment.contexts, limits);
+  const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
+  return buildResponse(request, query, found, [outcome], environment.publicUrl, { started, planned, searched: performance.now() });
+}
+
+/**
+ * Evaluates `query` over `shards` in order until `limits.wanted` match ranges
+ * are found (counting those other tasks added to the signal), the deadline
+ * passes or the search is cancelled. A corrupt shard is counted in
+ * `crashes` and skipped.
+ */
+export function searchShards(query: QueryNode, shards: readonly Shard[], contexts: Record<string, SearchContextConfig>, limits: SearchLimits): ShardsOutcome {
+  const { wanted, deadline, signal } = limits;
+  const stats = emptyEvaluationStats();
   stats.shardFilesConsidered = shards.length;
-  const wanted = request.matches + 1; // one more than asked tells whether the result was cut
-  const found: Found[] = [];
+  const matches: ScoredMatch[] = [];
   let totalRanges = 0;
   let stop: StopReason = 'complete';
-  for (const shard of shards) {
-    if (totalRanges >= wanted) {
+  const enoughElsewhere = () => rangesFound(signal) >= wanted;
+  for (const [index, shard] of shards.entries()) {
+    if (enoughElsewhere()) {
       stop = 'limit';
       break;
     }
     let result;
     try {
-      result = searchShard(shard, query, environment.contexts, { maxMatchRanges: wanted - totalRanges, deadline, isCancelled });
+      const isCancelled = () => isSearchCancelled(signal) || enoughElsewhere();
+      result = searchShard(shard, query, contexts, { maxMatchRanges: wanted - rangesFound(signal), deadline, isCancelled });
     } catch (error) {
       if (!(error instanceof ShardFormatError)) throw error;
       stats.crashes++; // a corrupt shard costs its own results, never the search
@@ -76,28 +131,88 @@ export function search(request: SearchRequest, shards: readonly Shard[], environ
     stats.ngramMatches += shardStats.ngramMatches;
     stats.regexpsConsidered += shardStats.regexpsConsidered;
     totalRanges += shardStats.matchRanges;
-    for (const match of result.matches) found.push({ ...match, shard, score: score(shard, match) });
+    addRangesFound(signal, shardStats.matchRanges);
+    for (const match of result.matches) matches.push({ ...match, shard: index, score: score(shard, match) });
     if (result.stopReason !== 'complete') {
-      stop = result.stopReason;
+      // Stopping because other tasks found enough is the match cap, not a cancellation.
+      stop = result.stopReason === 'cancelled' && !isSearchCancelled(signal) ? 'limit' : result.stopReason;
       if (stop !== 'limit') break;
     }
   }
-  const searched = performance.now();
+  return { matches, stats, totalRanges, stop };
+}
+
+/** A match with the shard it came from, as the front end holds it. */
+export interface Found extends DocumentMatch {
+  shard: Shard;
+  score: number;
+}
+
+/**
+ * The response to `request` from the outcomes of every shard group: files
+ * ranked best first, holding at most `request.matches` match ranges in all.
+ * `found` holds every outcome's matches, resolved to their shards.
+ */
+export function buildResponse(
+  request: SearchRequest,
+  query: QueryNode,
+  found: Found[],
+  outcomes: readonly Omit<ShardsOutcome, 'matches'>[],
+  publicUrl: string,
+  timings: { started: number; planned: number; searched: number },
+): SearchResponse {
   found.sort((a, b) => b.score - a.score || compareLocation(a, b));
-  const response = assemble(request, query, found, environment.publicUrl);
-  stats.actualMatchCount = response.files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0);
+  const response = assemble(request, query, found, publicUrl);
+  const stats: SearchStats = { ...emptyStats(), ...sumStats(outcomes.map((outcome) => outcome.stats)) };
+  const totalRanges = outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
+  const stop = combinedStop(outcomes.map((outcome) => outcome.stop));
+  stats.actualMatchCount = countRanges(response.files);
   stats.totalMatchCount = totalRanges;
   stats.fileCount = found.length;
   stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - found.length);
-  stats.matchTreeConstruction = Math.round((planned - started) * NANOS_PER_MS);
-  stats.matchTreeSearch = Math.round((searched - planned) * NANOS_PER_MS);
-  stats.duration = Math.round((performance.now() - started) * NANOS_PER_MS);
+  stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
+  stats.matchTreeSearch = Math.round((timings.searched - timings.planned) * NANOS_PER_MS);
+  stats.duration = Math.round((performance.now() - timings.started) * NANOS_PER_MS);
   const cut = stop !== 'complete' || totalRanges > request.matches;
   stats.flushReason = flushReason(stop, cut);
   return { stats, files: response.files, repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
 }
 
-function flushReason(stop: StopReason, cut: boolean): FlushReason {
+/** Match ranges in file results (file name and chunks). */
+export function countRanges(files: readonly FileResult[]): number {
+  return files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0);
+}
+
+/** The most severe way any part stopped: a deadline or cancellation anywhere makes the whole a timeout. */
+export function combinedStop(stops: readonly StopReason[]): StopReason {
+  for (const reason of ['cancelled', 'deadline', 'limit'] as const) if (stops.includes(reason)) return reason;
+  return 'complete';
+}
+
+export function sumStats(parts: readonly EvaluationStats[]): EvaluationStats {
+  const total = emptyEvaluationStats();
+  for (const part of parts) for (const key of Object.keys(total) as (keyof EvaluationStats)[]) total[key] += part[key];
+  return total;
+}
+
+export function emptyEvaluationStats(): EvaluationStats {
+  return {
+    crashes: 0,
+    shardFilesConsidered: 0,
+    shardsScanned: 0,
+    shardsSkipped: 0,
+    shardsSkippedFilter: 0,
+    filesConsidered: 0,
+    filesLoaded: 0,
+    contentBytesLoaded: 0,
+    indexBytesLoaded: 0,
+    ngramLookups: 0,
+    ngramMatches: 0,
+    regexpsConsidered: 0,
+  };
+}
+
+export function flushReason(stop: StopReason, cut: boolean): FlushReason {
   if (stop === 'deadline' || stop === 'cancelled') return 'TIMEOUT';
   return cut ? 'MAX_SIZE' : 'FINAL_FLUSH';
 }
@@ -120,7 +235,7 @@ function compareLocation(a: Found, b: Found): number {
 }
 
 /** File results, best first, holding at most `request.matches` match ranges in all. */
-function assemble(request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string): { files: FileResult[]; repositoryInfo: RepositoryInfo[] } {
+export function assemble(request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string): { files: FileResult[]; repositoryInfo: RepositoryInfo[] } {
   const resultType = resultTypeOf(query);
   const files: FileResult[] = [];
   const repositories = new Map<number, RepositoryInfo>();
@@ -205,26 +320,15 @@ function sortedPairs(flat: number[]): number[] {
 
 function emptyStats(): SearchStats {
   return {
+    ...emptyEvaluationStats(),
     actualMatchCount: 0,
     totalMatchCount: 0,
     duration: 0,
     fileCount: 0,
     filesSkipped: 0,
-    contentBytesLoaded: 0,
-    indexBytesLoaded: 0,
-    crashes: 0,
-    shardFilesConsidered: 0,
-    filesConsidered: 0,
-    filesLoaded: 0,
-    shardsScanned: 0,
-    shardsSkipped: 0,
-    shardsSkippedFilter: 0,
-    ngramMatches: 0,
-    ngramLookups: 0,
     wait: 0,
     matchTreeConstruction: 0,
     matchTreeSearch: 0,
-    regexpsConsidered: 0,
     flushReason: 'FINAL_FLUSH',
   };
 }

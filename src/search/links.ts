@@ -1,14 +1,20 @@
 /** Links of a file result: trawl's own file view, and the code host's page at the indexed commit. */
 import type { RepositoryMeta } from '../index/model.js';
 
+const encodeSegments = (value: string) => value.split('/').map(encodeURIComponent).join('/');
+
 /** `{publicUrl}/browse/{repo}@{branch}/-/blob/{path}`, each path segment URL-encoded. */
 export function browseUrl(publicUrl: string, repository: string, branch: string, path: string): string {
-  const encode = (value: string) => value.split('/').map(encodeURIComponent).join('/');
-  return `${publicUrl}/browse/${encode(repository)}@${encodeURIComponent(branch)}/-/blob/${encode(path)}`;
+  return `${publicUrl}/browse/${encodeSegments(repository)}@${encodeURIComponent(branch)}/-/blob/${encodeSegments(path)}`;
+}
+
+/** `{publicUrl}/browse/{repo}`: trawl's page of a repository. */
+export function browseRepositoryUrl(publicUrl: string, repository: string): string {
+  return `${publicUrl}/browse/${encodeSegments(repository)}`;
 }
 
 /** The code host's page for a file at a commit, or undefined when the repository has no web URL (or a generic host). */
-export function externalUrl(repository: RepositoryMeta, commit: string, path: string): string | undefined {
+export function externalUrl(repository: Pick<RepositoryMeta, 'webUrl' | 'codeHostType'>, commit: string, path: string): string | undefined {
   const base = repository.webUrl;
   if (!base) return undefined;
   const file = path.split('/').map(encodeURIComponent).join('/');

@@ -1,0 +1,54 @@
+/**
+ * The error registry: every errorCode the API answers with, its HTTP status
+ * and when it is used. docs/errors.md documents the same table; a test keeps
+ * the two identical.
+ */
+
+export const ERROR_CODES = {
+  INVALID_REQUEST_BODY: { status: 400, when: 'the body is not JSON, not an object, fails the schema, or is over the size limit' },
+  INVALID_QUERY_PARAMS: { status: 400, when: 'a query-string parameter fails its schema' },
+  MISSING_REQUIRED_QUERY_PARAMETER: { status: 400, when: 'a required query-string parameter is absent' },
+  FAILED_TO_PARSE_QUERY: { status: 400, when: 'the search query does not parse; the message quotes the query and says where' },
+  INVALID_GIT_REF: { status: 400, when: 'a ref starts with `-`, contains `..`, NUL or control characters, or cannot be resolved' },
+  INVALID_REPOSITORY_SCOPE: { status: 400, when: 'a scoped-token request names a repository the caller cannot see' },
+  NOT_AUTHENTICATED: { status: 401, when: 'no valid credential and anonymous access is off, or the endpoint never allows anonymous callers' },
+  INSUFFICIENT_PERMISSIONS: { status: 403, when: 'role too low, wrong credential kind, or no active license for an EE endpoint' },
+  LAST_OWNER_CANNOT_BE_REMOVED: { status: 403, when: 'removing the last owner' },
+  NOT_FOUND: { status: 404, when: 'repository unknown or not visible to the caller, unknown `/api/*` path, or user not found' },
+  FILE_NOT_FOUND: { status: 404, when: 'path not in the tree at that revision, or a path with a `..` segment or NUL' },
+  SEARCH_CONTEXT_NOT_FOUND: { status: 404, when: 'unknown `context:` name' },
+  SCOPED_ACCESS_TOKEN_NOT_FOUND: { status: 404, when: 'revoking a token that does not exist or belongs to someone else' },
+  METHOD_NOT_ALLOWED: { status: 405, when: 'known path, wrong method (with an `Allow` header)' },
+  RATE_LIMITED: { status: 429, when: 'per-credential rate limit exceeded (with `Retry-After`)' },
+  UNEXPECTED_ERROR: { status: 500, when: 'anything unforeseen; logged with the request id, never leaks internals' },
+  SERVICE_UNAVAILABLE: { status: 503, when: 'shutting down, or the search queue is full (with `Retry-After`)' },
+} as const satisfies Record<string, { status: number; when: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The error object every failed request answers with (spec/api.md §1). */
+export interface ErrorBody {
+  statusCode: number;
+  errorCode: ErrorCode;
+  message: string;
+}
+
+/** An error a route answers with; anything else thrown becomes UNEXPECTED_ERROR. */
+export class ApiError extends Error {
+  readonly statusCode: number;
+
+  constructor(
+    readonly errorCode: ErrorCode,
+    message: string,
+    /** Extra response headers (Allow, Retry-After). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.statusCode = ERROR_CODES[errorCode].status;
+  }
+
+  toBody(): ErrorBody {
+    return { statusCode: this.statusCode, errorCode: this.errorCode, message: this.message };
+  }
+}

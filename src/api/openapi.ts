@@ -1,0 +1,119 @@
+/**
+ * The OpenAPI 3.0.3 document of the API, generated from the route table and
+ * the schemas that validate requests (so the two cannot drift apart).
+ */
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { ERROR_CODES, type ErrorCode } from './errors.js';
+import { ErrorResponse, SHARED_SCHEMAS } from './schemas.js';
+
+/** What the document says about one operation. */
+export interface Operation {
+  method: 'get' | 'post' | 'delete';
+  path: string;
+  operationId: string;
+  tag: string;
+  summary: string;
+  /** 'public' needs no credential; 'read' takes a bearer token, an API key header, or nothing when anonymous access is on. */
+  access: 'public' | 'read';
+  body?: TSchema;
+  query?: TObject;
+  response: { status: number; schema?: TSchema; contentType?: string; description: string; headers?: string[] };
+  errors: readonly ErrorCode[];
+}
+
+/** Errors any operation can answer with. */
+const COMMON_ERRORS: ErrorCode[] = ['UNEXPECTED_ERROR', 'SERVICE_UNAVAILABLE'];
+const REF_PREFIX = '#/components/schemas/';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A TypeBox (JSON Schema) schema in OpenAPI 3.0's dialect: component refs, enum for const, nullable for "or null". */
+export function toOpenApiSchema(schema: unknown): Json {
+  if (Array.isArray(schema)) return schema.map(toOpenApiSchema);
+  if (typeof schema !== 'object' || schema === null) return schema as Json;
+  const source = schema as Record<string, unknown>;
+  const out: Record<string, Json> = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (key === '$id') continue;
+    if (key === '$ref' && typeof value === 'string') out.$ref = value.startsWith('#') ? value : REF_PREFIX + value;
+    else if (key === 'const') out.enum = [value as Json];
+    else out[key] = toOpenApiSchema(value);
+  }
+  const alternatives = source.anyOf as Record<string, unknown>[] | undefined;
+  if (alternatives?.some((alternative) => alternative.type === 'null')) {
+    const rest = alternatives.filter((alternative) => alternative.type !== 'null');
+    delete out.anyOf;
+    Object.assign(out, rest.length === 1 ? (toOpenApiSchema(rest[0]) as object) : { anyOf: toOpenApiSchema(rest) }, { nullable: true });
+  }
+  return out;
+}
+
+function errorResponses(codes: readonly ErrorCode[]): Record<string, Json> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, ...COMMON_ERRORS]) {
+    const status = ERROR_CODES[code].status;
+    const list = byStatus.get(status) ?? [];
+    if (!list.includes(code)) list.push(code);
+    byStatus.set(status, list);
+  }
+  const responses: Record<string, Json> = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    responses[String(status)] = {
+      description: list.map((code) => `${code}: ${ERROR_CODES[code].when}`).join('; '),
+      content: { 'application/json': { schema: { $ref: `${REF_PREFIX}PublicApiServiceError` } } },
+    };
+  }
+  return responses;
+}
+
+function parameters(query: TObject | undefined): Json[] {
+  if (!query) return [];
+  const required = new Set(query.required ?? []);
+  return Object.entries(query.properties).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    schema: toOpenApiSchema(schema),
+    ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
+  }));
+}
+
+function operationObject(operation: Operation): Json {
+  const { response } = operation;
+  const success: Record<string, Json> = { description: response.description };
+  if (response.schema) success.content = { 'application/json': { schema: toOpenApiSchema(response.schema) } };
+  else if (response.contentType) success.content = { [response.contentType]: { schema: { type: 'string' } } };
+  if (response.headers) success.headers = Object.fromEntries(response.headers.map((header) => [header, { schema: { type: 'string' } }]));
+  const object: Record<string, Json> = {
+    operationId: operation.operationId,
+    tags: [operation.tag],
+    summary: operation.summary,
+    security: operation.access === 'public' ? [] : [{ bearerAuth: [] }, { apiKeyHeader: [] }, {}],
+    responses: { [String(response.status)]: success, ...errorResponses(operation.errors) },
+  };
+  const params = parameters(operation.query);
+  if (params.length > 0) object.parameters = params;
+  if (operation.body) object.requestBody = { required: true, content: { 'application/json': { schema: toOpenApiSchema(operation.body) } } };
+  return object;
+}
+
+export function openApiDocument(operations: readonly Operation[], info: { version: string; publicUrl: string }): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const operation of operations) (paths[operation.path] ??= {})[operation.method] = operationObject(operation);
+  const schemas: Record<string, Json> = {};
+  for (const schema of [...SHARED_SCHEMAS, ErrorResponse]) schemas[schema.$id!] = toOpenApiSchema(schema);
+  return {
+    openapi: '3.0.3',
+    info: { title: 'trawl', description: 'Self-hosted code search and navigation', version: info.version },
+    servers: [{ url: info.publicUrl }],
+    tags: [...new Set(operations.map((operation) => operation.tag))].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (trawl_ak_…) or a scoped access token (trawl_st_…)' },
+        apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
+      },
+    },
+  };
+}

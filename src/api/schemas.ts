@@ -1,0 +1,281 @@
+/**
+ * The request and response schemas of the HTTP API (spec/api.md). One
+ * definition gives three things: request validation (src/api/validate.ts),
+ * the TypeScript types (Static<…>) and the OpenAPI document
+ * (src/api/openapi.ts). Request objects ignore unknown fields, as the spec asks.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/** spec/api.md §9 defaults. */
+export const LIMITS = {
+  queryBytes: 4096,
+  matches: 100_000,
+  contextLines: 100,
+  treePaths: 1000,
+  perPage: 100,
+} as const;
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const name = (description: string) => Type.String({ minLength: 1, maxLength: 1024, description });
+
+export const Position = Type.Object(
+  {
+    byteOffset: Type.Integer({ minimum: 0 }),
+    lineNumber: Type.Integer({ minimum: 1 }),
+    column: Type.Integer({ minimum: 1 }),
+  },
+  { $id: 'Position' },
+);
+export const Range = Type.Object({ start: Type.Ref('Position'), end: Type.Ref('Position') }, { $id: 'Range' });
+
+export const SearchRequest = Type.Object(
+  {
+    query: Type.String({ maxLength: LIMITS.queryBytes, description: 'The query (query-syntax.md)' }),
+    matches: Type.Integer({ minimum: 1, maximum: LIMITS.matches, description: 'Cap on returned match ranges' }),
+    contextLines: Type.Optional(Type.Integer({ minimum: 0, maximum: LIMITS.contextLines, default: 0 })),
+    whole: Type.Optional(Type.Boolean({ description: "Include each file's full content" })),
+    isRegexEnabled: Type.Optional(Type.Boolean({ default: false })),
+    isCaseSensitivityEnabled: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { $id: 'PublicSearchRequest' },
+);
+
+const SymbolInfo = Type.Object({
+  symbol: Type.String(),
+  kind: Type.String(),
+  parent: Type.Optional(Type.Object({ symbol: Type.String(), kind: Type.String() })),
+});
+
+const Chunk = Type.Object({
+  content: Type.String(),
+  matchRanges: Type.Array(Type.Ref('Range')),
+  contentStart: Type.Ref('Position'),
+  symbols: Type.Optional(Type.Array(SymbolInfo)),
+});
+
+const CodeHostType = Type.Union(
+  ['github', 'gitlab', 'gitea', 'gerrit', 'bitbucketServer', 'bitbucketCloud', 'genericGitHost', 'azuredevops'].map((value) => Type.Literal(value)),
+);
+
+const RepositoryInfo = Type.Object({
+  id: Type.Integer(),
+  codeHostType: CodeHostType,
+  name: Type.String(),
+  displayName: Type.Optional(Type.String()),
+  webUrl: Type.Optional(Type.String()),
+});
+
+const FileResult = Type.Object({
+  fileName: Type.Object({ text: Type.String(), matchRanges: Type.Array(Type.Ref('Range')) }),
+  webUrl: Type.String(),
+  externalWebUrl: Type.Optional(Type.String()),
+  repository: Type.String(),
+  repositoryId: Type.Integer(),
+  language: Type.String(),
+  chunks: Type.Array(Chunk),
+  branches: Type.Optional(Type.Array(Type.String())),
+  content: Type.Optional(Type.String()),
+});
+
+const count = Type.Integer({ minimum: 0 });
+export const SearchStats = Type.Object(
+  {
+    actualMatchCount: count,
+    totalMatchCount: count,
+    duration: Type.Integer({ minimum: 0, description: 'nanoseconds' }),
+    fileCount: count,
+    filesSkipped: count,
+    contentBytesLoaded: count,
+    indexBytesLoaded: count,
+    crashes: count,
+    shardFilesConsidered: count,
+    filesConsidered: count,
+    filesLoaded: count,
+    shardsScanned: count,
+    shardsSkipped: count,
+    shardsSkippedFilter: count,
+    ngramMatches: count,
+    ngramLookups: count,
+    wait: Type.Integer({ minimum: 0, description: 'nanoseconds' }),
+    matchTreeConstruction: Type.Integer({ minimum: 0, description: 'nanoseconds' }),
+    matchTreeSearch: Type.Integer({ minimum: 0, description: 'nanoseconds' }),
+    regexpsConsidered: count,
+    flushReason: Type.Union([Type.Literal('FINAL_FLUSH'), Type.Literal('MAX_SIZE'), Type.Literal('TIMEOUT')]),
+  },
+  { $id: 'SearchStats' },
+);
+
+export const SearchResponse = Type.Object(
+  {
+    stats: Type.Ref('SearchStats'),
+    files: Type.Array(FileResult),
+    repositoryInfo: Type.Array(RepositoryInfo),
+    isSearchExhaustive: Type.Boolean(),
+  },
+  { $id: 'PublicSearchResponse' },
+);
+
+export const FindSymbolRequest = Type.Object(
+  {
+    symbolName: Type.String({ minLength: 1, maxLength: 1024 }),
+    language: Type.Optional(Type.String({ maxLength: 100, description: 'Linguist name; C/C++ and JavaScript/TypeScript/JSX/TSX are families' })),
+    revisionName: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, default: 'HEAD' })),
+    repoName: Type.Optional(name('Exact repository name')),
+  },
+  { $id: 'FindSymbolRequest' },
+);
+
+export const FindSymbolResponse = Type.Object(
+  {
+    stats: Type.Object({ matchCount: count }),
+    files: Type.Array(
+      Type.Object({
+        fileName: Type.String(),
+        repository: Type.String(),
+        repositoryId: Type.Integer(),
+        webUrl: Type.String(),
+        language: Type.String(),
+        matches: Type.Array(Type.Object({ lineContent: Type.String(), range: Type.Ref('Range') })),
+      }),
+    ),
+    repositoryInfo: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), displayName: Type.String(), webUrl: Type.String() })),
+  },
+  { $id: 'FindSymbolResponse' },
+);
+
+export const TreeRequest = Type.Object(
+  {
+    repoName: name('Repository name'),
+    revisionName: Type.String({ minLength: 1, maxLength: 1024 }),
+    paths: Type.Array(Type.String({ maxLength: 4096 }), { maxItems: LIMITS.treePaths }),
+  },
+  { $id: 'TreeRequest' },
+);
+
+export interface TreeNodeShape {
+  type: 'tree' | 'blob' | 'commit';
+  path: string;
+  name: string;
+  children: TreeNodeShape[];
+}
+export const TreeNode = Type.Recursive(
+  (self) =>
+    Type.Object({
+      type: Type.Union([Type.Literal('tree'), Type.Literal('blob'), Type.Literal('commit')]),
+      path: Type.String(),
+      name: Type.String(),
+      children: Type.Array(self),
+    }),
+  { $id: 'FileTreeNode' },
+);
+export const TreeResponse = Type.Object({ tree: Type.Ref('FileTreeNode') }, { $id: 'TreeResponse' });
+
+export const SourceQuery = Type.Object({ repo: name('Repository name'), path: Type.String({ minLength: 1, maxLength: 4096 }), ref: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })) });
+export const SourceResponse = Type.Object(
+  {
+    source: Type.String(),
+    encoding: Type.Union([Type.Literal('utf-8'), Type.Literal('base64')]),
+    language: Type.String(),
+    path: Type.String(),
+    repo: Type.String(),
+    repoCodeHostType: CodeHostType,
+    repoDisplayName: Type.Optional(Type.String()),
+    webUrl: Type.String(),
+    externalWebUrl: Type.Optional(Type.String()),
+    blobSha: Type.String(),
+  },
+  { $id: 'SourceResponse' },
+);
+
+const page = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }));
+const perPage = Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.perPage, default: 30 }));
+
+export const ReposQuery = Type.Object({
+  page,
+  perPage,
+  sort: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('pushed')], { default: 'name' })),
+  direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
+  query: Type.Optional(Type.String({ maxLength: 1024, description: 'Substring of the repository name (case-insensitive)' })),
+});
+export const Repository = Type.Object(
+  {
+    codeHostType: CodeHostType,
+    repoId: Type.Integer(),
+    repoName: Type.String(),
+    repoDisplayName: Type.Optional(Type.String()),
+    webUrl: Type.String(),
+    externalWebUrl: Type.Optional(Type.String()),
+    defaultBranch: Type.String(),
+    branches: Type.Array(Type.String()),
+    indexedAt: Type.Optional(Type.String()),
+    pushedAt: Type.Optional(Type.String()),
+    isFork: Type.Boolean(),
+    isArchived: Type.Boolean(),
+    isPublic: Type.Boolean(),
+    indexState: Type.Union([Type.Literal('pending'), Type.Literal('indexing'), Type.Literal('ready'), Type.Literal('error')]),
+  },
+  { $id: 'Repository' },
+);
+export const RepositoryList = Type.Array(Type.Ref('Repository'));
+
+const isoDate = (description: string) => Type.Optional(Type.String({ maxLength: 64, description }));
+export const CommitsQuery = Type.Object({
+  repo: name('Repository name'),
+  ref: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, default: 'HEAD' })),
+  path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  query: Type.Optional(Type.String({ maxLength: 1024, description: 'Substring of the message (case-insensitive)' })),
+  author: Type.Optional(Type.String({ maxLength: 1024, description: 'Substring of the author name or email (case-insensitive)' })),
+  since: isoDate('ISO 8601; commits at or after'),
+  until: isoDate('ISO 8601; commits at or before'),
+  page,
+  perPage,
+});
+export const Commit = Type.Object(
+  {
+    hash: Type.String(),
+    date: Type.String(),
+    message: Type.String(),
+    body: Type.String(),
+    authorName: Type.String(),
+    authorEmail: Type.String(),
+    refs: Type.Array(Type.String()),
+  },
+  { $id: 'Commit' },
+);
+export const CommitList = Type.Array(Type.Ref('Commit'));
+export const CommitQuery = Type.Object({ repo: name('Repository name'), ref: Type.String({ minLength: 1, maxLength: 1024 }) });
+export const CommitDetail = Type.Intersect([Type.Ref('Commit'), Type.Object({ parents: Type.Array(Type.String()) })], { $id: 'CommitDetail' });
+
+export const DiffQuery = Type.Object({
+  repo: name('Repository name'),
+  base: Type.String({ minLength: 1, maxLength: 1024 }),
+  head: Type.String({ minLength: 1, maxLength: 1024 }),
+  path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+});
+const LineRange = Type.Object({ start: Type.Integer({ minimum: 0 }), lines: Type.Integer({ minimum: 0 }) });
+export const DiffResponse = Type.Object(
+  {
+    files: Type.Array(
+      Type.Object({
+        oldPath: nullable(Type.String()),
+        newPath: nullable(Type.String()),
+        hunks: Type.Array(Type.Object({ oldRange: LineRange, newRange: LineRange, heading: Type.Optional(Type.String()), body: Type.String() })),
+      }),
+    ),
+  },
+  { $id: 'DiffResponse' },
+);
+
+export const HealthResponse = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('starting'), Type.Literal('stopping')]) }, { $id: 'HealthResponse' });
+export const VersionResponse = Type.Object({ version: Type.String() }, { $id: 'VersionResponse' });
+export const ErrorResponse = Type.Object(
+  { statusCode: Type.Integer(), errorCode: Type.String(), message: Type.String() },
+  { $id: 'PublicApiServiceError' },
+);
+
+/** Schemas that others reference by $id: they become components.schemas and are passed to the validators. */
+export const SHARED_SCHEMAS: TSchema[] = [Position, Range, SearchStats, TreeNode, Repository, Commit];
+
+export type SearchRequestBody = Static<typeof SearchRequest>;
+export type FindSymbolRequestBody = Static<typeof FindSymbolRequest>;
+export type TreeRequestBody = Static<typeof TreeRequest>;

@@ -1,0 +1,68 @@
+/**
+ * Request validation against the schemas of src/api/schemas.ts. Failures are
+ * ApiErrors whose message names the field and what was expected.
+ */
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
+import { ApiError, type ErrorCode } from './errors.js';
+import { SHARED_SCHEMAS } from './schemas.js';
+
+export interface Validator<T extends TSchema> {
+  schema: T;
+  check: TypeCheck<T>;
+}
+
+/** Compiles a schema once, at startup. */
+export function validator<T extends TSchema>(schema: T): Validator<T> {
+  return { schema, check: TypeCompiler.Compile(schema, SHARED_SCHEMAS) };
+}
+
+function firstProblem<T extends TSchema>(v: Validator<T>, value: unknown, what: string): string {
+  const error = v.check.Errors(value).First();
+  if (!error) return `${what} is invalid`;
+  const field = error.path.slice(1).replace(/\//g, '.');
+  return field ? `${what} field \`${field}\`: ${error.message.toLowerCase()} (got ${describe(error.value)})` : `${what}: ${error.message.toLowerCase()}`;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function invalid(code: ErrorCode, message: string): never {
+  throw new ApiError(code, message);
+}
+
+/** Parses and checks a JSON request body. */
+export function parseBody<T extends TSchema>(v: Validator<T>, body: Buffer): Static<T> {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    invalid('INVALID_REQUEST_BODY', `the request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) invalid('INVALID_REQUEST_BODY', 'the request body must be a JSON object');
+  if (!v.check.Check(value)) invalid('INVALID_REQUEST_BODY', firstProblem(v, value, 'request body'));
+  return value as Static<T>;
+}
+
+/**
+ * Reads the parameters a query-string schema declares (others are ignored),
+ * converting numbers and booleans from their text.
+ */
+export function parseQuery<T extends TObject>(v: Validator<T>, rawQuery: string): Static<T> {
+  const params = new URLSearchParams(rawQuery);
+  const value: Record<string, string> = {};
+  for (const key of Object.keys(v.schema.properties)) {
+    const text = params.get(key);
+    if (text !== null) value[key] = text;
+  }
+  for (const key of v.schema.required ?? []) {
+    if (!(key in value)) invalid('MISSING_REQUIRED_QUERY_PARAMETER', `the query parameter \`${key}\` is required`);
+  }
+  const converted = Value.Convert(v.schema, value);
+  if (!v.check.Check(converted)) invalid('INVALID_QUERY_PARAMS', firstProblem(v, converted, 'query parameter').replace('query parameter field', 'query parameter'));
+  return converted as Static<T>;
+}

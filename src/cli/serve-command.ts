@@ -1,0 +1,142 @@
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { native } from '../../native/index.js';
+import { ConfigError, type Config } from '../config/config.js';
+import { resolveConfig } from '../config/load.js';
+import { IndexScheduler } from '../indexer/scheduler.js';
+import { createLogger } from '../obs/logger.js';
+import { Metrics } from '../obs/metrics.js';
+import { loadCatalog } from '../search/catalog.js';
+import { SearchPool } from '../search/pool.js';
+import { HttpServer } from '../server/app.js';
+import type { ServerContext } from '../server/route.js';
+import { ROUTES } from '../server/routes/index.js';
+import type { Command } from './main.js';
+import { packageVersion } from './version.js';
+
+export const serveCommand: Command = {
+  summary: 'run the search daemon: HTTP API, worker pool, live indexing',
+  usage: `Usage: trawl serve [--config FILE]
+
+Serves the HTTP API on the configured address, searching with a pool of
+worker threads, and keeps the index current: repositories are watched and
+re-indexed when their branches (or, for plain directories, files) change.
+
+Without --config or $TRAWL_CONFIG it runs the zero-config demo: the git
+repository in the current directory, readable anonymously on 127.0.0.1.
+
+Options:
+  --config FILE   configuration file (default: $TRAWL_CONFIG)
+  -h, --help      show this help
+
+Prints "trawl listening on <url>" once the port is bound. SIGTERM or SIGINT
+stops it gracefully (new requests get 503, requests in flight finish); a
+second signal exits at once. Exit status 0 after a graceful stop, 2 for a
+usage or configuration error.`,
+
+  async run(args) {
+    let values;
+    try {
+      ({ values } = parseArgs({ args, options: { config: { type: 'string' } }, strict: true, allowPositionals: false }));
+    } catch (error) {
+      console.error(`trawl serve: ${(error as Error).message}`);
+      return 2;
+    }
+    let config: Config;
+    try {
+      config = resolveConfig(values.config);
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        console.error(`trawl serve: ${error.message}`);
+        return 2;
+      }
+      throw error;
+    }
+    const zeroConfig = values.config === undefined && !process.env.TRAWL_CONFIG;
+    return serve(config, zeroConfig);
+  },
+};
+
+async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
+  const logger = createLogger('trawl');
+  let config = initial;
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  let status: 'starting' | 'ok' | 'stopping' = 'starting';
+  const pool = new SearchPool({
+    workers: config.server.workers,
+    maxQueuedSearches: config.server.maxQueuedSearches,
+    timeBudgetMs: config.server.searchTimeBudgetMs,
+    publicUrl: config.publicUrl,
+    contexts: config.contexts,
+  });
+  pool.setCatalog(loadCatalog(config));
+  const scheduler = new IndexScheduler({
+    config,
+    logger,
+    rescanIntervalMs: config.server.rescanIntervalSeconds * 1000,
+    debounceMs: 100,
+    onPublished: () => pool.setCatalog(loadCatalog(config)),
+  });
+  const metrics = new Metrics({
+    searchesInFlight: () => pool.searchesInFlight,
+    shardsMapped: () => pool.shardsMapped,
+    indexLagSeconds: () => scheduler.lagSeconds(),
+    failedSearchTasks: () => pool.failedTasks,
+  });
+  const context: ServerContext = {
+    get config() {
+      return config;
+    },
+    pool,
+    metrics,
+    logger,
+    version: packageVersion(),
+    status: () => status,
+    indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : pool.currentCatalog.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
+  };
+  let server: HttpServer;
+  try {
+    server = await HttpServer.listen({ host: config.listen.host, port: config.listen.port, maxBodyBytes: config.server.maxBodyBytes, routes: ROUTES, context });
+  } catch (error) {
+    logger.error({ err: error }, 'cannot start');
+    await Promise.all([pool.close(), scheduler.close()]);
+    console.error(`trawl serve: ${(error as Error).message}`);
+    return 1;
+  }
+  // With port 0 the default public URL names the port actually bound.
+  if (config.listen.port === 0 && config.publicUrl.endsWith(':0')) config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
+  const url = `http://${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${server.port}`;
+  console.log(`trawl listening on ${url}`);
+  if (zeroConfig) {
+    console.log(`Indexing ${config.repos[0]!.path}; anonymous reads are allowed from this machine only. Try:`);
+    console.log(`  curl -s ${url}/api/search -H 'Content-Type: application/json' -d '{"query": "TODO", "matches": 10}'`);
+  }
+  scheduler.start().then(() => {
+    if (status !== 'starting') return;
+    status = 'ok';
+    native.sdNotify('READY=1');
+    logger.info({ url, repositories: config.repos.length }, 'serving');
+  });
+
+  return new Promise<number>((resolve) => {
+    const shutdown = async (signal: string) => {
+      if (status === 'stopping') {
+        logger.warn({ signal }, 'second signal: exiting at once');
+        process.exit(1);
+      }
+      status = 'stopping';
+      native.sdNotify('STOPPING=1');
+      logger.info({ signal, inFlight: server.requestsInFlight }, 'shutting down');
+      server.stopAccepting();
+      const drained = await server.drain(config.server.shutdownDrainSeconds * 1000);
+      if (!drained) logger.warn({ inFlight: server.requestsInFlight }, 'drain timed out; ending the rest');
+      await Promise.all([pool.close(), scheduler.close()]);
+      logger.info('stopped');
+      resolve(0);
+      // Clients' idle keep-alive connections would hold the event loop open; nothing is left to finish.
+      setImmediate(() => process.exit(0));
+    };
+    process.on('SIGTERM', () => void shutdown('SIGTERM'));
+    process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
+}

@@ -1,0 +1,17 @@
+/** Errors of the git read layer; the HTTP routes map them to INVALID_GIT_REF and FILE_NOT_FOUND. */
+
+/** A ref that is malformed or does not resolve to a commit. */
+export class InvalidRefError extends Error {
+  constructor(readonly ref: string, reason: string) {
+    super(`invalid git ref ${JSON.stringify(ref)}: ${reason}`);
+    this.name = 'InvalidRefError';
+  }
+}
+
+/** A path that is malformed or not in the tree at that revision. */
+export class PathNotFoundError extends Error {
+  constructor(readonly filePath: string, reason: string) {
+    super(`${JSON.stringify(filePath)} ${reason}`);
+    this.name = 'PathNotFoundError';
+  }
+}

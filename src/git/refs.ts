@@ -1,0 +1,52 @@
+/**
+ * Refs and paths from API callers, checked before they reach libgit2: a ref
+ * can never be taken for an option or a range, a path never leaves the tree.
+ */
+import NodeGit from 'nodegit';
+import { InvalidRefError, PathNotFoundError } from './errors.js';
+import type { GitRepository } from './repository.js';
+
+/** Throws InvalidRefError for a ref that starts with '-', holds '..', NUL, control characters or revision operators. */
+export function checkRefSyntax(ref: string): void {
+  if (ref.length === 0) throw new InvalidRefError(ref, 'it is empty');
+  if (ref.startsWith('-')) throw new InvalidRefError(ref, 'it starts with "-"');
+  if (ref.includes('..')) throw new InvalidRefError(ref, 'it contains ".."');
+  if (/[\x00-\x1f\x7f]/.test(ref)) throw new InvalidRefError(ref, 'it contains NUL or control characters');
+  if (/[~^:?*[\\\s]|@\{/.test(ref)) throw new InvalidRefError(ref, 'it contains characters git does not allow in ref names');
+}
+
+/**
+ * The commit a ref names: HEAD, a branch, a tag (peeled), a full ref name or
+ * a commit id (full or abbreviated). Throws InvalidRefError when it is
+ * malformed or names no commit.
+ */
+export async function resolveCommit(repository: GitRepository, ref: string): Promise<NodeGit.Commit> {
+  checkRefSyntax(ref);
+  let object: NodeGit.Object;
+  try {
+    object = await NodeGit.Revparse.single(repository, ref);
+  } catch {
+    throw new InvalidRefError(ref, 'it does not resolve in this repository');
+  }
+  try {
+    const peeled = await object.peel(NodeGit.Object.TYPE.COMMIT);
+    return await repository.getCommit(peeled.id());
+  } catch {
+    throw new InvalidRefError(ref, 'it does not name a commit');
+  }
+}
+
+/**
+ * A repository path as the API takes it: '/' separated, a leading '/'
+ * ignored, '' for the root. Throws PathNotFoundError for a '..' or '.'
+ * segment, an empty segment or NUL.
+ */
+export function normalizeTreePath(raw: string): string {
+  const trimmed = raw.replace(/^\/+/, '').replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  if (raw.includes('\0')) throw new PathNotFoundError(raw, 'is not a valid path (NUL)');
+  for (const segment of trimmed.split('/')) {
+    if (segment === '..' || segment === '.' || segment === '') throw new PathNotFoundError(raw, 'is not a valid path (empty, "." or ".." segment)');
+  }
+  return trimmed;
+}

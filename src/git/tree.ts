@@ -1,0 +1,66 @@
+/** Directory listings of a commit's tree for POST /api/tree. */
+import NodeGit from 'nodegit';
+import { PathNotFoundError } from './errors.js';
+import { normalizeTreePath } from './refs.js';
+
+export interface TreeNode {
+  type: 'tree' | 'blob' | 'commit';
+  path: string;
+  name: string;
+  children: TreeNode[];
+}
+
+const FILEMODE_COMMIT = 0o160000;
+
+/**
+ * The root node listing the root's entries, with each requested directory
+ * (and every directory on the way to it) expanded one level. Directories come
+ * first, then files, each by name (case-insensitive, then byte order).
+ * Throws PathNotFoundError when a requested path is not a directory.
+ */
+export async function treeOf(commit: NodeGit.Commit, paths: readonly string[]): Promise<TreeNode> {
+  const rootTree = await commit.getTree();
+  const root: TreeNode = { type: 'tree', path: '', name: '', children: [] };
+  const expanded = new Map<string, TreeNode>([['', root]]);
+  const expand = async (node: TreeNode, tree: NodeGit.Tree) => {
+    node.children = tree
+      .entries()
+      .map((entry) => {
+        const name = entry.name();
+        const type: TreeNode['type'] = entry.isTree() ? 'tree' : entry.filemode() === FILEMODE_COMMIT ? 'commit' : 'blob';
+        return { type, path: node.path ? `${node.path}/${name}` : name, name, children: [] };
+      })
+      .sort(compareNodes);
+  };
+  await expand(root, rootTree);
+  for (const raw of paths) {
+    const target = normalizeTreePath(raw);
+    if (target === '') continue;
+    const segments = target.split('/');
+    let node = root;
+    let tree = rootTree;
+    for (let depth = 0; depth < segments.length; depth++) {
+      const childPath = segments.slice(0, depth + 1).join('/');
+      const child = node.children.find((candidate) => candidate.path === childPath);
+      if (!child || child.type !== 'tree') throw new PathNotFoundError(raw, 'is not a directory at this revision');
+      const entry = tree.entryByName(child.name);
+      tree = await entry.getTree();
+      if (!expanded.has(childPath)) {
+        await expand(child, tree);
+        expanded.set(childPath, child);
+      }
+      node = child;
+    }
+  }
+  return root;
+}
+
+function compareNodes(a: TreeNode, b: TreeNode): number {
+  const aDirectory = a.type === 'tree' ? 0 : 1;
+  const bDirectory = b.type === 'tree' ? 0 : 1;
+  if (aDirectory !== bDirectory) return aDirectory - bDirectory;
+  const aFolded = a.name.toLowerCase();
+  const bFolded = b.name.toLowerCase();
+  if (aFolded !== bFolded) return aFolded < bFolded ? -1 : 1;
+  return Buffer.compare(Buffer.from(a.name), Buffer.from(b.name));
+}

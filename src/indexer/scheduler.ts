@@ -1,0 +1,162 @@
+/**
+ * Live indexing: watches every repository (a git repository's HEAD and refs,
+ * a plain directory's files) with chokidar, queues the repositories that
+ * changed, and runs index passes one at a time on an index thread. A periodic
+ * full pass catches what the watchers missed (the pass skips unchanged
+ * repositories cheaply). After every pass, `onPublished` reloads the catalog.
+ */
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { watch, type FSWatcher } from 'chokidar';
+import type { Config, RepositoryConfig } from '../config/config.js';
+import { gitDirectoryOf } from '../git/repository.js';
+import type { Logger } from '../obs/logger.js';
+import type { IndexReply, IndexRequest } from './index-protocol.js';
+import type { RepositoryOutcome } from './run-index.js';
+
+export interface SchedulerOptions {
+  config: Config;
+  logger: Logger;
+  /** A full pass this often (0: never). */
+  rescanIntervalMs: number;
+  /** Changes closer together than this are indexed in one pass. */
+  debounceMs: number;
+  /** Called after each pass, from the main thread. */
+  onPublished(outcomes: RepositoryOutcome[]): void;
+}
+
+export class IndexScheduler {
+  private readonly thread: Worker;
+  private readonly watchers: FSWatcher[] = [];
+  private readonly queued = new Set<string>();
+  private fullPassQueued = false;
+  private running: IndexRequest | null = null;
+  private readonly indexing = new Set<string>();
+  /** When each repository's oldest change not yet indexed was seen. */
+  private readonly dirtySince = new Map<string, number>();
+  /** The entries of dirtySince the running pass covers (restored if it fails). */
+  private covered = new Map<string, number>();
+  private passEnded: (() => void)[] = [];
+  private debounce: NodeJS.Timeout | null = null;
+  private rescan: NodeJS.Timeout | null = null;
+  private firstPass: Promise<void>;
+  private firstPassDone!: () => void;
+  private closed = false;
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.firstPass = new Promise((resolve) => (this.firstPassDone = resolve));
+    this.thread = new Worker(new URL('./index-thread.js', import.meta.url), { workerData: options.config });
+    this.thread.on('message', (reply: IndexReply) => this.onReply(reply));
+    this.thread.on('error', (error) => options.logger.error({ err: error }, 'index thread failed'));
+  }
+
+  /** Starts watching, queues a full pass, and resolves once that first pass is published. */
+  start(): Promise<void> {
+    for (const repo of this.options.config.repos) this.watchRepository(repo);
+    this.fullPassQueued = true;
+    this.next();
+    if (this.options.rescanIntervalMs > 0) {
+      this.rescan = setInterval(() => {
+        this.fullPassQueued = true;
+        this.next();
+      }, this.options.rescanIntervalMs);
+      this.rescan.unref();
+    }
+    return this.firstPass;
+  }
+
+  isIndexing(name: string): boolean {
+    return this.indexing.has(name);
+  }
+
+  /** Seconds since the oldest change not yet indexed, per repository. */
+  lagSeconds(): Map<string, number> {
+    const now = Date.now();
+    return new Map(this.options.config.repos.map((repo) => [repo.name, this.dirtySince.has(repo.name) ? (now - this.dirtySince.get(repo.name)!) / 1000 : 0]));
+  }
+
+  /** Queues a pass over one repository (after the debounce). */
+  changed(name: string): void {
+    if (this.closed) return;
+    if (!this.dirtySince.has(name)) this.dirtySince.set(name, Date.now());
+    this.queued.add(name);
+    if (this.debounce) clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => {
+      this.debounce = null;
+      this.next();
+    }, this.options.debounceMs);
+  }
+
+  private watchRepository(repo: RepositoryConfig): void {
+    const gitDirectory = gitDirectoryOf(repo.path);
+    const targets = gitDirectory
+      ? [path.join(gitDirectory, 'HEAD'), path.join(gitDirectory, 'refs'), path.join(gitDirectory, 'packed-refs')]
+      : [repo.path];
+    const watcher = watch(targets, {
+      ignoreInitial: true,
+      ignored: gitDirectory ? (file: string) => file.endsWith('.lock') : (file: string) => /(^|[/\\])\.git([/\\]|$)/.test(file),
+    });
+    watcher.on('all', () => this.changed(repo.name));
+    watcher.on('error', (error) => this.options.logger.warn({ repo: repo.name, err: error }, 'watcher error; the periodic rescan still covers this repository'));
+    this.watchers.push(watcher);
+  }
+
+  private next(): void {
+    if (this.running || this.closed || this.debounce) return;
+    let request: IndexRequest;
+    if (this.fullPassQueued) {
+      this.fullPassQueued = false;
+      this.queued.clear();
+      request = {};
+    } else if (this.queued.size > 0) {
+      request = { only: [...this.queued] };
+      this.queued.clear();
+    } else {
+      return;
+    }
+    this.running = request;
+    // Changes seen from now on need another pass; the ones seen so far are covered by this one.
+    for (const name of request.only ?? this.options.config.repos.map((repo) => repo.name)) {
+      const since = this.dirtySince.get(name);
+      if (since === undefined) continue;
+      this.covered.set(name, since);
+      this.dirtySince.delete(name);
+    }
+    this.thread.postMessage(request);
+  }
+
+  private onReply(reply: IndexReply): void {
+    if (reply.type === 'started') {
+      this.indexing.add(reply.name);
+      return;
+    }
+    const request = this.running!;
+    this.running = null;
+    this.indexing.clear();
+    const covered = this.covered;
+    this.covered = new Map();
+    if (reply.type === 'failed') {
+      this.options.logger.error({ error: reply.error }, 'index pass failed; retrying on the next change or rescan');
+      for (const [name, since] of covered) this.dirtySince.set(name, Math.min(since, this.dirtySince.get(name) ?? since));
+    } else {
+      for (const outcome of reply.outcomes) {
+        if (outcome.status === 'failed') this.options.logger.warn({ repo: outcome.name, error: outcome.error }, 'repository failed to index');
+        else if (outcome.status === 'indexed') this.options.logger.info({ repo: outcome.name, documents: outcome.documents, seconds: outcome.seconds }, 'repository indexed');
+      }
+      this.options.onPublished(reply.outcomes);
+    }
+    if (!request.only) this.firstPassDone();
+    for (const notify of this.passEnded.splice(0)) notify();
+    this.next();
+  }
+
+  /** Stops watching and waits for a pass in progress to finish (its shards are published whole or not at all). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.debounce) clearTimeout(this.debounce);
+    if (this.rescan) clearInterval(this.rescan);
+    await Promise.all(this.watchers.map((watcher) => watcher.close()));
+    if (this.running) await new Promise<void>((resolve) => this.passEnded.push(resolve));
+    await this.thread.terminate();
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The daemon's Prometheus metrics, in a registry of its own (so tests can
+ * run several daemons in one process). Gauges that mirror live state read it
+ * when scraped.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export interface MetricsSources {
+  searchesInFlight(): number;
+  shardsMapped(): number;
+  /** Seconds each repository's index is behind the change last seen (0 when current). */
+  indexLagSeconds(): Map<string, number>;
+  failedSearchTasks(): number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({ name: 'trawl_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['route', 'status'], registers: [this.registry] });
+  readonly requestSeconds = new Histogram({
+    name: 'trawl_http_request_duration_seconds',
+    help: 'HTTP request latency by route',
+    labelNames: ['route'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+  readonly searchSeconds = new Histogram({
+    name: 'trawl_search_duration_seconds',
+    help: 'Search latency (planning, workers and response building)',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+
+  constructor(sources: MetricsSources) {
+    new Gauge({ name: 'trawl_search_queue_depth', help: 'Searches in flight', registers: [this.registry], collect() { this.set(sources.searchesInFlight()); } });
+    new Gauge({ name: 'trawl_shards_loaded', help: 'Shards mapped by the front end', registers: [this.registry], collect() { this.set(sources.shardsMapped()); } });
+    new Gauge({
+      name: 'trawl_index_lag_seconds',
+      help: 'How far each repository index is behind its last seen change',
+      labelNames: ['repo'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [repo, seconds] of sources.indexLagSeconds()) this.set({ repo }, seconds);
+      },
+    });
+    let countedFailures = 0;
+    new Counter({
+      name: 'trawl_worker_crashes_total',
+      help: 'Search tasks that failed in a worker',
+      registers: [this.registry],
+      collect() {
+        const failures = sources.failedSearchTasks();
+        this.inc(failures - countedFailures);
+        countedFailures = failures;
+      },
+    });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

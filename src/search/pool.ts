@@ -1,0 +1,175 @@
+/**
+ * Searches fanned out to a Piscina pool: the front end plans the query, sends
+ * one task per shard group of the visible repositories, merges the groups'
+ * matches by score and builds the response (chunks for the returned files
+ * only) from its own mappings of the same shards.
+ */
+import { Piscina } from 'piscina';
+import type { SearchRequest, SearchResponse } from '../api/types.js';
+import type { RepositoryConfig, SearchContextConfig } from '../config/config.js';
+import type { QueryNode } from '../query/ast.js';
+import type { SearchTask, SearchTaskResult } from '../worker/protocol.js';
+import { groupShards, type Catalog } from './catalog.js';
+import { buildResponse, emptyEvaluationStats, planSearch, type Found, type ShardsOutcome } from './engine.js';
+import { ShardCache } from './shard-cache.js';
+import { cancelSearch, createSignal, type SearchSignal } from './signal.js';
+
+export interface SearchPoolOptions {
+  workers: number;
+  /** Searches in flight at most; more are refused with SearchQueueFullError. */
+  maxQueuedSearches: number;
+  timeBudgetMs: number;
+  publicUrl: string;
+  contexts: Record<string, SearchContextConfig>;
+}
+
+export class SearchQueueFullError extends Error {
+  constructor(limit: number) {
+    super(`the search queue is full (${limit} searches in flight)`);
+    this.name = 'SearchQueueFullError';
+  }
+}
+
+export interface SearchCall {
+  /** Which repositories the caller may see (the rest do not exist for this search). */
+  visible: (repo: RepositoryConfig) => boolean;
+  /** Set by the caller to cancel (client gone); the pool also sets it when the search ends. */
+  signal?: SearchSignal;
+  /** Receives each shard group's part of the response as it completes (streaming), within the match budget. */
+  onPartial?: (partial: SearchResponse) => void;
+}
+
+/** Shard groups aim at this much shard data per task. */
+const GROUP_TARGET_BYTES = 64 << 20;
+
+export class SearchPool {
+  private readonly piscina: Piscina;
+  private readonly shards = new ShardCache();
+  private catalog: Catalog = { generation: -1, repositories: [] };
+  private inFlight = 0;
+  private workerFailures = 0;
+
+  constructor(private readonly options: SearchPoolOptions) {
+    this.piscina = new Piscina({
+      filename: new URL('../worker/search-worker.js', import.meta.url).href,
+      minThreads: options.workers,
+      maxThreads: options.workers,
+      idleTimeout: Number.POSITIVE_INFINITY,
+    });
+  }
+
+  /** Switches to a new manifest generation; its shards are mapped here before the first search uses them. */
+  setCatalog(catalog: Catalog): void {
+    this.catalog = catalog;
+    this.shards.advance(catalog.generation);
+    for (const repo of catalog.repositories) {
+      for (const shard of repo.shards) {
+        try {
+          this.shards.get(shard.path);
+        } catch {
+          // counted as a crash by the searches that need it
+        }
+      }
+    }
+  }
+
+  get currentCatalog(): Catalog {
+    return this.catalog;
+  }
+
+  get searchesInFlight(): number {
+    return this.inFlight;
+  }
+
+  get shardsMapped(): number {
+    return this.shards.size;
+  }
+
+  /** Tasks that failed in a worker (not corrupt shards: those are per-search `crashes`). */
+  get failedTasks(): number {
+    return this.workerFailures;
+  }
+
+  /**
+   * Runs one search, of `request.query` or of an already built `query`.
+   * Throws QueryParseError / UnknownSearchContextError for a bad query and
+   * SearchQueueFullError when too many searches are in flight.
+   */
+  async search(request: SearchRequest, call: SearchCall, prebuilt?: QueryNode): Promise<SearchResponse> {
+    const started = performance.now();
+    const query = prebuilt ?? planSearch(request, this.options.contexts);
+    const planned = performance.now();
+    if (this.inFlight >= this.options.maxQueuedSearches) throw new SearchQueueFullError(this.options.maxQueuedSearches);
+    this.inFlight++;
+    const signal = call.signal ?? createSignal();
+    try {
+      return await this.fanOut(request, query, call, signal, { started, planned });
+    } finally {
+      this.inFlight--;
+      cancelSearch(signal); // tasks still queued for a finished search return at once
+    }
+  }
+
+  private async fanOut(request: SearchRequest, query: QueryNode, call: SearchCall, signal: SearchSignal, timings: { started: number; planned: number }): Promise<SearchResponse> {
+    const catalog = this.catalog;
+    const files = catalog.repositories.filter((repo) => call.visible(repo.config)).flatMap((repo) => repo.shards);
+    const base: Omit<SearchTask, 'shardFiles'> = {
+      generation: catalog.generation,
+      query,
+      contexts: this.options.contexts,
+      wanted: request.matches + 1,
+      deadlineEpochMs: performance.timeOrigin + timings.started + this.options.timeBudgetMs,
+      signal,
+    };
+    const found: Found[] = [];
+    const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
+    let budget = request.matches;
+    let waitMs = 0;
+    await Promise.all(
+      groupShards(files, GROUP_TARGET_BYTES).map(async (shardFiles) => {
+        const submitted = performance.now();
+        const outcome = await this.runTask({ ...base, shardFiles });
+        waitMs = Math.max(waitMs, performance.now() - submitted);
+        const groupFound = this.resolve(outcome, shardFiles);
+        found.push(...groupFound);
+        outcomes.push(outcome);
+        if (call.onPartial && budget > 0) {
+          const partial = buildResponse({ ...request, matches: budget }, query, groupFound, [outcome], this.options.publicUrl, { ...timings, searched: performance.now() });
+          budget -= partial.stats.actualMatchCount;
+          call.onPartial(partial);
+        }
+      }),
+    );
+    const response = buildResponse(request, query, found, outcomes, this.options.publicUrl, { ...timings, searched: performance.now() });
+    response.stats.wait = Math.round(waitMs * 1e6);
+    return response;
+  }
+
+  private async runTask(task: SearchTask): Promise<ShardsOutcome> {
+    try {
+      return (await this.piscina.run(task)) as SearchTaskResult;
+    } catch {
+      // A worker that failed (or died) costs its group's results, never the search.
+      this.workerFailures++;
+      const stats = { ...emptyEvaluationStats(), crashes: task.shardFiles.length, shardFilesConsidered: task.shardFiles.length };
+      return { matches: [], totalRanges: 0, stop: 'complete', stats };
+    }
+  }
+
+  /** The group's matches with their shards mapped here; matches of a shard this thread cannot open are dropped and counted. */
+  private resolve(outcome: ShardsOutcome, shardFiles: string[]): Found[] {
+    const found: Found[] = [];
+    for (const match of outcome.matches) {
+      try {
+        found.push({ ...match, shard: this.shards.get(shardFiles[match.shard]!) });
+      } catch {
+        outcome.stats.crashes++;
+      }
+    }
+    return found;
+  }
+
+  async close(): Promise<void> {
+    await this.piscina.destroy();
+  }
+}

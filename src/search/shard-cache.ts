@@ -1,0 +1,38 @@
+/**
+ * Shards opened (mapped) once per thread and kept while their files exist.
+ * Every thread that searches or assembles results holds one: the mappings are
+ * MAP_SHARED, so all of them share the page cache.
+ */
+import fs from 'node:fs';
+import { Shard } from '../index/shard-reader.js';
+
+export class ShardCache {
+  private readonly shards = new Map<string, Shard>();
+  private generation = -1;
+
+  /** The shard in `file`, mapped on first use. Throws ShardFormatError or the fs error when it cannot be opened. */
+  get(file: string): Shard {
+    let shard = this.shards.get(file);
+    if (!shard) {
+      // Bulk checksums were verified when the indexer wrote the file; structure and bounds are checked here.
+      shard = Shard.open(file, { verify: 'structure' });
+      this.shards.set(file, shard);
+    }
+    return shard;
+  }
+
+  /**
+   * Called with the manifest generation of each search: on a new generation,
+   * shards whose files were deleted are forgotten (their mappings go with the
+   * last reference, so searches still holding them finish unharmed).
+   */
+  advance(generation: number): void {
+    if (generation === this.generation) return;
+    this.generation = generation;
+    for (const file of this.shards.keys()) if (!fs.existsSync(file)) this.shards.delete(file);
+  }
+
+  get size(): number {
+    return this.shards.size;
+  }
+}

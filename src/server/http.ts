@@ -1,0 +1,217 @@
+/**
+ * The one handler template every route runs in (the uWebSockets.js rules):
+ * read the request synchronously, register onAborted before any await, read
+ * the body with a size cap, `cork` every write, stream with backpressure
+ * (`write` + `onWritable`), and clean up exactly once, whether the response
+ * ended or the client went away.
+ */
+import { randomUUID } from 'node:crypto';
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { ApiError } from '../api/errors.js';
+
+export interface Request {
+  /** Lower-case method. */
+  method: string;
+  path: string;
+  /** The raw query string, without '?'. */
+  query: string;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  requestId: string;
+  remoteAddress: string;
+  body: Buffer;
+  /** Aborted when the client disconnects. */
+  signal: AbortSignal;
+}
+
+export interface JsonReply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface TextReply {
+  status: number;
+  text: string;
+  contentType: string;
+  headers?: Record<string, string>;
+}
+
+/** A response written piece by piece; the function ends when the stream is complete. */
+export interface StreamReply {
+  stream: (sink: StreamSink) => Promise<void>;
+  contentType: string;
+  headers?: Record<string, string>;
+}
+
+export type Reply = JsonReply | TextReply | StreamReply;
+
+export interface StreamSink {
+  /** Writes a piece; resolves when the client can take more (at once unless it is backpressured). */
+  write(text: string): Promise<void>;
+  readonly closed: boolean;
+}
+
+export interface HandlerHooks {
+  maxBodyBytes: number;
+  /** Called once per request when it is over (answered or aborted). */
+  finished(request: Request, status: number, aborted: boolean): void;
+  /** Called for errors that are not ApiErrors, before answering 500. */
+  unexpected(request: Request, error: unknown): void;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  204: 'No Content',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Runs `handle` for one uWS request under the template. */
+export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, handle: (request: Request) => Promise<Reply>): void {
+  const headers: Record<string, string> = {};
+  req.forEach((key, value) => {
+    headers[key] = value;
+  });
+  const controller = new AbortController();
+  const offered = headers['x-request-id'];
+  const request: Request = {
+    method: req.getMethod(),
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    headers,
+    requestId: offered && REQUEST_ID.test(offered) ? offered : randomUUID(),
+    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    body: Buffer.alloc(0),
+    signal: controller.signal,
+  };
+  let done = false;
+  let status = 0;
+  let drained: (() => void) | null = null;
+  const finish = (aborted: boolean) => {
+    if (done) return;
+    done = true;
+    if (aborted) controller.abort();
+    drained?.();
+    hooks.finished(request, status, aborted);
+  };
+  res.onAborted(() => finish(true));
+
+  const writeHead = (code: number, contentType: string, extra: Record<string, string> = {}) => {
+    status = code;
+    res.writeStatus(`${code} ${STATUS_TEXT[code] ?? ''}`);
+    res.writeHeader('Content-Type', contentType);
+    res.writeHeader('X-Request-Id', request.requestId);
+    res.writeHeader('X-Content-Type-Options', 'nosniff');
+    for (const [key, value] of Object.entries(extra)) res.writeHeader(key, value);
+  };
+  const endWith = (code: number, contentType: string, body: string, extra?: Record<string, string>, closeConnection = false) => {
+    if (done) return;
+    res.cork(() => {
+      writeHead(code, contentType, extra);
+      res.end(body, closeConnection);
+    });
+    finish(false);
+  };
+  const fail = (error: unknown, closeConnection = false) => {
+    const apiError = error instanceof ApiError ? error : new ApiError('UNEXPECTED_ERROR', `unexpected error (request id ${request.requestId})`);
+    if (!(error instanceof ApiError)) hooks.unexpected(request, error);
+    endWith(apiError.statusCode, JSON_TYPE, JSON.stringify(apiError.toBody()), apiError.headers, closeConnection);
+  };
+
+  const sink: StreamSink = {
+    get closed() {
+      return done;
+    },
+    write(text) {
+      if (done) return Promise.resolve();
+      let ok = true;
+      res.cork(() => {
+        ok = res.write(text);
+      });
+      if (ok) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        drained = () => {
+          drained = null;
+          resolve();
+        };
+        res.onWritable(() => {
+          drained?.();
+          return true;
+        });
+      });
+    },
+  };
+
+  const respond = async () => {
+    request.body = await readBody(res, request.method, hooks.maxBodyBytes);
+    const reply = await handle(request);
+    if (done) return;
+    if ('stream' in reply) {
+      res.cork(() => writeHead(200, reply.contentType, reply.headers));
+      await reply.stream(sink);
+      if (!done) {
+        res.cork(() => res.end());
+        finish(false);
+      }
+    } else if ('text' in reply) {
+      endWith(reply.status, reply.contentType, reply.text, reply.headers);
+    } else if (reply.status === 204) {
+      if (done) return;
+      res.cork(() => {
+        writeHead(204, JSON_TYPE, reply.headers);
+        res.endWithoutBody();
+      });
+      finish(false);
+    } else {
+      endWith(reply.status, JSON_TYPE, JSON.stringify(reply.body), reply.headers);
+    }
+  };
+  respond().catch((error: unknown) => {
+    if (done) return;
+    if (status !== 0) {
+      // Headers already went out (a stream): all that can be done is to end it.
+      res.cork(() => res.end());
+      finish(false);
+      return;
+    }
+    // A body over the limit is answered before it was read to the end: close the connection.
+    fail(error, error instanceof BodyTooLargeError);
+  });
+}
+
+class BodyTooLargeError extends ApiError {
+  constructor(limit: number) {
+    super('INVALID_REQUEST_BODY', `the request body is over the limit of ${limit} bytes`);
+  }
+}
+
+/** The whole body (empty for methods without one), refused past `limit` bytes. */
+function readBody(res: HttpResponse, method: string, limit: number): Promise<Buffer> {
+  if (method === 'get' || method === 'head' || method === 'delete') return Promise.resolve(Buffer.alloc(0));
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let length = 0;
+    let refused = false;
+    res.onData((chunk, isLast) => {
+      if (refused) return;
+      length += chunk.byteLength;
+      if (length > limit) {
+        refused = true;
+        reject(new BodyTooLargeError(limit));
+        return;
+      }
+      parts.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after the callback
+      if (isLast) resolve(Buffer.concat(parts));
+    });
+  });
+}

@@ -1,0 +1,29 @@
+/** Repositories by name as a caller may see them, and their git handles. */
+import { ApiError } from '../api/errors.js';
+import type { RepositoryConfig } from '../config/config.js';
+import { isGitRepository, openRepository, type GitRepository } from '../git/repository.js';
+import type { Caller } from './access.js';
+import type { ServerContext } from './route.js';
+
+/** The configured repository named `name`, or NOT_FOUND when there is none or the caller cannot see it (indistinguishable). */
+export function visibleRepository(context: ServerContext, caller: Caller, name: string): RepositoryConfig {
+  const repo = context.config.repos.find((candidate) => candidate.name === name);
+  if (!repo || !caller.canSee(repo)) throw new ApiError('NOT_FOUND', `repository ${JSON.stringify(name)} not found`);
+  return repo;
+}
+
+const opened = new Map<string, Promise<GitRepository>>();
+
+/** The repository's git handle (opened once); NOT_FOUND for a plain directory, which has no revisions. */
+export function gitRepository(repo: RepositoryConfig): Promise<GitRepository> {
+  if (!isGitRepository(repo.path)) {
+    return Promise.reject(new ApiError('NOT_FOUND', `repository ${JSON.stringify(repo.name)} is a plain directory: it has no git revisions`));
+  }
+  let handle = opened.get(repo.path);
+  if (!handle) {
+    handle = openRepository(repo.path);
+    handle.catch(() => opened.delete(repo.path));
+    opened.set(repo.path, handle);
+  }
+  return handle;
+}

@@ -1,0 +1,26 @@
+/** A route of the HTTP API: what the router dispatches and what the OpenAPI document describes. */
+import type { Operation } from '../api/openapi.js';
+import type { Config } from '../config/config.js';
+import type { IndexState } from '../indexer/manifest.js';
+import type { Logger } from '../obs/logger.js';
+import type { Metrics } from '../obs/metrics.js';
+import type { SearchPool } from '../search/pool.js';
+import type { Caller } from './access.js';
+import type { Reply, Request } from './http.js';
+
+/** What routes use of the running daemon. */
+export interface ServerContext {
+  config: Config;
+  pool: SearchPool;
+  metrics: Metrics;
+  logger: Logger;
+  version: string;
+  /** 'starting' until the first index pass is published, 'stopping' once shutdown began. */
+  status(): 'starting' | 'ok' | 'stopping';
+  /** The indexer's view of each configured repository. */
+  indexState(name: string): IndexState;
+}
+
+export interface Route extends Operation {
+  handle(request: Request, caller: Caller, context: ServerContext): Promise<Reply>;
+}

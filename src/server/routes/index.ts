@@ -1,0 +1,39 @@
+/** The route table: every endpoint the daemon serves, in the order the OpenAPI document lists them. */
+import { openApiDocument } from '../../api/openapi.js';
+import type { Route } from '../route.js';
+import { commitRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from './git.js';
+import { reposRoute } from './repos.js';
+import { searchRoute, streamSearchRoute } from './search.js';
+import { findDefinitionsRoute, findReferencesRoute } from './symbols.js';
+import { healthRoute, metricsRoute, versionRoute } from './system.js';
+
+const openApiRoute: Route = {
+  method: 'get',
+  path: '/api/openapi.json',
+  operationId: 'openapi',
+  tag: 'System',
+  summary: 'This document',
+  access: 'public',
+  response: { status: 200, contentType: 'application/json', description: 'The OpenAPI 3.0.3 document' },
+  errors: [],
+  async handle(_request, _caller, context) {
+    return { status: 200, body: openApiDocument(ROUTES, { version: context.version, publicUrl: context.config.publicUrl }) };
+  },
+};
+
+export const ROUTES: readonly Route[] = [
+  searchRoute,
+  streamSearchRoute,
+  findReferencesRoute,
+  findDefinitionsRoute,
+  treeRoute,
+  sourceRoute,
+  reposRoute,
+  commitsRoute,
+  commitRoute,
+  diffRoute,
+  healthRoute,
+  versionRoute,
+  openApiRoute,
+  metricsRoute,
+];

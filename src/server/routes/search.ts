@@ -1,0 +1,97 @@
+/** POST /api/search and POST /api/stream_search (spec/api.md §3). */
+import { ApiError } from '../../api/errors.js';
+import { SearchRequest, SearchResponse } from '../../api/schemas.js';
+import type { SearchResponse as SearchResponseBody } from '../../api/types.js';
+import { parseBody, validator } from '../../api/validate.js';
+import { planSearch } from '../../search/engine.js';
+import { cancelSearch, createSignal } from '../../search/signal.js';
+import type { Caller } from '../access.js';
+import type { Request } from '../http.js';
+import { asApiError } from '../known-errors.js';
+import type { Route, ServerContext } from '../route.js';
+
+const body = validator(SearchRequest);
+const SEARCH_ERRORS = ['INVALID_REQUEST_BODY', 'FAILED_TO_PARSE_QUERY', 'SEARCH_CONTEXT_NOT_FOUND', 'NOT_AUTHENTICATED', 'SERVICE_UNAVAILABLE'] as const;
+
+/** A search signal cancelled when the client goes away. */
+export function signalFor(request: Request) {
+  const signal = createSignal();
+  request.signal.addEventListener('abort', () => cancelSearch(signal), { once: true });
+  return signal;
+}
+
+async function timedSearch(context: ServerContext, run: () => Promise<SearchResponseBody>): Promise<SearchResponseBody> {
+  const stop = context.metrics.searchSeconds.startTimer();
+  try {
+    return await run();
+  } finally {
+    stop();
+  }
+}
+
+export const searchRoute: Route = {
+  method: 'post',
+  path: '/api/search',
+  operationId: 'search',
+  tag: 'Search & Navigation',
+  summary: 'Search code: every matching file with its chunks, ranked, capped at `matches` match ranges',
+  access: 'read',
+  body: SearchRequest,
+  response: { status: 200, schema: SearchResponse, description: 'The ranked results' },
+  errors: [...SEARCH_ERRORS],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const search = parseBody(body, request.body);
+    const signal = signalFor(request);
+    const response = await timedSearch(context, () => context.pool.search(search, { visible: caller.canSee, signal }));
+    return { status: 200, body: response };
+  },
+};
+
+const DONE = 'data: [DONE]\n\n';
+const event = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+
+export const streamSearchRoute: Route = {
+  method: 'post',
+  path: '/api/stream_search',
+  operationId: 'streamSearch',
+  tag: 'Search & Navigation',
+  summary:
+    'Search code, streamed as server-sent events: `{"type":"chunk",files,repositoryInfo,stats}` per shard group as it completes, then `{"type":"final",accumulatedStats,isSearchExhaustive}`, then `[DONE]`',
+  access: 'read',
+  body: SearchRequest,
+  response: { status: 200, contentType: 'text/event-stream', description: 'A stream of `data:` events' },
+  errors: [...SEARCH_ERRORS],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const search = parseBody(body, request.body);
+    planSearch(search, context.config.contexts); // errors before the first byte are ordinary JSON errors
+    const signal = signalFor(request);
+    return {
+      contentType: 'text/event-stream',
+      headers: { 'Cache-Control': 'no-cache' },
+      async stream(sink) {
+        // Writes wait for the client (backpressure); the search keeps its own pace, its results are capped.
+        let writing = sink.write(': search started\n\n');
+        const write = (text: string) => (writing = writing.then(() => sink.write(text)));
+        try {
+          const response = await timedSearch(context, () =>
+            context.pool.search(search, {
+              visible: caller.canSee,
+              signal,
+              onPartial: (partial) => {
+                if (partial.files.length > 0) write(event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats }));
+              },
+            }),
+          );
+          write(event({ type: 'final', accumulatedStats: response.stats, isSearchExhaustive: response.isSearchExhaustive }));
+        } catch (error) {
+          const known = asApiError(error);
+          if (!(known instanceof ApiError)) context.logger.error({ requestId: request.requestId, err: error }, 'stream search failed');
+          const failure = known instanceof ApiError ? known : new ApiError('UNEXPECTED_ERROR', `unexpected error (request id ${request.requestId})`);
+          write(event({ type: 'error', error: failure.toBody() }));
+        }
+        write(DONE);
+        await writing;
+      },
+    };
+  },
+};

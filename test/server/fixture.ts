@@ -1,0 +1,22 @@
+import path from 'node:path';
+import type { Test } from 'tap';
+import { commitAll, git, makeRepository, writeFiles } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
+
+/** A small public git repository with two commits, a binary file and nested directories; its config entry. */
+export function fixtureRepository(t: Test, name = 'example.com/acme/widgets') {
+  const root = path.join(tempDir(t, 'trawl-fixture-'), 'widgets');
+  makeRepository(root, {
+    'src/parser.c':
+      '#include "parser.h"\n\nint parse_expression(const char *text) {\n  return text[0] == \'(\';\n}\n\nint main(void) {\n  return parse_expression("(1)");\n}\n',
+    'src/parser.h': 'int parse_expression(const char *text);\n',
+    'docs/guide.md': '# Guide\n\nCall parse_expression to parse.\n',
+    'README.md': '# Widgets\n\nÜnïcode line with parse_expression\ttab\n',
+    'assets/logo.bin': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0x02, 0x03]),
+  });
+  const first = git(root, 'rev-parse', 'HEAD').trim();
+  writeFiles(root, { 'src/lexer.c': 'int next_token(void) { return 0; }\n', 'docs/guide.md': '# Guide\n\nCall parse_expression to parse. Then next_token.\n' });
+  const second = commitAll(root, 'Add the lexer\n\nIt reads tokens.');
+  git(root, 'tag', 'v1.0');
+  return { root, first, second, config: { name, path: root, public: true, codeHostType: 'github', webUrl: 'https://example.com/acme/widgets' } };
+}

@@ -1,0 +1,122 @@
+import t, { type Test } from 'tap';
+import { CommitDetail, CommitList, DiffResponse, SourceResponse, TreeResponse } from '../../src/api/schemas.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { assertSchema } from '../helpers/schema.js';
+import { fixtureRepository } from './fixture.js';
+
+async function expectError(t: Test, response: Response, status: number, errorCode: string) {
+  t.equal(response.status, status, `status ${status}`);
+  t.equal((await response.json()).errorCode, errorCode, errorCode);
+}
+
+const names = (node: { children: { name: string }[] }) => node.children.map((child) => child.name);
+
+t.test('git endpoints', async (t) => {
+  const repo = fixtureRepository(t);
+  const hidden = { ...fixtureRepository(t, 'example.com/acme/secret').config, public: false };
+  const daemon = await startDaemon(t, { repos: [repo.config, hidden], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
+  const name = 'example.com/acme/widgets';
+
+  t.test('POST /api/tree', async (t) => {
+    const response = await daemon.post('/api/tree', { repoName: name, revisionName: 'HEAD', paths: ['src', '/docs/'] });
+    t.equal(response.status, 200);
+    const { tree } = await response.json();
+    assertSchema(t, TreeResponse, { tree }, 'tree response');
+    t.same(names(tree), ['assets', 'docs', 'src', 'README.md'], 'directories first, then files');
+    const src = tree.children.find((child: { name: string }) => child.name === 'src');
+    t.same(names(src), ['lexer.c', 'parser.c', 'parser.h']);
+    t.equal(src.children[0].path, 'src/lexer.c');
+    t.same(names(tree.children.find((child: { name: string }) => child.name === 'assets')), [], 'unrequested directories are not expanded');
+    const old = await (await daemon.post('/api/tree', { repoName: name, revisionName: repo.first, paths: ['src'] })).json();
+    t.same(names(old.tree.children.find((child: { name: string }) => child.name === 'src')), ['parser.c', 'parser.h'], 'at an older revision');
+    await expectError(t, await daemon.post('/api/tree', { repoName: name, revisionName: 'HEAD', paths: ['README.md'] }), 404, 'FILE_NOT_FOUND');
+    await expectError(t, await daemon.post('/api/tree', { repoName: name, revisionName: 'HEAD', paths: ['../etc'] }), 404, 'FILE_NOT_FOUND');
+    await expectError(t, await daemon.post('/api/tree', { repoName: name, revisionName: 'HEAD', paths: ['src\u0000'] }), 404, 'FILE_NOT_FOUND');
+    await expectError(t, await daemon.post('/api/tree', { repoName: name, revisionName: '--output=/tmp/x', paths: [] }), 400, 'INVALID_GIT_REF');
+    await expectError(t, await daemon.post('/api/tree', { repoName: name, revisionName: 'HEAD..HEAD~1', paths: [] }), 400, 'INVALID_GIT_REF');
+    await expectError(t, await daemon.post('/api/tree', { repoName: name, revisionName: 'no-such-branch', paths: [] }), 400, 'INVALID_GIT_REF');
+    await expectError(t, await daemon.post('/api/tree', { repoName: 'example.com/acme/secret', revisionName: 'HEAD', paths: [] }), 404, 'NOT_FOUND');
+    await expectError(t, await daemon.post('/api/tree', { repoName: 'nope', revisionName: 'HEAD', paths: [] }), 404, 'NOT_FOUND');
+    await expectError(t, await daemon.post('/api/tree', { repoName: name, paths: [] }), 400, 'INVALID_REQUEST_BODY');
+    await expectError(t, await daemon.post('/api/tree', { repoName: name, revisionName: 'HEAD', paths: Array(1001).fill('src') }), 400, 'INVALID_REQUEST_BODY');
+  });
+
+  t.test('GET /api/source', async (t) => {
+    const response = await daemon.fetch(`/api/source?${q({ repo: name, path: 'src/parser.h' })}`);
+    t.equal(response.status, 200);
+    const body = await response.json();
+    assertSchema(t, SourceResponse, body, 'source response');
+    t.equal(body.source, 'int parse_expression(const char *text);\n');
+    t.equal(body.encoding, 'utf-8');
+    t.equal(body.language, 'C');
+    t.equal(body.repoCodeHostType, 'github');
+    t.match(body.externalWebUrl, /^https:\/\/example\.com\/acme\/widgets\/blob\/[0-9a-f]{40}\/src\/parser\.h$/);
+    t.match(body.blobSha, /^[0-9a-f]{40}$/);
+    const binary = await (await daemon.fetch(`/api/source?${q({ repo: name, path: 'assets/logo.bin' })}`)).json();
+    t.equal(binary.encoding, 'base64');
+    t.same(Buffer.from(binary.source, 'base64'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0x02, 0x03]));
+    const old = await (await daemon.fetch(`/api/source?${q({ repo: name, path: 'docs/guide.md', ref: repo.first })}`)).json();
+    t.equal(old.source, '# Guide\n\nCall parse_expression to parse.\n', 'at an older revision');
+    await expectError(t, await daemon.fetch(`/api/source?${q({ repo: name, path: 'src/../../../etc/passwd' })}`), 404, 'FILE_NOT_FOUND');
+    await expectError(t, await daemon.fetch(`/api/source?${q({ repo: name, path: 'missing.c' })}`), 404, 'FILE_NOT_FOUND');
+    await expectError(t, await daemon.fetch(`/api/source?${q({ repo: name, path: 'src' })}`), 404, 'FILE_NOT_FOUND');
+    await expectError(t, await daemon.fetch(`/api/source?${q({ repo: name, path: 'src/parser.h', ref: '-x' })}`), 400, 'INVALID_GIT_REF');
+    await expectError(t, await daemon.fetch(`/api/source?${q({ repo: name })}`), 400, 'MISSING_REQUIRED_QUERY_PARAMETER');
+    await expectError(t, await daemon.fetch(`/api/source?${q({ repo: 'example.com/acme/secret', path: 'src/parser.h' })}`), 404, 'NOT_FOUND');
+  });
+
+  t.test('GET /api/commits and /api/commit', async (t) => {
+    const response = await daemon.fetch(`/api/commits?${q({ repo: name })}`);
+    t.equal(response.status, 200);
+    t.equal(response.headers.get('x-total-count'), '2');
+    const commits = await response.json();
+    assertSchema(t, CommitList, commits, 'commit list');
+    t.same(commits.map((commit: { hash: string }) => commit.hash), [repo.second, repo.first], 'newest first');
+    t.equal(commits[0].message, 'Add the lexer');
+    t.equal(commits[0].body, 'It reads tokens.');
+    t.same(commits[0].refs.sort(), ['main', 'v1.0']);
+    const paged = await daemon.fetch(`/api/commits?${q({ repo: name, perPage: '1', page: '2' })}`);
+    t.same((await paged.json()).map((commit: { hash: string }) => commit.hash), [repo.first]);
+    const link = paged.headers.get('link')!;
+    t.match(link, /<http:\/\/127\.0\.0\.1:\d+\/api\/commits\?[^>]*page=1[^>]*>; rel="first"/);
+    t.match(link, /rel="prev"/);
+    t.notMatch(link, /rel="next"/);
+    t.match(link, /page=2[^>]*>; rel="last"/);
+    const byPath = await (await daemon.fetch(`/api/commits?${q({ repo: name, path: 'src/lexer.c' })}`)).json();
+    t.same(byPath.map((commit: { hash: string }) => commit.hash), [repo.second], 'only commits that change the path');
+    const byMessage = await (await daemon.fetch(`/api/commits?${q({ repo: name, query: 'LEXER' })}`)).json();
+    t.equal(byMessage.length, 1);
+    const future = await (await daemon.fetch(`/api/commits?${q({ repo: name, since: '2999-01-01T00:00:00Z' })}`)).json();
+    t.same(future, []);
+    await expectError(t, await daemon.fetch(`/api/commits?${q({ repo: name, since: 'yesterday-ish' })}`), 400, 'INVALID_QUERY_PARAMS');
+    await expectError(t, await daemon.fetch(`/api/commits?${q({ repo: name, perPage: '1000' })}`), 400, 'INVALID_QUERY_PARAMS');
+    await expectError(t, await daemon.fetch(`/api/commits?${q({ repo: name, page: 'two' })}`), 400, 'INVALID_QUERY_PARAMS');
+    await expectError(t, await daemon.fetch('/api/commits'), 400, 'MISSING_REQUIRED_QUERY_PARAMETER');
+
+    const detail = await (await daemon.fetch(`/api/commit?${q({ repo: name, ref: 'v1.0' })}`)).json();
+    assertSchema(t, CommitDetail, detail, 'commit detail');
+    t.equal(detail.hash, repo.second);
+    t.same(detail.parents, [repo.first]);
+    await expectError(t, await daemon.fetch(`/api/commit?${q({ repo: name, ref: 'f'.repeat(40) })}`), 400, 'INVALID_GIT_REF');
+    await expectError(t, await daemon.fetch(`/api/commit?${q({ repo: 'nope', ref: 'HEAD' })}`), 404, 'NOT_FOUND');
+  });
+
+  t.test('GET /api/diff', async (t) => {
+    const response = await daemon.fetch(`/api/diff?${q({ repo: name, base: repo.first, head: repo.second })}`);
+    t.equal(response.status, 200);
+    const body = await response.json();
+    assertSchema(t, DiffResponse, body, 'diff response');
+    const byPath = new Map(body.files.map((file: { newPath: string }) => [file.newPath, file]));
+    const added = byPath.get('src/lexer.c') as { oldPath: null; hunks: { newRange: { start: number; lines: number }; body: string }[] };
+    t.equal(added.oldPath, null, 'an added file has no old path');
+    t.same(added.hunks[0]!.newRange, { start: 1, lines: 1 });
+    t.equal(added.hunks[0]!.body, '+int next_token(void) { return 0; }\n');
+    const changed = byPath.get('docs/guide.md') as { hunks: { body: string }[] };
+    t.match(changed.hunks[0]!.body, /^-Call parse_expression to parse\.\n\+Call parse_expression to parse\. Then next_token\.\n$/m);
+    const onlyDocs = await (await daemon.fetch(`/api/diff?${q({ repo: name, base: repo.first, head: repo.second, path: 'docs' })}`)).json();
+    t.same(onlyDocs.files.map((file: { newPath: string }) => file.newPath), ['docs/guide.md'], 'limited to a path');
+    await expectError(t, await daemon.fetch(`/api/diff?${q({ repo: name, base: '-p', head: 'HEAD' })}`), 400, 'INVALID_GIT_REF');
+    await expectError(t, await daemon.fetch(`/api/diff?${q({ repo: name, base: 'HEAD' })}`), 400, 'MISSING_REQUIRED_QUERY_PARAMETER');
+  });
+});

@@ -1,0 +1,83 @@
+import t, { type Test } from 'tap';
+import http from 'node:http';
+import path from 'node:path';
+import { startDaemon, waitFor } from '../helpers/daemon.js';
+import { commitAll, makeRepository, writeFiles } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
+import { fixtureRepository } from './fixture.js';
+
+/** A repository with ~12 MB of text in which a regex without literals matches nowhere: searches for it take a while. */
+function slowCorpus(t: Test) {
+  const root = path.join(tempDir(t, 'trawl-slow-'), 'slow');
+  const line = 'the quick brown fox jumps over the lazy dog 0123456789\n';
+  makeRepository(root, Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`text/file${i}.txt`, line.repeat(4500)])));
+  return { name: 'example.com/acme/slow', path: root, public: true };
+}
+const SLOW_QUERY = { query: '[a-z]{3}[0-9]{11}', matches: 10, isRegexEnabled: true };
+
+t.test('a commit to a watched repository becomes searchable without a restart', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const search = async () => (await (await daemon.post('/api/search', { query: 'freshly_committed_symbol', matches: 5 })).json()).files.length;
+  t.equal(await search(), 0, 'not there before the commit');
+  writeFiles(repo.root, { 'src/new.c': 'int freshly_committed_symbol;\n' });
+  commitAll(repo.root, 'add a symbol');
+  await waitFor(async () => (await search()) === 1, 15_000, 'the commit to become searchable');
+  t.pass('searchable after the commit');
+  const repos = await (await daemon.fetch('/api/repos')).json();
+  t.equal(repos[0].indexState, 'ready');
+});
+
+t.test('SIGTERM during a search lets it finish, then exits 0', async (t) => {
+  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const pending = daemon.post('/api/search', SLOW_QUERY);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  daemon.process.kill('SIGTERM');
+  const response = await pending;
+  t.equal(response.status, 200, 'the search in flight was answered');
+  const body = await response.json();
+  t.equal(body.stats.flushReason, 'FINAL_FLUSH', 'and it ran to the end');
+  t.equal(await daemon.exited, 0, 'exit status 0');
+  t.match(daemon.stderr(), /"inFlight":1,"msg":"shutting down"/, 'the search was in flight when the signal came');
+});
+
+t.test('while stopping, new requests get 503; a second signal exits at once', async (t) => {
+  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { shutdownDrainSeconds: 60 } });
+  // One kept-alive connection, opened before the signal, to send a request on after it.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  t.teardown(() => agent.destroy());
+  const get = (pathName: string) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      http
+        .get(`${daemon.url}${pathName}`, { agent }, (response) => {
+          let body = '';
+          response.on('data', (chunk) => (body += chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+        })
+        .on('error', reject);
+    });
+  t.equal((await get('/api/version')).status, 200, 'a connection is open');
+  const slow = Array.from({ length: 4 }, () => daemon.post('/api/search', SLOW_QUERY).catch(() => null));
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  daemon.process.kill('SIGTERM');
+  await waitFor(async () => /shutting down/.test(daemon.stderr()), 5000, 'shutdown to begin');
+  const refused = await get('/api/repos');
+  t.equal(refused.status, 503, 'a new request on an open connection is refused');
+  t.equal(JSON.parse(refused.body).errorCode, 'SERVICE_UNAVAILABLE');
+  t.equal(refused.headers['retry-after'], '5', 'with Retry-After');
+  t.equal(JSON.parse((await get('/api/health')).body).status, 'stopping', 'health says stopping');
+  daemon.process.kill('SIGTERM');
+  t.equal(await daemon.exited, 1, 'the second signal exits at once');
+  await Promise.all(slow);
+});
+
+t.test('a full search queue answers 503 with Retry-After', async (t) => {
+  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { maxQueuedSearches: 1, workers: 1 } });
+  const responses = await Promise.all(Array.from({ length: 6 }, () => daemon.post('/api/search', SLOW_QUERY)));
+  const statuses = responses.map((response) => response.status);
+  t.ok(statuses.includes(200), 'some searches ran');
+  const refused = responses.find((response) => response.status === 503);
+  t.ok(refused, `some were refused (${statuses.join(', ')})`);
+  t.equal((await refused!.json()).errorCode, 'SERVICE_UNAVAILABLE');
+  t.equal(refused!.headers.get('retry-after'), '1');
+});

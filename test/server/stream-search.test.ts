@@ -1,0 +1,92 @@
+import t from 'tap';
+import http from 'node:http';
+import { SearchResponse, SearchStats } from '../../src/api/schemas.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { writeFiles, commitAll } from '../helpers/git.js';
+import { assertSchema } from '../helpers/schema.js';
+import { fixtureRepository } from './fixture.js';
+
+/** The `data:` payloads of a server-sent event stream. */
+function events(text: string): string[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.startsWith('data: '))
+    .map((block) => block.slice('data: '.length));
+}
+
+t.test('POST /api/stream_search', async (t) => {
+  const repo = fixtureRepository(t);
+  // Enough matching text that a full stream does not fit in socket buffers: a slow reader exercises backpressure.
+  writeFiles(repo.root, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`gen/file${i}.txt`, 'needle line of generated text\n'.repeat(2000)])));
+  commitAll(repo.root, 'generated files');
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+
+  t.test('chunks, then final, then [DONE]', async (t) => {
+    const response = await daemon.post('/api/stream_search', { query: 'parse_expression', matches: 100 });
+    t.equal(response.status, 200);
+    t.match(response.headers.get('content-type'), /text\/event-stream/);
+    const payloads = events(await response.text());
+    t.equal(payloads.at(-1), '[DONE]');
+    const parsed = payloads.slice(0, -1).map((payload) => JSON.parse(payload));
+    const chunks = parsed.filter((event) => event.type === 'chunk');
+    const final = parsed.at(-1);
+    t.ok(chunks.length >= 1, 'at least one chunk event');
+    for (const chunk of chunks) assertSchema(t, SearchResponse, { ...chunk, isSearchExhaustive: true, type: undefined }, 'chunk event');
+    t.equal(final.type, 'final');
+    assertSchema(t, SearchStats, final.accumulatedStats, 'accumulated stats');
+    t.equal(final.isSearchExhaustive, true);
+    const files = chunks.flatMap((chunk) => chunk.files.map((file: { fileName: { text: string } }) => file.fileName.text));
+    t.same(new Set(files), new Set(['src/parser.c', 'src/parser.h', 'docs/guide.md', 'README.md']));
+  });
+
+  t.test('errors before the first byte are JSON errors', async (t) => {
+    const response = await daemon.post('/api/stream_search', { query: 'lang:klingon x', matches: 1 });
+    t.equal(response.status, 400);
+    t.equal((await response.json()).errorCode, 'FAILED_TO_PARSE_QUERY');
+  });
+
+  t.test('a client that disconnects mid-stream cancels it; the daemon keeps serving', async (t) => {
+    await new Promise<void>((resolve, reject) => {
+      const request = http.request(`${daemon.url}/api/stream_search`, { method: 'POST', headers: { 'Content-Type': 'application/json' } }, (response) => {
+        response.once('data', () => {
+          request.destroy(); // gone after the first bytes
+          resolve();
+        });
+      });
+      request.on('error', (error) => (request.destroyed ? undefined : reject(error)));
+      request.end(JSON.stringify({ query: 'needle', matches: 100000 }));
+    });
+    const after = await daemon.post('/api/search', { query: 'parse_expression', matches: 5 });
+    t.equal(after.status, 200, 'still serving');
+    const metrics = await (await daemon.fetch('/metrics')).text();
+    t.match(metrics, /trawl_http_requests_total\{route="\/api\/stream_search",status="aborted"\} 1/, 'the daemon saw the client go');
+  });
+
+  t.test('a client that reads slowly gets the whole stream', async (t) => {
+    const text = await new Promise<string>((resolve, reject) => {
+      const request = http.request(`${daemon.url}/api/stream_search`, { method: 'POST', headers: { 'Content-Type': 'application/json' } }, (response) => {
+        let received = '';
+        response.setEncoding('utf8');
+        response.pause();
+        const pump = () => {
+          let piece: string | null;
+          while ((piece = response.read(16384) as string | null) !== null) received += piece;
+          if (!response.readableEnded) setTimeout(pump, 20);
+        };
+        response.on('end', () => resolve(received));
+        response.on('readable', () => undefined);
+        setTimeout(pump, 200);
+      });
+      request.on('error', reject);
+      request.end(JSON.stringify({ query: 'needle', matches: 60000 }));
+    });
+    const payloads = events(text);
+    t.equal(payloads.at(-1), '[DONE]');
+    const final = JSON.parse(payloads.at(-2)!);
+    t.equal(final.type, 'final');
+    const chunks = payloads.slice(0, -2).map((payload) => JSON.parse(payload));
+    const ranges = chunks.reduce((sum, chunk) => sum + chunk.stats.actualMatchCount, 0);
+    t.equal(ranges, 60000, 'every match range arrived');
+    t.ok(text.length > 4 << 20, `a stream larger than socket buffers (${text.length} bytes)`);
+  });
+});

@@ -1,0 +1,60 @@
+import t from 'tap';
+import fs from 'node:fs';
+import { ERROR_CODES } from '../../src/api/errors.js';
+import { HealthResponse, VersionResponse } from '../../src/api/schemas.js';
+import { ROUTES } from '../../src/server/routes/index.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { assertSchema } from '../helpers/schema.js';
+import { fixtureRepository } from './fixture.js';
+
+t.test('docs/errors.md lists exactly the error registry', async (t) => {
+  const doc = fs.readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+  const rows = [...doc.matchAll(/^\| (\d{3}) \| ([A-Z_]+) \| (.+) \|$/gm)].map(([, status, code, when]) => ({ code: code!, status: Number(status), when: when! }));
+  t.same(
+    rows,
+    Object.entries(ERROR_CODES).map(([code, { status, when }]) => ({ code, status, when })),
+    'same codes, statuses and descriptions, in the same order',
+  );
+});
+
+t.test('system endpoints, OpenAPI, metrics, unknown paths and methods', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+
+  const health = await daemon.fetch('/api/health');
+  t.equal(health.status, 200);
+  assertSchema(t, HealthResponse, await health.json(), 'health');
+  const version = await (await daemon.fetch('/api/version')).json();
+  assertSchema(t, VersionResponse, version, 'version');
+  t.equal(version.version, JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
+
+  const document = await (await daemon.fetch('/api/openapi.json')).json();
+  t.equal(document.openapi, '3.0.3');
+  for (const route of ROUTES) {
+    const operation = document.paths[route.path]?.[route.method];
+    t.ok(operation, `${route.method.toUpperCase()} ${route.path} is documented`);
+    for (const code of route.errors) t.ok(operation?.responses[String(ERROR_CODES[code].status)], `${route.path} documents ${code}`);
+  }
+  const refs = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]!);
+  for (const ref of new Set(refs)) t.ok(document.components.schemas[ref], `$ref ${ref} resolves`);
+  t.notMatch(JSON.stringify(document), /"const"|"\$id"|"type":"null"/, 'only OpenAPI 3.0 keywords');
+
+  const metrics = await daemon.fetch('/metrics');
+  t.equal(metrics.status, 200);
+  const text = await metrics.text();
+  for (const name of ['trawl_http_requests_total', 'trawl_http_request_duration_seconds', 'trawl_search_duration_seconds', 'trawl_search_queue_depth', 'trawl_shards_loaded', 'trawl_index_lag_seconds', 'trawl_worker_crashes_total']) {
+    t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), `metric ${name}`);
+  }
+  t.match(text, /trawl_shards_loaded 1$/m, 'the one shard is mapped');
+
+  const unknown = await daemon.fetch('/api/nothing/here');
+  t.equal(unknown.status, 404);
+  t.same(await unknown.json(), { statusCode: 404, errorCode: 'NOT_FOUND', message: 'This API endpoint does not exist: /api/nothing/here' });
+  for (const route of ROUTES) {
+    const wrong = route.method === 'get' ? 'POST' : 'GET';
+    const response = await daemon.fetch(route.path, { method: wrong });
+    t.equal(response.status, 405, `${wrong} ${route.path} is 405`);
+    t.equal(response.headers.get('allow'), route.method.toUpperCase(), 'with Allow');
+    t.equal((await response.json()).errorCode, 'METHOD_NOT_ALLOWED');
+  }
+});
