@@ -8,7 +8,8 @@
  *
  *   npm run bench:http        (apt-get install wrk)
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,8 +83,9 @@ end
 
 const toMs = (value: string, unit: string) => Number(value) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit]!;
 
-function runWrk(url: string, script: string, connections: number, seconds: number) {
-  const out = execFileSync('wrk', ['-t', String(Math.min(2, connections)), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', script, url], { encoding: 'utf8' });
+/** Runs wrk (asynchronously, so the memory sampler keeps running) and reads its report. */
+async function runWrk(url: string, script: string, connections: number, seconds: number) {
+  const { stdout: out } = await promisify(execFile)('wrk', ['-t', String(Math.min(2, connections)), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', script, url], { encoding: 'utf8' });
   const percentile = (p: string) => {
     const found = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)$`, 'm').exec(out);
     return found ? toMs(found[1]!, found[2]!) : NaN;
@@ -94,6 +96,17 @@ function runWrk(url: string, script: string, connections: number, seconds: numbe
     p99: percentile('99'),
     failed: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((a, b) => a + Number(b), 0) ?? 0),
   };
+}
+
+/** CPU seconds used so far by the daemon's main thread and by all its other threads (workers, indexer, GC helpers). */
+function threadCpuSeconds(pid: number): { main: number; workers: number } {
+  const ticks = (file: string) => {
+    const fields = fs.readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100 on Linux)
+  };
+  const all = fs.readdirSync(`/proc/${pid}/task`).map((tid) => ({ tid: Number(tid), seconds: ticks(`/proc/${pid}/task/${tid}/stat`) }));
+  const main = all.find((thread) => thread.tid === pid)?.seconds ?? 0;
+  return { main, workers: all.reduce((sum, thread) => sum + thread.seconds, 0) - main };
 }
 
 function memory(pid: number): { anonMiB: number; fileMiB: number } {
@@ -144,6 +157,7 @@ console.error('indexing (skipped when the index is current) …');
 await runIndex(validateConfig({ dataDir, repos: [repository] }, 'bench'));
 const daemon = await startDaemon({ dataDir, repos: [repository], server: { rescanIntervalSeconds: 0 } });
 const rows: string[] = [];
+const cpuRows: string[] = [];
 let peakAnon = 0;
 let peakFile = 0;
 const sample = setInterval(() => {
@@ -154,12 +168,18 @@ const sample = setInterval(() => {
 try {
   for (const { name, queries } of QUERY_CLASSES) {
     const script = wrkScript(queries);
-    runWrk(daemon.url, script, 4, 1); // warm the queries' pages
+    await runWrk(daemon.url, script, 4, 1); // warm the queries' pages
     const cells: string[] = [];
     for (const connections of CONCURRENCY) {
-      const result = runWrk(daemon.url, script, connections, SECONDS);
+      const cpuBefore = threadCpuSeconds(daemon.child.pid!);
+      const result = await runWrk(daemon.url, script, connections, SECONDS);
+      const cpu = threadCpuSeconds(daemon.child.pid!);
       console.error(`${name} c=${connections}: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`);
       cells.push(`${result.rps.toFixed(0)} · ${format(result.p50)} / ${format(result.p99)}${result.failed ? ` (${result.failed} failed)` : ''}`);
+      if (connections === 16) {
+        const perRequest = (thread: 'main' | 'workers') => format(((cpu[thread] - cpuBefore[thread]) * 1000) / (result.rps * SECONDS));
+        cpuRows.push(`| ${name} | ${perRequest('main')} | ${perRequest('workers')} |`);
+      }
     }
     rows.push(`| ${name} | ${cells.join(' | ')} |`);
   }
@@ -178,6 +198,13 @@ ${SECONDS} s per cell after a 1 s warm-up. Cells: requests/s · p50 / p99 latenc
 | class | c = 1 | c = 16 | c = 64 |
 |---|---|---|---|
 ${rows.join('\n')}
+
+CPU per request at c = 16, in ms (from /proc: the front end's thread, and all other threads — search
+workers, GC helpers):
+
+| class | front end | workers and helpers |
+|---|---|---|
+${cpuRows.join('\n')}
 
 Daemon memory during the run: anonymous RSS (heap, stacks, worker threads; the mapped index's page cache
 excluded) peaked at **${peakAnon.toFixed(0)} MiB**; file-backed RSS (shard pages in the page cache, shared with

@@ -184,6 +184,16 @@ TypedView TypedArg(const Napi::CallbackInfo& info, size_t index, napi_typedarray
   return {static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset(), array.ElementLength()};
 }
 
+// A numeric argument as an int64, or false (with a TypeError thrown) when it is missing or not a number.
+bool IntegerArg(const Napi::CallbackInfo& info, size_t index, const char* what, int64_t* value) {
+  if (info.Length() <= index || !info[index].IsNumber()) {
+    Napi::TypeError::New(info.Env(), std::string(what) + " must be a number").ThrowAsJavaScriptException();
+    return false;
+  }
+  *value = info[index].As<Napi::Number>().Int64Value();
+  return true;
+}
+
 // collectTrigrams(bytes, seenBits, out, outLength) -> new outLength.
 // Appends to out the distinct trigrams (3 bytes, case kept) of bytes, in first-seen order.
 // seenBits is a caller-owned 2^24-bit scratch bitmap (2 MiB: small enough to
@@ -197,11 +207,9 @@ Napi::Value CollectTrigrams(const Napi::CallbackInfo& info) {
   if (env.IsExceptionPending()) return env.Undefined();
   TypedView outView = TypedArg(info, 2, napi_uint32_array, "collectTrigrams: out (Uint32Array)");
   if (env.IsExceptionPending()) return env.Undefined();
-  if (info.Length() < 4 || !info[3].IsNumber()) {
-    Napi::TypeError::New(env, "collectTrigrams: outLength must be a number").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  size_t outLength = static_cast<size_t>(info[3].As<Napi::Number>().Int64Value());
+  int64_t outLengthArg;
+  if (!IntegerArg(info, 3, "collectTrigrams: outLength", &outLengthArg)) return env.Undefined();
+  size_t outLength = static_cast<size_t>(outLengthArg);
   size_t needed = bytes.length >= 3 ? bytes.length - 2 : 0;
   if (bits.length != kTrigramSpace / 8 || outLength > outView.length || outView.length - outLength < needed) {
     Napi::RangeError::New(env, "collectTrigrams: seenBits must hold 2^24 bits and out room for bytes.length - 2 more")
@@ -234,11 +242,9 @@ Napi::Value CollectNewlines(const Napi::CallbackInfo& info) {
   if (env.IsExceptionPending()) return env.Undefined();
   TypedView outView = TypedArg(info, 1, napi_uint32_array, "collectNewlines: out (Uint32Array)");
   if (env.IsExceptionPending()) return env.Undefined();
-  if (info.Length() < 3 || !info[2].IsNumber()) {
-    Napi::TypeError::New(env, "collectNewlines: outLength must be a number").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  size_t outLength = static_cast<size_t>(info[2].As<Napi::Number>().Int64Value());
+  int64_t outLengthArg;
+  if (!IntegerArg(info, 2, "collectNewlines: outLength", &outLengthArg)) return env.Undefined();
+  size_t outLength = static_cast<size_t>(outLengthArg);
   if (bytes.length > 0xffffffffu || outLength > outView.length || outView.length - outLength < bytes.length) {
     Napi::RangeError::New(env, "collectNewlines: out needs room for bytes.length more offsets").ThrowAsJavaScriptException();
     return env.Undefined();
@@ -271,13 +277,10 @@ Napi::Value FindLiteral(const Napi::CallbackInfo& info) {
   if (env.IsExceptionPending()) return env.Undefined();
   TypedView needle = TypedArg(info, 1, napi_uint8_array, "findLiteral: needle (Uint8Array)");
   if (env.IsExceptionPending()) return env.Undefined();
-  if (info.Length() < 3 || !info[2].IsNumber()) {
-    Napi::TypeError::New(env, "findLiteral: from must be a number").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  int64_t from;
+  if (!IntegerArg(info, 2, "findLiteral: from", &from)) return env.Undefined();
   TypedView outView = TypedArg(info, 3, napi_uint32_array, "findLiteral: out (Uint32Array)");
   if (env.IsExceptionPending()) return env.Undefined();
-  int64_t from = info[2].As<Napi::Number>().Int64Value();
   if (haystack.length > 0xffffffffu || from < 0 || static_cast<uint64_t>(from) > haystack.length) {
     Napi::RangeError::New(env, "findLiteral: from must be within the haystack (at most 4 GiB)").ThrowAsJavaScriptException();
     return env.Undefined();

@@ -1,9 +1,7 @@
-import { parseArgs } from 'node:util';
-import { ConfigError } from '../config/config.js';
-import { resolveConfig } from '../config/load.js';
 import { runIndex } from '../indexer/run-index.js';
 import { createReporter } from '../indexer/progress.js';
 import { createLogger } from '../obs/logger.js';
+import { configFromArgs } from './config-option.js';
 import type { Command } from './main.js';
 
 export const indexCommand: Command = {
@@ -24,23 +22,9 @@ Exit status: 0 when every repository is indexed or unchanged, 1 when any
 failed (the others are still indexed), 2 for a usage or configuration error.`,
 
   async run(args) {
-    let values;
-    try {
-      ({ values } = parseArgs({ args, options: { config: { type: 'string' } }, strict: true, allowPositionals: false }));
-    } catch (error) {
-      console.error(`trawl index: ${(error as Error).message}`);
-      return 2;
-    }
-    let config;
-    try {
-      config = resolveConfig(values.config);
-    } catch (error) {
-      if (error instanceof ConfigError) {
-        console.error(`trawl index: ${error.message}`);
-        return 2;
-      }
-      throw error;
-    }
+    const loaded = configFromArgs('index', args);
+    if (!loaded) return 2;
+    const { config } = loaded;
     // On a terminal the reporter draws progress; JSON log lines are for everything else.
     const logger = createLogger('trawl-index', process.stderr.isTTY ? 'warn' : 'info');
     logger.info({ dataDir: config.dataDir, repositories: config.repos.length }, 'index pass starting');

@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config/config.js';
-import { resolveConfig } from '../config/load.js';
+import { configOrProblem } from './config-option.js';
 import { QueryParseError } from '../query/errors.js';
 import { search } from '../search/engine.js';
 import { openShardSet } from '../search/shard-set.js';
@@ -61,13 +60,8 @@ configuration or query error.`,
     const matches = integerOption('--matches', values.matches, 1, MAX_MATCHES);
     if (typeof contextLines === 'string') return usageError(contextLines);
     if (typeof matches === 'string') return usageError(matches);
-    let config;
-    try {
-      config = resolveConfig(values.config);
-    } catch (error) {
-      if (error instanceof ConfigError) return usageError(error.message);
-      throw error;
-    }
+    const config = configOrProblem(values.config);
+    if (typeof config === 'string') return usageError(config);
     const { shards, failures } = openShardSet(config.dataDir);
     for (const failure of failures) console.error(`trawl search: skipping ${failure.file}: ${failure.error.message}`);
     if (shards.length === 0 && failures.length === 0) console.error(`trawl search: ${config.dataDir} has no index yet; run \`trawl index\` first`);

@@ -1,8 +1,6 @@
 import fs from 'node:fs';
-import { parseArgs } from 'node:util';
 import { native } from '../../native/index.js';
-import { ConfigError, type Config } from '../config/config.js';
-import { resolveConfig } from '../config/load.js';
+import type { Config } from '../config/config.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import { createLogger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
@@ -11,6 +9,7 @@ import { SearchPool } from '../search/pool.js';
 import { HttpServer } from '../server/app.js';
 import type { ServerContext } from '../server/route.js';
 import { ROUTES } from '../server/routes/index.js';
+import { configFromArgs } from './config-option.js';
 import type { Command } from './main.js';
 import { packageVersion } from './version.js';
 
@@ -35,25 +34,8 @@ second signal exits at once. Exit status 0 after a graceful stop, 2 for a
 usage or configuration error.`,
 
   async run(args) {
-    let values;
-    try {
-      ({ values } = parseArgs({ args, options: { config: { type: 'string' } }, strict: true, allowPositionals: false }));
-    } catch (error) {
-      console.error(`trawl serve: ${(error as Error).message}`);
-      return 2;
-    }
-    let config: Config;
-    try {
-      config = resolveConfig(values.config);
-    } catch (error) {
-      if (error instanceof ConfigError) {
-        console.error(`trawl serve: ${error.message}`);
-        return 2;
-      }
-      throw error;
-    }
-    const zeroConfig = values.config === undefined && !process.env.TRAWL_CONFIG;
-    return serve(config, zeroConfig);
+    const loaded = configFromArgs('serve', args);
+    return loaded ? serve(loaded.config, loaded.zeroConfig) : 2;
   },
 };
 

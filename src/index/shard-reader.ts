@@ -24,7 +24,7 @@ import {
   type SectionTag,
 } from './format.js';
 import { ShardFormatError } from './errors.js';
-import { decodeAscending } from './varint.js';
+import { decodeAscending, type StopAfter } from './varint.js';
 import type { DocumentSymbol, ShardMeta } from './model.js';
 
 export interface OpenShardOptions {
@@ -160,18 +160,27 @@ export class Shard {
     return this.documents[this.record(doc) + F.languageAndFlags]! >>> 16;
   }
 
+  /** Whether the document is on any branch of a mask given as its low and high 32-bit words (no BigInt per document). */
+  isOnBranches(doc: number, maskLow: number, maskHigh: number): boolean {
+    const base = this.record(doc);
+    return (this.documents[base + F.branchMaskLow]! & maskLow) !== 0 || (this.documents[base + F.branchMaskHigh]! & maskHigh) !== 0;
+  }
+
   /** Bit i set when the document is on META.branches[i]. */
   branchMask(doc: number): bigint {
     const base = this.record(doc);
     return (BigInt(this.documents[base + F.branchMaskHigh]!) << 32n) | BigInt(this.documents[base + F.branchMaskLow]!);
   }
 
-  /** Byte offsets of every '\n' in the content, ascending. */
-  newlines(doc: number): Uint32Array {
+  /**
+   * Byte offsets of the '\n's in the content, ascending: all of them, or with
+   * `stop` only those up to `stop.value` and `stop.extra` more (a prefix).
+   */
+  newlines(doc: number, stop?: StopAfter): Uint32Array {
     const base = this.record(doc);
     const start = this.span(Section.lines).offset + this.documents[base + F.linesOffset]!;
     const end = start + this.documents[base + F.linesLength]!;
-    const newlines = decodeAscending(this.bytes, start, end, Section.lines, this.documents[base + F.newlineCount]!);
+    const newlines = decodeAscending(this.bytes, start, end, Section.lines, this.documents[base + F.newlineCount]!, stop);
     if (newlines.length > 0 && newlines[newlines.length - 1]! >= this.documents[base + F.contentLength]!) {
       throw corrupt(`LINE: newline offset past the end of document ${doc}`);
     }
@@ -182,25 +191,59 @@ export class Shard {
   symbols(doc: number): DocumentSymbol[] {
     const base = this.record(doc);
     const first = this.documents[base + F.firstSymbol]!;
-    const count = this.documents[base + F.symbolCount]!;
-    const kinds = this.meta.symbolKinds;
     const symbols: DocumentSymbol[] = [];
-    for (let i = first; i < first + count; i++) {
-      const r = i * SYMBOL_RECORD_WORDS;
-      const symbol: DocumentSymbol = {
-        start: this.symbolRecords[r + S.start]!,
-        end: this.symbolRecords[r + S.end]!,
-        kind: kinds[this.symbolRecords[r + S.kind]!]!,
-      };
-      const parentName = this.symbolRecords[r + S.parentName]!;
-      if (parentName !== 0) {
-        const parentKind = this.symbolRecords[r + S.parentKind]!;
-        symbol.parent = { symbol: this.parentNames[parentName - 1]!, kind: parentKind === 0 ? '' : kinds[parentKind - 1]! };
-      }
-      symbols.push(symbol);
-    }
+    for (let i = first; i < first + this.documents[base + F.symbolCount]!; i++) symbols.push(this.symbolAt(i));
     return symbols;
   }
+
+  /**
+   * The definitions whose name ranges overlap any of `ranges` (flattened
+   * [start, end, …] byte ranges, in any order), by start offset. Only those
+   * are decoded: a file may define thousands of symbols.
+   */
+  symbolsOverlapping(doc: number, ranges: readonly number[]): DocumentSymbol[] {
+    if (ranges.length === 0) return [];
+    const pairs: [number, number][] = [];
+    for (let i = 0; i < ranges.length; i += 2) pairs.push([ranges[i]!, ranges[i + 1]!]);
+    pairs.sort((a, b) => a[0] - b[0]);
+    // furthestEnd[i]: the largest end among pairs[0..i], so "a range starting before x ends after y" is one lookup.
+    const furthestEnd: number[] = [];
+    for (const [i, [, end]] of pairs.entries()) furthestEnd.push(Math.max(end, furthestEnd[i - 1] ?? 0));
+    const base = this.record(doc);
+    const first = this.documents[base + F.firstSymbol]!;
+    const found: DocumentSymbol[] = [];
+    for (let i = first; i < first + this.documents[base + F.symbolCount]!; i++) {
+      const r = i * SYMBOL_RECORD_WORDS;
+      const start = this.symbolRecords[r + S.start]!;
+      const end = this.symbolRecords[r + S.end]!;
+      let low = 0;
+      let high = pairs.length; // first pair starting at or after the symbol's end
+      while (low < high) {
+        const mid = (low + high) >>> 1;
+        if (pairs[mid]![0] < end) low = mid + 1;
+        else high = mid;
+      }
+      if (low > 0 && furthestEnd[low - 1]! > start) found.push(this.symbolAt(i));
+    }
+    return found;
+  }
+
+  private symbolAt(index: number): DocumentSymbol {
+    const r = index * SYMBOL_RECORD_WORDS;
+    const kinds = this.meta.symbolKinds;
+    const symbol: DocumentSymbol = {
+      start: this.symbolRecords[r + S.start]!,
+      end: this.symbolRecords[r + S.end]!,
+      kind: kinds[this.symbolRecords[r + S.kind]!]!,
+    };
+    const parentName = this.symbolRecords[r + S.parentName]!;
+    if (parentName !== 0) {
+      const parentKind = this.symbolRecords[r + S.parentKind]!;
+      symbol.parent = { symbol: this.parentNames[parentName - 1]!, kind: parentKind === 0 ? '' : kinds[parentKind - 1]! };
+    }
+    return symbol;
+  }
+
 
   /** Byte span of a section, for statistics (e.g. index bytes excluding content). */
   sectionLength(tag: SectionTag): number {

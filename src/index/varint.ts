@@ -19,19 +19,34 @@ function writeVarint(target: Uint8Array, offset: number, value: number): number 
   return offset;
 }
 
+/** Stop decoding once `extra` (at least 1) values greater than `value` have been read. */
+export interface StopAfter {
+  value: number;
+  extra: number;
+}
+
 /**
  * Decodes a strictly ascending sequence from bytes[start, end). Each value is
  * stored as its gap to the previous value minus one, the first as itself
  * (previous = -1). With `count` the stream must hold exactly that many values;
- * without it, values are read until `end`. Throws ShardFormatError when the
- * stream is short, overlong, overflows 32 bits or leaves bytes unread.
+ * without it, values are read until `end`. With `stop`, decoding ends early
+ * (a prefix of the sequence). Throws ShardFormatError when the stream is
+ * short, overlong, overflows 32 bits or leaves bytes unread.
  */
-export function decodeAscending(bytes: Uint8Array, start: number, end: number, section: string, count?: number): Uint32Array {
-  const out = new Uint32Array(count ?? end - start);
+export function decodeAscending(bytes: Uint8Array, start: number, end: number, section: string, count?: number, stop?: StopAfter): Uint32Array {
+  // A prefix is usually short: start small and grow, rather than zero-fill room for every value.
+  let out = new Uint32Array(stop ? Math.min(count ?? end - start, 1024) : count ?? end - start);
   let position = start;
   let previous = -1;
   let n = 0;
+  let beyond = 0;
   while (count === undefined ? position < end : n < count) {
+    if (stop && previous > stop.value && ++beyond >= stop.extra) return out.subarray(0, n);
+    if (n === out.length) {
+      const grown = new Uint32Array(Math.min(out.length * 2, count ?? end - start));
+      grown.set(out);
+      out = grown;
+    }
     let value = 0;
     let shift = 0;
     for (;;) {

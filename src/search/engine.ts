@@ -113,7 +113,8 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     let result;
     try {
       const isCancelled = () => isSearchCancelled(signal) || enoughElsewhere();
-      result = searchShard(shard, query, contexts, { maxMatchRanges: wanted - rangesFound(signal), deadline, isCancelled });
+      const onMatchRanges = (ranges: number) => addRangesFound(signal, ranges);
+      result = searchShard(shard, query, contexts, { maxMatchRanges: wanted - rangesFound(signal), deadline, isCancelled, onMatchRanges });
     } catch (error) {
       if (!(error instanceof ShardFormatError)) throw error;
       stats.crashes++; // a corrupt shard costs its own results, never the search
@@ -131,7 +132,6 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     stats.ngramMatches += shardStats.ngramMatches;
     stats.regexpsConsidered += shardStats.regexpsConsidered;
     totalRanges += shardStats.matchRanges;
-    addRangesFound(signal, shardStats.matchRanges);
     for (const match of result.matches) matches.push({ ...match, shard: index, score: score(shard, match) });
     if (result.stopReason !== 'complete') {
       // Stopping because other tasks found enough is the match cap, not a cancellation.
@@ -223,7 +223,7 @@ function score(shard: Shard, match: DocumentMatch): number {
     ranges: match.content,
     path: shard.pathBytes(match.doc),
     pathRanges: match.path,
-    symbols: match.content.length > 0 ? shard.symbols(match.doc) : [],
+    symbols: shard.symbolsOverlapping(match.doc, match.content),
     doc: match.doc,
     documentCount: shard.documentCount,
   });
@@ -268,7 +268,10 @@ function fileResult(request: SearchRequest, shard: Shard, doc: number, pathRange
   const branches = branchesOf(shard, doc);
   const bit = shard.meta.branches.findIndex((branch) => branch.name === branches[0]);
   const content = shard.content(doc);
-  const lines = new LineIndex(content, contentRanges.length > 0 ? shard.newlines(doc) : new Uint32Array(0));
+  // Only the newlines up to the last match and the context lines after it are needed (big files have many).
+  const contextLines = request.contextLines ?? 0;
+  const lastEnd = contentRanges.reduce((max, offset) => Math.max(max, offset), 0);
+  const lines = new LineIndex(content, contentRanges.length > 0 ? shard.newlines(doc, { value: lastEnd, extra: contextLines + 1 }) : new Uint32Array(0));
   const result: FileResult = {
     fileName: { text: path, matchRanges: rangePairs(pathRanges).map(([start, end]) => ({ start: pathPosition(pathBytes, start), end: pathPosition(pathBytes, end) })) },
     webUrl: browseUrl(publicUrl, repository.name, branches[0] ?? 'HEAD', path),
@@ -277,7 +280,7 @@ function fileResult(request: SearchRequest, shard: Shard, doc: number, pathRange
     language: shard.language(doc),
     chunks:
       contentRanges.length > 0
-        ? buildChunks({ content, lines, ranges: contentRanges, contextLines: request.contextLines ?? 0, symbols: shard.symbols(doc) })
+        ? buildChunks({ content, lines, ranges: contentRanges, contextLines, symbols: shard.symbolsOverlapping(doc, contentRanges) })
         : [],
     branches,
   };

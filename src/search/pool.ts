@@ -39,9 +39,6 @@ export interface SearchCall {
   onPartial?: (partial: SearchResponse) => void;
 }
 
-/** Shard groups aim at this much shard data per task. */
-const GROUP_TARGET_BYTES = 64 << 20;
-
 export class SearchPool {
   private readonly piscina: Piscina;
   private readonly shards = new ShardCache();
@@ -126,7 +123,7 @@ export class SearchPool {
     let budget = request.matches;
     let waitMs = 0;
     await Promise.all(
-      groupShards(files, GROUP_TARGET_BYTES).map(async (shardFiles) => {
+      groupShards(files, this.options.workers).map(async (shardFiles) => {
         const submitted = performance.now();
         const outcome = await this.runTask({ ...base, shardFiles });
         waitMs = Math.max(waitMs, performance.now() - submitted);

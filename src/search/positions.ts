@@ -13,7 +13,9 @@ export interface Position {
 export class LineIndex {
   /**
    * @param content the document's bytes
-   * @param newlines ascending offsets of every '\n' (the shard's LINE table)
+   * @param newlines ascending offsets of every '\n' (the shard's LINE table), or a
+   *   prefix of them that includes every '\n' of the lines the caller asks about and
+   *   the one after them (lineCount is then a lower bound)
    */
   constructor(
     private readonly content: Buffer,

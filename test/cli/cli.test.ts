@@ -29,6 +29,9 @@ t.test('help for the program and for each command', async (t) => {
   t.match(index.stdout, /Usage: trawl index \[--config FILE\]/);
   t.match(index.stdout, /Exit status/);
   t.match(trawl(['--version']).stdout, /^\d+\.\d+\.\d+/);
+  const serve = trawl(['serve', '--help']);
+  t.equal(serve.status, 0);
+  t.match(serve.stdout, /Usage: trawl serve \[--config FILE\]/);
 });
 
 t.test('usage errors exit 2 with a message', async (t) => {
@@ -45,9 +48,14 @@ t.test('an invalid config names the option and exits 2', async (t) => {
   const dir = tempDir(t);
   const config = path.join(dir, 'trawl.json');
   fs.writeFileSync(config, JSON.stringify({ repos: [{ name: 'x', path: '.', codeHostType: 'cvs' }] }));
-  const result = trawl(['index', '--config', config]);
-  t.equal(result.status, 2);
-  t.match(result.stderr, /repos\[0\]\.codeHostType: must be one of/);
+  for (const command of ['index', 'serve']) {
+    const result = trawl([command, '--config', config]);
+    t.equal(result.status, 2, `trawl ${command} exits 2`);
+    t.match(result.stderr, new RegExp(`trawl ${command}: .*repos\\[0\\]\\.codeHostType: must be one of`, 's'));
+  }
+  const missing = trawl(['serve', '--config', path.join(dir, 'missing.json')]);
+  t.equal(missing.status, 2);
+  t.match(missing.stderr, /cannot read the file/);
 });
 
 t.test('trawl index logs progress lines and exits 1 when a repository fails', async (t) => {

@@ -1,0 +1,45 @@
+import t from 'tap';
+import path from 'node:path';
+import { ShardWriter } from '../../src/index/shard-writer.js';
+import { Shard } from '../../src/index/shard-reader.js';
+import type { DocumentSymbol } from '../../src/index/model.js';
+import { tempDir } from '../helpers/tmp.js';
+
+// Reads that decode only part of a document's records must agree with the full decode.
+t.test('newlines with a stop and symbolsOverlapping agree with the full decode', async (t) => {
+  let seed = 5;
+  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  const lines = Array.from({ length: 300 }, (_, i) => `line ${i} ${'x'.repeat(Math.floor(random() * 40))}`);
+  const content = Buffer.from(lines.join('\n') + '\n');
+  const symbols: DocumentSymbol[] = [];
+  for (let at = 0; at < content.length - 10; at += 1 + Math.floor(random() * 200)) symbols.push({ start: at, end: at + 1 + Math.floor(random() * 8), kind: 'function' });
+  const writer = new ShardWriter({
+    repository: { id: 1, name: 'r', codeHostType: 'genericGitHost', public: true, archived: false, fork: false },
+    branches: [{ name: 'HEAD', commit: 'c'.repeat(40) }],
+    shardIndex: 0,
+  });
+  writer.add({ path: 'a.txt', content, originalSize: content.length, language: '', branchMask: 1n, flags: 0, symbols });
+  const file = path.join(tempDir(t), 's.trawl');
+  writer.write(file);
+  const shard = Shard.open(file);
+  const all = shard.newlines(0);
+  const allSymbols = shard.symbols(0);
+  let checked = 0;
+  for (let trial = 0; trial < 200; trial++) {
+    const value = Math.floor(random() * content.length);
+    const extra = 1 + Math.floor(random() * 5);
+    const prefix = shard.newlines(0, { value, extra });
+    const expected = all.filter((offset) => offset <= value).length + extra;
+    t.same([...prefix], [...all.subarray(0, Math.min(all.length, expected))], `newlines through ${value} and ${extra} more`);
+    const ranges: number[] = [];
+    for (let i = 0; i < 1 + Math.floor(random() * 6); i++) {
+      const start = Math.floor(random() * content.length);
+      ranges.push(start, start + 1 + Math.floor(random() * 30));
+    }
+    const overlapping = allSymbols.filter((symbol) => ranges.some((_, i) => i % 2 === 0 && ranges[i]! < symbol.end && symbol.start < ranges[i + 1]!));
+    t.same(shard.symbolsOverlapping(0, ranges), overlapping, 'overlapping symbols');
+    checked++;
+  }
+  t.equal(checked, 200);
+  t.same(shard.symbolsOverlapping(0, []), [], 'no ranges, no symbols');
+});
