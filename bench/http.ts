@@ -85,9 +85,9 @@ const toMs = (value: string, unit: string) => Number(value) * ({ us: 0.001, ms: 
 
 /** Runs wrk (asynchronously, so the memory sampler keeps running) and reads its report. */
 async function runWrk(url: string, script: string, connections: number, seconds: number) {
-  const { stdout: out } = await promisify(execFile)('wrk', ['-t', String(Math.min(2, connections)), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', script, url], { encoding: 'utf8' });
+  const { stdout: out } = await promisify(execFile)('wrk', ['-t', String(Math.min(2, connections)), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '15s', '--latency', '-s', script, url], { encoding: 'utf8' });
   const percentile = (p: string) => {
-    const found = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)$`, 'm').exec(out);
+    const found = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(out);
     return found ? toMs(found[1]!, found[2]!) : NaN;
   };
   return {
