@@ -184,16 +184,28 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
       finish(false);
       return;
     }
-    // A body over the limit is answered before it was read to the end: close the connection.
-    fail(error, error instanceof BodyTooLargeError);
+    // A body far over the limit is answered before it was read to the end: close the connection.
+    fail(error, error instanceof BodyTooLargeError && !error.drained);
   });
 }
 
 class BodyTooLargeError extends ApiError {
-  constructor(limit: number) {
+  constructor(
+    limit: number,
+    /** False when the body was not read to its end: the connection must then be closed. */
+    readonly drained: boolean,
+  ) {
     super('INVALID_REQUEST_BODY', `the request body is over the limit of ${limit} bytes`);
   }
 }
+
+/**
+ * Bodies over the limit are still read to the end (and discarded) before the
+ * 400 goes out, up to this multiple of the limit: a client that is still
+ * writing when the server answers and closes gets EPIPE instead of the
+ * answer. Past it the connection is closed at once.
+ */
+const DRAIN_LIMIT_FACTOR = 16;
 
 /** The whole body (empty for methods without one), refused past `limit` bytes. */
 function readBody(res: HttpResponse, method: string, limit: number): Promise<Buffer> {
@@ -201,17 +213,19 @@ function readBody(res: HttpResponse, method: string, limit: number): Promise<Buf
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let length = 0;
-    let refused = false;
+    let settled = false;
     res.onData((chunk, isLast) => {
-      if (refused) return;
+      if (settled) return;
       length += chunk.byteLength;
-      if (length > limit) {
-        refused = true;
-        reject(new BodyTooLargeError(limit));
-        return;
+      if (length > limit * DRAIN_LIMIT_FACTOR) {
+        settled = true;
+        reject(new BodyTooLargeError(limit, false));
+      } else if (length > limit) {
+        if (isLast) reject(new BodyTooLargeError(limit, true));
+      } else {
+        parts.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after the callback
+        if (isLast) resolve(Buffer.concat(parts));
       }
-      parts.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after the callback
-      if (isLast) resolve(Buffer.concat(parts));
     });
   });
 }
