@@ -9,6 +9,7 @@ import { SearchPool } from '../search/pool.js';
 import { HttpServer } from '../server/app.js';
 import type { ServerContext } from '../server/route.js';
 import { ROUTES } from '../server/routes/index.js';
+import { loadWebApp } from '../server/web-app.js';
 import { configFromArgs } from './config-option.js';
 import type { Command } from './main.js';
 import { packageVersion } from './version.js';
@@ -78,7 +79,7 @@ async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
   };
   let server: HttpServer;
   try {
-    server = await HttpServer.listen({ host: config.listen.host, port: config.listen.port, maxBodyBytes: config.server.maxBodyBytes, routes: ROUTES, context });
+    server = await HttpServer.listen({ host: config.listen.host, port: config.listen.port, maxBodyBytes: config.server.maxBodyBytes, routes: ROUTES, context, web: loadWebApp() });
   } catch (error) {
     logger.error({ err: error }, 'cannot start');
     await Promise.all([pool.close(), scheduler.close()]);
@@ -86,11 +87,15 @@ async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
     return 1;
   }
   // With port 0 the default public URL names the port actually bound.
-  if (config.listen.port === 0 && config.publicUrl.endsWith(':0')) config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
+  if (config.listen.port === 0 && config.publicUrl.endsWith(':0')) {
+    config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
+    pool.setPublicUrl(config.publicUrl);
+  }
   const url = `http://${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${server.port}`;
   console.log(`trawl listening on ${url}`);
   if (zeroConfig) {
-    console.log(`Indexing ${config.repos[0]!.path}; anonymous reads are allowed from this machine only. Try:`);
+    console.log(`Indexing ${config.repos[0]!.path}; anonymous reads are allowed from this machine only.`);
+    console.log(`Open ${url}/ in a browser, or try:`);
     console.log(`  curl -s ${url}/api/search -H 'Content-Type: application/json' -d '{"query": "TODO", "matches": 10}'`);
   }
   scheduler.start().then(() => {

@@ -46,7 +46,7 @@ export class SearchPool {
   private inFlight = 0;
   private workerFailures = 0;
 
-  constructor(private readonly options: SearchPoolOptions) {
+  constructor(private options: SearchPoolOptions) {
     this.piscina = new Piscina({
       filename: new URL('../worker/search-worker.js', import.meta.url).href,
       minThreads: options.workers,
@@ -68,6 +68,11 @@ export class SearchPool {
         }
       }
     }
+  }
+
+  /** The base of result links, once known (with `listen.port` 0, only after the port is bound). */
+  setPublicUrl(publicUrl: string): void {
+    this.options = { ...this.options, publicUrl };
   }
 
   get currentCatalog(): Catalog {

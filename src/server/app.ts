@@ -9,6 +9,7 @@ import { authorize } from './access.js';
 import { serve, type HandlerHooks, type Reply, type Request } from './http.js';
 import { asApiError } from './known-errors.js';
 import type { Route, ServerContext } from './route.js';
+import type { WebApp } from './web-app.js';
 
 export interface HttpServerOptions {
   host: string;
@@ -17,6 +18,8 @@ export interface HttpServerOptions {
   maxBodyBytes: number;
   routes: readonly Route[];
   context: ServerContext;
+  /** The browser app, when built. */
+  web: WebApp | null;
 }
 
 export class HttpServer {
@@ -115,6 +118,18 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
         return route.handle(request, caller, context);
       });
     });
+  }
+  const { web } = options;
+  if (web) {
+    const page = async () => web.page;
+    for (const pattern of ['/', '/search', '/browse/*']) app.get(pattern, (res, req) => handle(res, req, 'web', page));
+    app.get('/assets/*', (res, req) =>
+      handle(res, req, 'web', async (request) => {
+        const asset = web.assets.get(request.path.slice('/assets/'.length));
+        if (!asset) throw new ApiError('NOT_FOUND', `Not found: ${request.path}`);
+        return asset;
+      }),
+    );
   }
   app.any('/*', (res, req) => {
     handle(res, req, 'unknown', async (request) => {

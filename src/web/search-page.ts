@@ -1,0 +1,108 @@
+/**
+ * The search page: results streamed from /api/stream_search as they arrive,
+ * each file with its chunks, matches marked, line numbers linking into the
+ * file view; arrows and Enter move through them; a "load more" when the
+ * result was cut.
+ */
+import { ApiFailure, streamSearch, type Chunk, type FileResult } from './api.js';
+import { clear, h } from './dom.js';
+import { localPath } from './links.js';
+
+/** Match ranges asked for first; "load more" asks for four times as many. */
+export const FIRST_PAGE = 100;
+
+export interface SearchInput {
+  query: string;
+  regex: boolean;
+  caseSensitive: boolean;
+  matches: number;
+}
+
+let running: AbortController | null = null;
+
+/** Runs a search into `main`, replacing whatever was there; a newer search cancels an older one. */
+export async function renderSearch(main: HTMLElement, input: SearchInput, onError: (error: unknown) => void): Promise<void> {
+  running?.abort();
+  const controller = new AbortController();
+  running = controller;
+  clear(main);
+  if (input.query.trim() === '') return;
+  const summary = h('p', { class: 'summary', id: 'summary' }, 'Searching…');
+  const list = h('ol', { class: 'results', id: 'results' });
+  main.append(summary, list);
+  const started = performance.now();
+  try {
+    const body = { query: input.query, matches: input.matches, contextLines: 1, isRegexEnabled: input.regex, isCaseSensitivityEnabled: input.caseSensitive };
+    for await (const event of streamSearch(body, controller.signal)) {
+      if (event.type === 'chunk') for (const file of event.files) list.append(fileItem(file));
+      else if (event.type === 'error') throw new ApiFailure(event.error.statusCode, event.error.errorCode, event.error.message);
+      else {
+        const stats = event.accumulatedStats;
+        const ms = Math.round(performance.now() - started);
+        const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+        summary.replaceChildren(`${count(stats.actualMatchCount, 'match', 'matches')} in ${count(list.children.length, 'file', 'files')} (${ms} ms)`);
+        if (!event.isSearchExhaustive) {
+          const more = h('button', { type: 'button', class: 'more', id: 'load-more' }, `Results were cut at ${input.matches} matches — load more`);
+          more.addEventListener('click', () => void renderSearch(main, { ...input, matches: input.matches * 4 }, onError));
+          summary.append(' ', more);
+        }
+        if (list.children.length === 0) summary.replaceChildren('No matches.');
+      }
+    }
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    summary.replaceChildren();
+    onError(error);
+  }
+}
+
+function fileItem(file: FileResult): HTMLElement {
+  const href = localPath(file.webUrl);
+  const name = h('a', { class: 'file-name result-link', href }, ...marked(file.fileName.text, file.fileName.matchRanges.map((r) => [r.start.column - 1, r.end.column - 1])));
+  const header = h('div', { class: 'file-header' }, name, h('span', { class: 'repo' }, file.repository), file.language ? h('span', { class: 'lang' }, file.language) : null, file.branches?.[0] && file.branches[0] !== 'HEAD' ? h('span', { class: 'branch' }, file.branches[0]) : null);
+  return h('li', { class: 'file' }, header, ...file.chunks.map((chunk) => chunkView(chunk, href)));
+}
+
+/** A chunk's lines with their numbers (links to the file view at that line, with the matches to highlight). */
+function chunkView(chunk: Chunk, href: string): HTMLElement {
+  const lines = chunk.content.replace(/\n$/, '').split('\n');
+  const highlight = chunk.matchRanges.map((range) => `${range.start.byteOffset}-${range.end.byteOffset}`).join(',');
+  const table = h('table', { class: 'chunk' });
+  lines.forEach((text, i) => {
+    const lineNumber = chunk.contentStart.lineNumber + i;
+    const columns: [number, number][] = [];
+    for (const range of chunk.matchRanges) {
+      if (range.start.lineNumber > lineNumber || range.end.lineNumber < lineNumber) continue;
+      const from = range.start.lineNumber === lineNumber ? range.start.column - 1 : 0;
+      const to = range.end.lineNumber === lineNumber ? range.end.column - 1 : [...text].length;
+      columns.push([from, to]);
+    }
+    const link = h('a', { class: columns.length > 0 ? 'ln result-link' : 'ln', href: `${href}?hl=${highlight}#L${lineNumber}` }, String(lineNumber));
+    table.append(h('tr', {}, h('td', { class: 'num' }, link), h('td', { class: 'code' }, ...marked(text, columns))));
+  });
+  return table;
+}
+
+/** Text with the code-point column ranges wrapped in <mark>. */
+function marked(text: string, columns: [number, number][]): (string | HTMLElement)[] {
+  const points = [...text];
+  const parts: (string | HTMLElement)[] = [];
+  let at = 0;
+  for (const [from, to] of [...columns].sort((a, b) => a[0] - b[0])) {
+    if (from < at) continue;
+    parts.push(points.slice(at, from).join(''), h('mark', {}, points.slice(from, to).join('')));
+    at = to;
+  }
+  parts.push(points.slice(at).join(''));
+  return parts;
+}
+
+/** Arrow keys move the selection through result links; Enter follows it. */
+export function moveSelection(direction: 1 | -1): void {
+  const links = [...document.querySelectorAll<HTMLAnchorElement>('#results .result-link')];
+  if (links.length === 0) return;
+  const current = links.indexOf(document.activeElement as HTMLAnchorElement);
+  const next = links[Math.max(0, Math.min(links.length - 1, current === -1 ? 0 : current + direction))]!;
+  next.focus();
+  next.scrollIntoView({ block: 'nearest' });
+}

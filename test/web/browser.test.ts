@@ -1,0 +1,148 @@
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startDaemon } from '../helpers/daemon.js';
+import { commitAll, writeFiles } from '../helpers/git.js';
+import { fixtureRepository } from '../server/fixture.js';
+
+const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+
+async function launch(t: Test): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  return browser;
+}
+
+/** A page that records every request it makes and every script error. */
+async function openPage(browser: Browser): Promise<{ page: Page; requests: string[]; errors: string[] }> {
+  const page = await browser.newPage();
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  page.on('pageerror', (error) => errors.push(error.message));
+  return { page, requests, errors };
+}
+
+t.test('search, results, file view, tree and symbols in a real browser', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true } });
+  const browser = await launch(t);
+  const { page, requests, errors } = await openPage(browser);
+
+  await page.goto(`${daemon.url}/`);
+  await page.waitForSelector('#repos li');
+  t.match(await page.textContent('#repos'), /example\.com\/acme\/widgets/, 'the home page lists the repositories');
+
+  await page.keyboard.press('/');
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'query', '/ focuses the search box');
+  await page.keyboard.type('parse_expression');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#summary:has-text("matches")');
+  t.match(page.url(), /\/search\?q=parse_expression$/, 'the query is kept in the URL');
+  const files = await page.$$eval('#results .file-name', (links) => links.map((link) => link.textContent));
+  t.same(new Set(files), new Set(['src/parser.c', 'src/parser.h', 'docs/guide.md', 'README.md']), 'every matching file is listed');
+  const marks = await page.$$eval('#results mark', (found) => found.map((mark) => mark.textContent));
+  t.ok(marks.length >= 5 && marks.every((mark) => mark === 'parse_expression'), 'matches are highlighted');
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const screenshot = path.join(ARTIFACTS, 'search-results.png');
+  await page.screenshot({ path: screenshot, fullPage: true });
+  t.same([...fs.readFileSync(screenshot).subarray(1, 4)], [...Buffer.from('PNG')], `screenshot saved to ${screenshot}`);
+
+  await page.keyboard.press('ArrowDown');
+  t.match(await page.evaluate(() => (document.activeElement as HTMLAnchorElement).href), /\/-\/blob\//, 'arrows move through the results');
+
+  await page.click('#results .file:has(.file-name:text-is("src/parser.c")) a.ln.result-link >> nth=0');
+  await page.waitForSelector('#code .line.selected');
+  t.match(page.url(), /\/browse\/example\.com\/acme\/widgets@HEAD\/-\/blob\/src\/parser\.c\?hl=\d+-\d+(,\d+-\d+)*#L3$/, 'a result line opens the file view at that line');
+  t.same(await page.$$eval('.line.selected', (lines) => lines.map((line) => line.id)), ['L3']);
+  t.ok(await page.evaluate(() => (CSS.highlights.get('search-match')?.size ?? 0) >= 1), 'the search matches are highlighted in the file');
+  t.ok(await page.$('#code .hljs-keyword'), 'the code is syntax highlighted');
+  t.match(await page.textContent('#tree .current'), 'parser.c', 'the tree shows the file');
+
+  await page.click('#tree a:text-is("docs/")');
+  await page.waitForSelector('#listing');
+  t.same(await page.$$eval('#listing li', (items) => items.map((item) => item.textContent)), ['guide.md'], 'a directory lists its entries');
+  await page.click('#listing a:text-is("guide.md")');
+  await page.waitForSelector('#code');
+  t.match(await page.textContent('#code'), /Call parse_expression to parse/);
+
+  await page.goto(`${daemon.url}/browse/example.com/acme/widgets@HEAD/-/blob/src/parser.c#L7-L9`);
+  await page.waitForSelector('#code .line.selected');
+  t.same(await page.$$eval('.line.selected', (lines) => lines.map((line) => line.id)), ['L7', 'L8', 'L9'], '#L7-L9 selects a range');
+  // Click the middle of the word as a user would: find it in the line's text nodes.
+  const word = await page.evaluate(() => {
+    const code = document.querySelector('#L8 .code')!;
+    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const at = node.textContent!.indexOf('parse_expression');
+      if (at === -1) continue;
+      const range = document.createRange();
+      range.setStart(node, at + 3);
+      range.setEnd(node, at + 4);
+      const box = range.getBoundingClientRect();
+      return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+    }
+    return null;
+  });
+  t.ok(word, 'the symbol is on line 8');
+  await page.mouse.click(word!.x, word!.y);
+  await page.waitForSelector('#symbols:not([hidden]) h3');
+  const panel = await page.textContent('#symbols');
+  t.match(panel, /Definitions \(1\)/, 'a clicked symbol shows its definition');
+  t.match(panel, /References \(5\)/, 'and its references');
+  t.match(panel, /src\/parser\.c:3/);
+
+  t.same(errors, [], 'no script errors');
+  t.same(
+    requests.filter((url) => !url.startsWith(daemon.url) && !url.startsWith('data:')),
+    [],
+    'no request to anything but the daemon',
+  );
+});
+
+t.test('every webUrl the API returns opens a page showing that file', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const body = await (await daemon.post('/api/search', { query: 'file:.', matches: 1000 })).json();
+  const results = body.files as { fileName: { text: string }; webUrl: string }[];
+  t.equal(results.length, 6, 'every file of the fixture');
+  const browser = await launch(t);
+  const { page } = await openPage(browser);
+  for (const result of results) {
+    await page.goto(result.webUrl);
+    await page.waitForSelector('#crumbs strong');
+    t.equal(await page.textContent('#crumbs strong'), path.basename(result.fileName.text), `${result.fileName.text}: the page names the file`);
+    const shown = (await page.$('#code')) ? await page.textContent('#code') : await page.textContent('.binary');
+    t.ok(shown && shown.length > 0, `${result.fileName.text}: the page shows its content`);
+  }
+});
+
+t.test('a result cut at the match cap offers to load more', async (t) => {
+  const repo = fixtureRepository(t);
+  writeFiles(repo.root, { 'gen/many.txt': 'needle\n'.repeat(150) });
+  commitAll(repo.root, 'many needles');
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const browser = await launch(t);
+  const { page } = await openPage(browser);
+  await page.goto(`${daemon.url}/search?q=needle`);
+  await page.waitForSelector('#load-more');
+  t.match(await page.textContent('#summary'), /^100 matches in 1 file .*Results were cut at 100 matches — load more$/);
+  await page.click('#load-more');
+  await page.waitForSelector('#summary:has-text("150 matches")');
+  t.notOk(await page.$('#load-more'), 'all 150 matches: nothing more to load');
+  t.equal(await page.$$eval('#results mark', (marks) => marks.length), 150);
+});
+
+t.test('narrow screens and instances without anonymous access', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: false }, index: { ctagsCommand: '' } });
+  const browser = await launch(t);
+  const page = await browser.newPage({ viewport: { width: 375, height: 700 } });
+  await page.goto(`${daemon.url}/search?q=parse_expression`);
+  await page.waitForSelector('#auth:not([hidden])');
+  t.match(await page.textContent('#auth-message'), /needs a credential/, 'asks for an API key, with the API’s message');
+  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scrolling at 375 px');
+});
