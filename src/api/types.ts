@@ -2,7 +2,7 @@
  * The response types of the public search API (spec: shared/spec/api.md §3).
  * The search engine produces exactly these, so the daemon only serialises.
  */
-import type { CodeHostType } from '../index/model.js';
+import type { CodeHostType } from '../index/code-host.js';
 
 /** byteOffset 0-based from the start of the file; lineNumber and column (code points) 1-based. */
 export interface Position {

@@ -1,14 +1,8 @@
 /** Types shared by the shard writer, the shard reader and the indexer. */
 
-export type CodeHostType =
-  | 'github'
-  | 'gitlab'
-  | 'gitea'
-  | 'gerrit'
-  | 'bitbucketServer'
-  | 'bitbucketCloud'
-  | 'genericGitHost'
-  | 'azuredevops';
+import type { CodeHostType } from './code-host.js';
+
+export type { CodeHostType };
 
 /** Repository metadata carried by every shard of the repository (META section). */
 export interface RepositoryMeta {

@@ -1,3 +1,5 @@
+import type { FileResult, Range } from '../api/types.js';
+
 /**
  * The daemon's HTTP API, as the page uses it: every request carries the API
  * key from session storage when there is one; errors keep the API's error
@@ -75,32 +77,7 @@ export async function* streamSearch(body: unknown, signal: AbortSignal): AsyncGe
   }
 }
 
-export interface Position {
-  byteOffset: number;
-  lineNumber: number;
-  column: number;
-}
-
-export interface Range {
-  start: Position;
-  end: Position;
-}
-
-export interface Chunk {
-  content: string;
-  matchRanges: Range[];
-  contentStart: Position;
-  symbols?: { symbol: string; kind: string }[];
-}
-
-export interface FileResult {
-  fileName: { text: string; matchRanges: Range[] };
-  webUrl: string;
-  repository: string;
-  language: string;
-  chunks: Chunk[];
-  branches?: string[];
-}
+export type { Chunk, FileResult, Position, Range } from '../api/types.js';
 
 export type StreamEvent =
   | { type: 'chunk'; files: FileResult[]; stats: { actualMatchCount: number } }
