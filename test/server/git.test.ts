@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
 import { CommitDetail, CommitList, DiffResponse, SourceResponse, TreeResponse } from '../../src/api/schemas.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { assertSchema } from '../helpers/schema.js';
@@ -119,4 +121,18 @@ t.test('git endpoints', async (t) => {
     await expectError(t, await daemon.fetch(`/api/diff?${q({ repo: name, base: '-p', head: 'HEAD' })}`), 400, 'INVALID_GIT_REF');
     await expectError(t, await daemon.fetch(`/api/diff?${q({ repo: name, base: 'HEAD' })}`), 400, 'MISSING_REQUIRED_QUERY_PARAMETER');
   });
+});
+
+t.test('a repository broken on disk is an UNEXPECTED_ERROR with a request id; the daemon keeps serving', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  // The index keeps serving searches; the git endpoints need the repository itself.
+  fs.rmSync(path.join(repo.root, '.git', 'objects'), { recursive: true, force: true });
+  fs.rmSync(path.join(repo.root, '.git', 'refs'), { recursive: true, force: true });
+  const response = await daemon.fetch(`/api/source?repo=${encodeURIComponent(repo.config.name)}&path=README.md`, { headers: { 'X-Request-Id': 'broken-repo-1' } });
+  t.equal(response.status, 500);
+  const body = await response.json();
+  t.same(body, { statusCode: 500, errorCode: 'UNEXPECTED_ERROR', message: 'unexpected error (request id broken-repo-1)' }, 'no internals leak');
+  t.match(daemon.stderr(), /"requestId":"broken-repo-1".*"msg":"unexpected error"/, 'logged with the request id');
+  t.equal((await daemon.post('/api/search', { query: 'parse_expression', matches: 5 })).status, 200, 'searches still work');
 });
