@@ -26,6 +26,8 @@ export interface NativeAddon {
   collectTrigrams(bytes: Uint8Array, seenBits: Uint8Array, out: Uint32Array, outLength: number): number;
   /** Appends the offset of every '\n' in bytes to out[outLength…]; returns the new length. */
   collectNewlines(bytes: Uint8Array, out: Uint32Array, outLength: number): number;
+  /** CRC-32C (Castagnoli) of bytes, continuing from `initial` (default 0): crc32c(b, crc32c(a)) === crc32c(a ‖ b). */
+  crc32c(bytes: Uint8Array, initial?: number): number;
   /**
    * Writes to out the start offsets of successive non-overlapping occurrences
    * of needle (non-empty) in haystack at or after `from`, at most out.length;

@@ -1,0 +1,242 @@
+/**
+ * The state log: the daemon's durable state (users, keys, tokens, grants,
+ * settings) as an append-only file of records, replayed on start.
+ *
+ * A record is `[u32 length][u32 crc32c][msgpack body]` (little-endian; the
+ * CRC-32C covers the body), the body a map `{v, type, at, …}`. An append is
+ * acknowledged only after fdatasync; appends that arrive while a sync is in
+ * flight are written and synced together (group commit). One process writes:
+ * it holds an exclusive flock on `state.lock` for as long as the log is open.
+ * On open, a torn or corrupt tail (a crash mid-write, a flipped bit) is cut
+ * back to the last good record and reported; nothing before it is lost.
+ * Compaction writes a snapshot to a temporary file and renames it over the
+ * log. Format: docs/state-log.md.
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Packr } from 'msgpackr';
+import { native } from '../../native/index.js';
+
+export const STATE_LOG_FILE = 'state.log';
+const LOCK_FILE = 'state.lock';
+const HEADER_BYTES = 8;
+/** A length field above this is corruption, not a record. */
+export const MAX_RECORD_BYTES = 16 << 20;
+
+/** A record body: `v` the record format version of its type, `type` what it says, `at` when (ms since the epoch). */
+export interface StateRecord {
+  v: number;
+  type: string;
+  at: number;
+  [field: string]: unknown;
+}
+
+/** What open() found and cut off. */
+export interface TailRepair {
+  /** Byte offset where the good records end (the file is truncated there). */
+  goodBytes: number;
+  /** Bytes removed. */
+  droppedBytes: number;
+  reason: string;
+}
+
+export class StateLogLockedError extends Error {
+  constructor(directory: string) {
+    super(`${directory} is in use by another trawl process (${LOCK_FILE} is locked)`);
+    this.name = 'StateLogLockedError';
+  }
+}
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+/** One record as it is stored. */
+export function encodeRecord(record: StateRecord): Buffer {
+  const body = packr.pack(record);
+  if (body.length > MAX_RECORD_BYTES) throw new RangeError(`a state record of ${body.length} bytes is over the limit of ${MAX_RECORD_BYTES}`);
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.writeUInt32LE(body.length, 0);
+  header.writeUInt32LE(native.crc32c(body), 4);
+  return Buffer.concat([header, body]);
+}
+
+/**
+ * The good records at the start of `bytes`, and where and why they end when
+ * something follows that is not a whole, intact record.
+ */
+export function decodeRecords(bytes: Buffer): { records: StateRecord[]; goodBytes: number; problem: string | null } {
+  const records: StateRecord[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    if (bytes.length - at < HEADER_BYTES) return { records, goodBytes: at, problem: `a torn record header at byte ${at}` };
+    const length = bytes.readUInt32LE(at);
+    if (length > MAX_RECORD_BYTES) return { records, goodBytes: at, problem: `an impossible record length ${length} at byte ${at}` };
+    if (bytes.length - at - HEADER_BYTES < length) return { records, goodBytes: at, problem: `a torn record at byte ${at} (${length} bytes announced)` };
+    const body = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
+    if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return { records, goodBytes: at, problem: `a checksum mismatch at byte ${at}` };
+    let record: unknown;
+    try {
+      record = packr.unpack(body);
+    } catch {
+      return { records, goodBytes: at, problem: `an undecodable record at byte ${at}` };
+    }
+    if (!isRecord(record)) return { records, goodBytes: at, problem: `a record without v, type and at at byte ${at}` };
+    records.push(record);
+    at += HEADER_BYTES + length;
+  }
+  return { records, goodBytes: at, problem: null };
+}
+
+function isRecord(value: unknown): value is StateRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const { v, type, at } = value as Record<string, unknown>;
+  return Number.isInteger(v) && typeof type === 'string' && typeof at === 'number';
+}
+
+interface PendingAppend {
+  bytes: Buffer;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+export class StateLog {
+  private pending: PendingAppend[] = [];
+  private flushing: Promise<void> | null = null;
+  private compacting = false;
+  private closed = false;
+  /** fdatasync calls so far (group commit makes it smaller than the appends). */
+  syncs = 0;
+
+  private constructor(
+    private readonly directory: string,
+    private readonly lockFd: number,
+    private handle: fsp.FileHandle,
+    private size: number,
+  ) {}
+
+  /**
+   * Opens (creating) the log in `directory`: takes the lock, replays every
+   * good record and cuts off a bad tail. Throws StateLogLockedError when
+   * another process holds the log.
+   */
+  static async open(directory: string): Promise<{ log: StateLog; records: StateRecord[]; repair: TailRepair | null }> {
+    fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
+    const lockFd = fs.openSync(path.join(directory, LOCK_FILE), 'a', 0o600);
+    if (!native.tryLockExclusive(lockFd)) {
+      fs.closeSync(lockFd);
+      throw new StateLogLockedError(directory);
+    }
+    try {
+      const file = path.join(directory, STATE_LOG_FILE);
+      const bytes = fs.existsSync(file) ? fs.readFileSync(file) : Buffer.alloc(0);
+      const { records, goodBytes, problem } = decodeRecords(bytes);
+      let repair: TailRepair | null = null;
+      if (problem) {
+        fs.truncateSync(file, goodBytes);
+        repair = { goodBytes, droppedBytes: bytes.length - goodBytes, reason: problem };
+      }
+      const handle = await fsp.open(file, 'a', 0o600);
+      await handle.datasync();
+      return { log: new StateLog(directory, lockFd, handle, goodBytes), records, repair };
+    } catch (error) {
+      fs.closeSync(lockFd);
+      throw error;
+    }
+  }
+
+  /** Appends a record; resolves once it is on disk (fdatasync), rejects if it could not be written. */
+  append(record: StateRecord): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the state log is closed'));
+    let bytes: Buffer;
+    try {
+      bytes = encodeRecord(record);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return new Promise((resolve, reject) => {
+      this.pending.push({ bytes, resolve, reject });
+      this.kick();
+    });
+  }
+
+  /**
+   * Replaces the log with a snapshot of the state: written to a temporary
+   * file, synced, renamed over the log. `snapshot` is called once every append
+   * already being written is acknowledged, and must return the state they
+   * produced; appends made from then on wait and go to the new log.
+   */
+  async compact(snapshot: () => StateRecord[]): Promise<void> {
+    this.compacting = true;
+    try {
+      while (this.flushing) await this.flushing;
+      const records = snapshot();
+      const file = path.join(this.directory, STATE_LOG_FILE);
+      const temporary = `${file}.compact.tmp`;
+      const bytes = Buffer.concat(records.map(encodeRecord));
+      const out = await fsp.open(temporary, 'w', 0o600);
+      try {
+        await out.writeFile(bytes);
+        await out.sync();
+      } finally {
+        await out.close();
+      }
+      await fsp.rename(temporary, file);
+      await syncDirectory(this.directory);
+      await this.handle.close();
+      this.handle = await fsp.open(file, 'a', 0o600);
+      this.size = bytes.length;
+    } finally {
+      this.compacting = false;
+      this.kick();
+    }
+  }
+
+  /** Bytes of good records in the log. */
+  get bytes(): number {
+    return this.size;
+  }
+
+  /** Waits for acknowledged appends, then releases the file and the lock. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    await this.handle.close();
+    fs.closeSync(this.lockFd);
+  }
+
+  private kick(): void {
+    if (!this.flushing && !this.compacting && this.pending.length > 0) {
+      this.flushing = this.flush().finally(() => {
+        this.flushing = null;
+        this.kick();
+      });
+    }
+  }
+
+  /** Writes and syncs everything pending as one batch. */
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0);
+    const bytes = Buffer.concat(batch.map((append) => append.bytes));
+    try {
+      for (let written = 0; written < bytes.length; ) written += (await this.handle.write(bytes, written)).bytesWritten;
+      await this.handle.datasync();
+      this.syncs++;
+      this.size += bytes.length;
+      for (const append of batch) append.resolve();
+    } catch (error) {
+      // Cut a partial batch off, so the next append does not land after garbage.
+      await this.handle.truncate(this.size).catch(() => undefined);
+      for (const append of batch) append.reject(error as Error);
+    }
+  }
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  const handle = await fsp.open(directory, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
