@@ -1,0 +1,65 @@
+/**
+ * Credentials as the API hands them out: a prefix and 64 lowercase hex
+ * characters (32 random bytes), shown once. Only an HMAC-SHA256 of a secret,
+ * keyed by this instance's key (`instance.key` in the state directory, mode
+ * 0600), is ever stored; comparisons are constant-time.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type SecretKind = 'apiKey' | 'scopedToken';
+
+const PREFIX: Record<SecretKind, string> = { apiKey: 'trawl_ak_', scopedToken: 'trawl_st_' };
+const SECRET_PATTERN = /^trawl_(ak|st)_[0-9a-f]{64}$/;
+const INSTANCE_KEY_FILE = 'instance.key';
+const INSTANCE_KEY_BYTES = 32;
+
+/** A new secret of `kind`. */
+export function newSecret(kind: SecretKind): string {
+  return PREFIX[kind] + randomBytes(32).toString('hex');
+}
+
+/** The kind of a well-formed secret, or null (wrong prefix, length or characters). */
+export function secretKind(text: string): SecretKind | null {
+  const found = SECRET_PATTERN.exec(text);
+  if (!found) return null;
+  return found[1] === 'ak' ? 'apiKey' : 'scopedToken';
+}
+
+/** What is stored for a secret: its HMAC-SHA256 under the instance key, hex. */
+export function secretDigest(instanceKey: Buffer, secret: string): string {
+  return createHmac('sha256', instanceKey).update(secret).digest('hex');
+}
+
+/** Constant-time equality of two digests (hex strings of equal length). */
+export function sameDigest(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+}
+
+/**
+ * The instance key of a state directory, created (32 random bytes, mode
+ * 0600, exclusively: two processes cannot both create it) when missing.
+ * Throws when the file exists with another size or is readable by others.
+ */
+export function loadInstanceKey(stateDirectory: string): Buffer {
+  const file = path.join(stateDirectory, INSTANCE_KEY_FILE);
+  try {
+    const fd = fs.openSync(file, 'wx', 0o600);
+    try {
+      fs.writeSync(fd, randomBytes(INSTANCE_KEY_BYTES));
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const stats = fs.statSync(file);
+  if ((stats.mode & 0o077) !== 0) throw new Error(`${file} must be readable by its owner only (chmod 600 ${file})`);
+  const key = fs.readFileSync(file);
+  if (key.length !== INSTANCE_KEY_BYTES) throw new Error(`${file} is damaged: ${key.length} bytes instead of ${INSTANCE_KEY_BYTES}`);
+  return key;
+}
