@@ -10,12 +10,15 @@
  * On open, a torn or corrupt tail (a crash mid-write, a flipped bit) is cut
  * back to the last good record and reported; nothing before it is lost.
  * Compaction writes a snapshot to a temporary file and renames it over the
- * log. Format: docs/state-log.md.
+ * log. Format: docs/state-log.md. MessagePack comes from @msgpack/msgpack
+ * (pure JavaScript): msgpackr's optional native packages are not all on the
+ * registry these machines use, which leaves `npm ci` with a lock file it
+ * refuses.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Packr } from 'msgpackr';
+import { decode, encode } from '@msgpack/msgpack';
 import { native } from '../../native/index.js';
 
 export const STATE_LOG_FILE = 'state.log';
@@ -48,11 +51,9 @@ export class StateLogLockedError extends Error {
   }
 }
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
-
 /** One record as it is stored. */
 export function encodeRecord(record: StateRecord): Buffer {
-  const body = packr.pack(record);
+  const body = Buffer.from(encode(record));
   if (body.length > MAX_RECORD_BYTES) throw new RangeError(`a state record of ${body.length} bytes is over the limit of ${MAX_RECORD_BYTES}`);
   const header = Buffer.alloc(HEADER_BYTES);
   header.writeUInt32LE(body.length, 0);
@@ -76,7 +77,7 @@ export function decodeRecords(bytes: Buffer): { records: StateRecord[]; goodByte
     if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return { records, goodBytes: at, problem: `a checksum mismatch at byte ${at}` };
     let record: unknown;
     try {
-      record = packr.unpack(body);
+      record = decode(body);
     } catch {
       return { records, goodBytes: at, problem: `an undecodable record at byte ${at}` };
     }
