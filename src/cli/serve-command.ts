@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { native } from '../../native/index.js';
 import type { Config } from '../config/config.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
-import { createLogger } from '../obs/logger.js';
+import { createLogger, type Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
 import { loadCatalog } from '../search/catalog.js';
 import { SearchPool } from '../search/pool.js';
@@ -104,6 +104,7 @@ async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
     native.sdNotify('READY=1');
     logger.info({ url, repositories: config.repos.length }, 'serving');
   });
+  const watchdog = startWatchdog(pool, logger);
 
   return new Promise<number>((resolve) => {
     const shutdown = async (signal: string) => {
@@ -113,6 +114,7 @@ async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
       }
       status = 'stopping';
       native.sdNotify('STOPPING=1');
+      if (watchdog) clearInterval(watchdog);
       logger.info({ signal, inFlight: server.requestsInFlight }, 'shutting down');
       server.stopAccepting();
       const drained = await server.drain(config.server.shutdownDrainSeconds * 1000);
@@ -126,4 +128,23 @@ async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
     process.on('SIGTERM', () => void shutdown('SIGTERM'));
     process.on('SIGINT', () => void shutdown('SIGINT'));
   });
+}
+
+/**
+ * Under systemd with WatchdogSec= ($WATCHDOG_USEC set), pings the watchdog
+ * at half the interval, but only when a search worker answered a no-op task
+ * in time: a wedged pool stops the pings and systemd restarts the daemon.
+ */
+function startWatchdog(pool: SearchPool, logger: Logger): NodeJS.Timeout | null {
+  const usec = Number(process.env.WATCHDOG_USEC);
+  if (!Number.isFinite(usec) || usec <= 0) return null;
+  const intervalMs = Math.max(100, usec / 2000);
+  const timer = setInterval(() => {
+    void pool.ping(intervalMs).then((alive) => {
+      if (alive) native.sdNotify('WATCHDOG=1');
+      else logger.warn({ intervalMs }, 'search pool did not answer: watchdog not pinged');
+    });
+  }, intervalMs);
+  timer.unref();
+  return timer;
 }

@@ -171,6 +171,21 @@ export class SearchPool {
     return found;
   }
 
+  /** Resolves true when a worker answers a no-op task within `timeoutMs` (the systemd watchdog's probe). */
+  async ping(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const answered = this.piscina.run(null, { name: 'ping' }).then(
+      () => true,
+      () => false,
+    );
+    try {
+      return await Promise.race([answered, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async close(): Promise<void> {
     await this.piscina.destroy();
   }

@@ -30,3 +30,8 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
   return outcome;
 }
+
+/** The watchdog's liveness probe: answered only by a worker that takes tasks. */
+export function ping(): true {
+  return true;
+}

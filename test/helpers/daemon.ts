@@ -26,13 +26,13 @@ export interface Daemon {
  * listen filled in), waits until its first index pass is published (health
  * ok, unless `waitForIndex` is false), and stops it when the test ends.
  */
-export async function startDaemon(t: Test, config: Record<string, unknown>, options: { waitForIndex?: boolean } = {}): Promise<Daemon> {
+export async function startDaemon(t: Test, config: Record<string, unknown>, options: { waitForIndex?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<Daemon> {
   const dir = tempDir(t, 'trawl-daemon-');
   const configFile = path.join(dir, 'trawl.json');
   const server = { workers: 2, ...(config.server as object) };
   fs.writeFileSync(configFile, JSON.stringify({ dataDir: path.join(dir, 'data'), ...config, listen: { host: '127.0.0.1', port: 0 }, server }));
   const child = spawn(process.execPath, [CLI, 'serve', '--config', configFile], {
-    env: { ...process.env, TRAWL_LOG_LEVEL: 'info' },
+    env: { ...process.env, TRAWL_LOG_LEVEL: 'info', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
