@@ -14,11 +14,11 @@ export function configOrProblem(file: string | undefined): Config | string {
 }
 
 /**
- * For commands whose only option is --config: the configuration, and whether
- * it is the zero-config default; or null after printing the problem as
- * `trawl <command>: …` (exit status 2).
+ * For commands whose only option is --config: the configuration and the file
+ * it came from (undefined for the zero-config default); or null after
+ * printing the problem as `trawl <command>: …` (exit status 2).
  */
-export function configFromArgs(command: string, args: string[]): { config: Config; zeroConfig: boolean } | null {
+export function configFromArgs(command: string, args: string[]): { config: Config; file: string | undefined } | null {
   let file: string | undefined;
   try {
     file = parseArgs({ args, options: { config: { type: 'string' } }, strict: true, allowPositionals: false }).values.config;
@@ -31,5 +31,5 @@ export function configFromArgs(command: string, args: string[]): { config: Confi
     console.error(`trawl ${command}: ${config}`);
     return null;
   }
-  return { config, zeroConfig: file === undefined && !process.env.TRAWL_CONFIG };
+  return { config, file: file ?? (process.env.TRAWL_CONFIG || undefined) };
 }

@@ -10,7 +10,7 @@ import { HttpServer } from '../server/app.js';
 import type { ServerContext } from '../server/route.js';
 import { ROUTES } from '../server/routes/index.js';
 import { loadWebApp } from '../server/web-app.js';
-import { configFromArgs } from './config-option.js';
+import { configFromArgs, configOrProblem } from './config-option.js';
 import type { Command } from './main.js';
 import { packageVersion } from './version.js';
 
@@ -29,18 +29,21 @@ Options:
   --config FILE   configuration file (default: $TRAWL_CONFIG)
   -h, --help      show this help
 
-Prints "trawl listening on <url>" once the port is bound. SIGTERM or SIGINT
-stops it gracefully (new requests get 503, requests in flight finish); a
-second signal exits at once. Exit status 0 after a graceful stop, 2 for a
+Prints "trawl listening on <url>" once the port is bound. SIGHUP re-reads
+the config file: repositories added or removed, contexts, publicUrl and
+anonymous access change without a restart. SIGTERM or SIGINT stops it
+gracefully (new requests get 503, requests in flight finish); a second
+signal exits at once. Exit status 0 after a graceful stop, 2 for a
 usage or configuration error.`,
 
   async run(args) {
     const loaded = configFromArgs('serve', args);
-    return loaded ? serve(loaded.config, loaded.zeroConfig) : 2;
+    return loaded ? serve(loaded.config, loaded.file) : 2;
   },
 };
 
-async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
+/** Runs the daemon with `initial`, read from `configFile` (undefined: the zero-config default). */
+async function serve(initial: Config, configFile: string | undefined): Promise<number> {
   const logger = createLogger('trawl');
   let config = initial;
   fs.mkdirSync(config.dataDir, { recursive: true });
@@ -89,11 +92,11 @@ async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
   // With port 0 the default public URL names the port actually bound.
   if (config.listen.port === 0 && config.publicUrl.endsWith(':0')) {
     config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
-    pool.setPublicUrl(config.publicUrl);
+    pool.configure({ publicUrl: config.publicUrl, contexts: config.contexts, timeBudgetMs: config.server.searchTimeBudgetMs });
   }
   const url = `http://${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${server.port}`;
   console.log(`trawl listening on ${url}`);
-  if (zeroConfig) {
+  if (configFile === undefined) {
     console.log(`Indexing ${config.repos[0]!.path}; anonymous reads are allowed from this machine only.`);
     console.log(`Open ${url}/ in a browser, or try:`);
     console.log(`  curl -s ${url}/api/search -H 'Content-Type: application/json' -d '{"query": "TODO", "matches": 10}'`);
@@ -105,6 +108,25 @@ async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
     logger.info({ url, repositories: config.repos.length }, 'serving');
   });
   const watchdog = startWatchdog(pool, logger);
+
+  /** SIGHUP: re-read the config file; repositories, contexts, links and anonymous access change without a restart. */
+  const reload = async () => {
+    if (configFile === undefined || status === 'stopping') return;
+    const next = configOrProblem(configFile);
+    if (typeof next === 'string') {
+      logger.error({ problem: next }, 'SIGHUP: the configuration is invalid; keeping the running one');
+      return;
+    }
+    if (JSON.stringify([next.listen, next.server, next.dataDir, next.index]) !== JSON.stringify([initial.listen, initial.server, initial.dataDir, initial.index])) {
+      logger.warn('SIGHUP: listen, server, dataDir and index settings take effect at the next restart');
+    }
+    const publicUrl = initial.listen.port === 0 && next.publicUrl === initial.publicUrl ? config.publicUrl : next.publicUrl;
+    config = { ...initial, repos: next.repos, contexts: next.contexts, auth: next.auth, publicUrl };
+    pool.configure({ publicUrl: config.publicUrl, contexts: config.contexts, timeBudgetMs: config.server.searchTimeBudgetMs });
+    pool.setCatalog(loadCatalog(config));
+    await scheduler.reconfigure(config);
+    logger.info({ repositories: config.repos.length }, 'SIGHUP: configuration reloaded');
+  };
 
   return new Promise<number>((resolve) => {
     const shutdown = async (signal: string) => {
@@ -125,6 +147,7 @@ async function serve(initial: Config, zeroConfig: boolean): Promise<number> {
       // Clients' idle keep-alive connections would hold the event loop open; nothing is left to finish.
       setImmediate(() => process.exit(0));
     };
+    process.on('SIGHUP', () => void reload());
     process.on('SIGTERM', () => void shutdown('SIGTERM'));
     process.on('SIGINT', () => void shutdown('SIGINT'));
   });

@@ -1,8 +1,10 @@
 /** Messages between the index scheduler and its index thread. */
+import type { Config } from '../config/config.js';
 import type { RepositoryOutcome } from './run-index.js';
 
-/** Run one pass: over the repositories named in `only`, or over all of them. */
+/** Run one pass with `config`: over the repositories named in `only`, or over all of them (dropping those no longer configured). */
 export interface IndexRequest {
+  config: Config;
   only?: string[];
 }
 

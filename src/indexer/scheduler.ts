@@ -27,7 +27,7 @@ export interface SchedulerOptions {
 
 export class IndexScheduler {
   private readonly thread: Worker;
-  private readonly watchers: FSWatcher[] = [];
+  private readonly watchers = new Map<string, FSWatcher>();
   private readonly queued = new Set<string>();
   private fullPassQueued = false;
   private running: IndexRequest | null = null;
@@ -43,9 +43,9 @@ export class IndexScheduler {
   private firstPassDone!: () => void;
   private closed = false;
 
-  constructor(private readonly options: SchedulerOptions) {
+  constructor(private options: SchedulerOptions) {
     this.firstPass = new Promise((resolve) => (this.firstPassDone = resolve));
-    this.thread = new Worker(new URL('./index-thread.js', import.meta.url), { workerData: options.config });
+    this.thread = new Worker(new URL('./index-thread.js', import.meta.url));
     this.thread.on('message', (reply: IndexReply) => this.onReply(reply));
     this.thread.on('error', (error) => options.logger.error({ err: error }, 'index thread failed'));
   }
@@ -75,6 +75,25 @@ export class IndexScheduler {
     return new Map(this.options.config.repos.map((repo) => [repo.name, this.dirtySince.has(repo.name) ? (now - this.dirtySince.get(repo.name)!) / 1000 : 0]));
   }
 
+  /**
+   * Switches to a new configuration (SIGHUP): watches repositories added,
+   * stops watching those removed, and queues a full pass, which indexes the
+   * new ones and drops the shards of the removed ones.
+   */
+  async reconfigure(config: Config): Promise<void> {
+    const names = new Set(config.repos.map((repo) => repo.name));
+    for (const [name, watcher] of this.watchers) {
+      if (names.has(name)) continue;
+      this.watchers.delete(name);
+      this.dirtySince.delete(name);
+      await watcher.close();
+    }
+    this.options = { ...this.options, config };
+    for (const repo of config.repos) if (!this.watchers.has(repo.name)) this.watchRepository(repo);
+    this.fullPassQueued = true;
+    this.next();
+  }
+
   /** Queues a pass over one repository (after the debounce). */
   changed(name: string): void {
     if (this.closed) return;
@@ -98,7 +117,7 @@ export class IndexScheduler {
     });
     watcher.on('all', () => this.changed(repo.name));
     watcher.on('error', (error) => this.options.logger.warn({ repo: repo.name, err: error }, 'watcher error; the periodic rescan still covers this repository'));
-    this.watchers.push(watcher);
+    this.watchers.set(repo.name, watcher);
   }
 
   private next(): void {
@@ -107,9 +126,9 @@ export class IndexScheduler {
     if (this.fullPassQueued) {
       this.fullPassQueued = false;
       this.queued.clear();
-      request = {};
+      request = { config: this.options.config };
     } else if (this.queued.size > 0) {
-      request = { only: [...this.queued] };
+      request = { config: this.options.config, only: [...this.queued].filter((name) => this.watchers.has(name)) };
       this.queued.clear();
     } else {
       return;
@@ -155,7 +174,7 @@ export class IndexScheduler {
     this.closed = true;
     if (this.debounce) clearTimeout(this.debounce);
     if (this.rescan) clearInterval(this.rescan);
-    await Promise.all(this.watchers.map((watcher) => watcher.close()));
+    await Promise.all([...this.watchers.values()].map((watcher) => watcher.close()));
     if (this.running) await new Promise<void>((resolve) => this.passEnded.push(resolve));
     await this.thread.terminate();
   }

@@ -70,9 +70,9 @@ export class SearchPool {
     }
   }
 
-  /** The base of result links, once known (with `listen.port` 0, only after the port is bound). */
-  setPublicUrl(publicUrl: string): void {
-    this.options = { ...this.options, publicUrl };
+  /** New link base or contexts (the port bound for `listen.port` 0, a reloaded config); the pool's size stays. */
+  configure(options: Pick<SearchPoolOptions, 'publicUrl' | 'contexts' | 'timeBudgetMs'>): void {
+    this.options = { ...this.options, ...options };
   }
 
   get currentCatalog(): Catalog {

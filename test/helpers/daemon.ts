@@ -10,6 +10,8 @@ export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.me
 
 export interface Daemon {
   url: string;
+  /** The config file the daemon was started with (rewrite it and send SIGHUP to reload). */
+  configFile: string;
   process: ChildProcess;
   /** Everything the daemon wrote to stderr so far (pino lines). */
   stderr(): string;
@@ -49,6 +51,7 @@ export async function startDaemon(t: Test, config: Record<string, unknown>, opti
   });
   const daemon: Daemon = {
     url,
+    configFile,
     process: child,
     stderr: () => stderr,
     exited,
