@@ -39,6 +39,8 @@ export interface TextReply {
 
 /** A response written piece by piece; the function ends when the stream is complete. */
 export interface StreamReply {
+  /** Default 200. */
+  status?: number;
   stream: (sink: StreamSink) => Promise<void>;
   contentType: string;
   headers?: Record<string, string>;
@@ -64,6 +66,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
   201: 'Created',
+  202: 'Accepted',
   204: 'No Content',
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -157,7 +160,7 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     const reply = await handle(request);
     if (done) return;
     if ('stream' in reply) {
-      res.cork(() => writeHead(200, reply.contentType, reply.headers));
+      res.cork(() => writeHead(reply.status ?? 200, reply.contentType, reply.headers));
       await reply.stream(sink);
       if (!done) {
         res.cork(() => res.end());

@@ -54,7 +54,7 @@ t.test('system endpoints, OpenAPI, metrics, unknown paths and methods', async (t
     const wrong = route.method === 'get' ? 'POST' : 'GET';
     const response = await daemon.fetch(route.path, { method: wrong });
     t.equal(response.status, 405, `${wrong} ${route.path} is 405`);
-    t.equal(response.headers.get('allow'), route.method.toUpperCase(), 'with Allow');
+    t.ok(response.headers.get('allow')?.split(', ').includes(route.method.toUpperCase()), `with Allow (${response.headers.get('allow')})`);
     t.equal((await response.json()).errorCode, 'METHOD_NOT_ALLOWED');
   }
 });

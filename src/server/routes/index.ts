@@ -2,6 +2,7 @@
 import { openApiDocument } from '../../api/openapi.js';
 import type { Route } from '../route.js';
 import { commitRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from './git.js';
+import { mcpDeleteRoute, mcpPostRoute } from './mcp.js';
 import { reposRoute } from './repos.js';
 import { searchRoute, streamSearchRoute } from './search.js';
 import { findDefinitionsRoute, findReferencesRoute } from './symbols.js';
@@ -36,4 +37,6 @@ export const ROUTES: readonly Route[] = [
   versionRoute,
   openApiRoute,
   metricsRoute,
+  mcpPostRoute,
+  mcpDeleteRoute,
 ];

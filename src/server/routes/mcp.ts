@@ -1,0 +1,21 @@
+/** /api/mcp (spec/api.md §8): MCP Streamable HTTP — POST for JSON-RPC, DELETE to end a session, GET answered 405. */
+import type { Route } from '../route.js';
+import { handleMcp } from '../mcp/sessions.js';
+
+const mcpRoute = (method: 'post' | 'delete', summary: string): Route => ({
+  method,
+  path: '/api/mcp',
+  operationId: method === 'post' ? 'mcp' : 'mcpEndSession',
+  tag: 'MCP',
+  summary,
+  access: 'read',
+  response: { status: 200, contentType: 'application/json', description: 'JSON-RPC response (or 202 for notifications)', headers: ['mcp-session-id'] },
+  errors: ['NOT_AUTHENTICATED'],
+  handle: handleMcp,
+});
+
+export const mcpPostRoute = mcpRoute(
+  'post',
+  'MCP JSON-RPC over Streamable HTTP. Tools: search_code, list_repos, read_file, list_tree, list_commits, get_diff, find_symbol_definitions, find_symbol_references',
+);
+export const mcpDeleteRoute = mcpRoute('delete', 'Ends the MCP session named by the mcp-session-id header');

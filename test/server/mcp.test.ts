@@ -1,0 +1,46 @@
+import t from 'tap';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { fixtureRepository } from './fixture.js';
+
+type TextResult = { content: { type: string; text: string }[]; isError?: boolean };
+const text = (result: unknown) => (result as TextResult).content.map((part) => part.text).join('');
+
+t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', async (t) => {
+  const repo = fixtureRepository(t);
+  const hidden = { ...fixtureRepository(t, 'example.com/acme/secret').config, public: false };
+  const daemon = await startDaemon(t, { repos: [repo.config, hidden], auth: { anonymousAccess: true } });
+  const client = new Client({ name: 'trawl-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${daemon.url}/api/mcp`));
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  t.ok(transport.sessionId, 'a session was opened');
+
+  const { tools } = await client.listTools();
+  t.same(tools.map((tool) => tool.name).sort(), ['find_symbol_definitions', 'find_symbol_references', 'get_diff', 'list_commits', 'list_repos', 'list_tree', 'read_file', 'search_code']);
+
+  const name = 'example.com/acme/widgets';
+  const search = text(await client.callTool({ name: 'search_code', arguments: { query: 'parse_expression', language: 'C' } }));
+  t.match(search, /^3 matches in 2 files/, 'search_code with a language filter');
+  t.match(search, /## example\.com\/acme\/widgets src\/parser\.c\n3: int parse_expression\(const char \*text\) \{/);
+  t.notMatch(search, /secret/, 'invisible repositories stay invisible');
+  t.match(text(await client.callTool({ name: 'search_code', arguments: { query: 'parse_expression', limit: 1 } })), /cut at 1: raise limit/, 'a cut result says so');
+  t.match(text(await client.callTool({ name: 'list_repos', arguments: {} })), /^example\.com\/acme\/widgets \(ready; branches: HEAD\)\n$/);
+  const file = text(await client.callTool({ name: 'read_file', arguments: { repo: name, path: 'src/parser.c', offset: 3, limit: 2 } }));
+  t.match(file, /^src\/parser\.c \(C, 9 lines\)\n3: int parse_expression\(const char \*text\) \{\n4: {3}return text\[0\] == '\(';\n\n\[5 more lines: call again with offset 5\.\]$/);
+  t.equal(text(await client.callTool({ name: 'list_tree', arguments: { repo: name, path: 'src' } })), 'lexer.c\nparser.c\nparser.h\n');
+  t.match(text(await client.callTool({ name: 'list_commits', arguments: { repo: name } })), /^[0-9a-f]{12} \d{4}-\d\d-\d\d Test Author: Add the lexer\n[0-9a-f]{12} .*: initial\n$/);
+  t.match(text(await client.callTool({ name: 'get_diff', arguments: { repo: name, base: repo.first, head: repo.second, path: 'src' } })), /^--- \/dev\/null\n\+\+\+ src\/lexer\.c\n@@ -0,0 \+1,1 @@\n\+int next_token/);
+  t.match(text(await client.callTool({ name: 'find_symbol_definitions', arguments: { symbol: 'parse_expression' } })), /^example\.com\/acme\/widgets src\/parser\.c:3: int parse_expression/);
+  t.equal(text(await client.callTool({ name: 'find_symbol_references', arguments: { symbol: 'next_token', repo: name } })).split('\n').filter(Boolean).length, 2);
+
+  const failed = (await client.callTool({ name: 'read_file', arguments: { repo: 'example.com/acme/secret', path: 'README.md' } })) as TextResult;
+  t.equal(failed.isError, true, 'a failing tool is a result with isError');
+  t.match(text(failed), /^NOT_FOUND: repository "example\.com\/acme\/secret" not found$/);
+
+  t.equal((await daemon.fetch('/api/mcp')).status, 405, 'GET is 405');
+  await transport.terminateSession();
+  const afterEnd = await daemon.fetch('/api/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId ?? 'gone' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) });
+  t.equal(afterEnd.status, 404, 'an ended session is gone');
+});
