@@ -25,7 +25,8 @@ export class Metrics {
   });
   readonly searchSeconds = new Histogram({
     name: 'trawl_search_duration_seconds',
-    help: 'Search latency (planning, workers and response building)',
+    help: 'Search latency (planning, workers and response building) by query class',
+    labelNames: ['class'],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [this.registry],
   });

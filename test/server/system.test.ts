@@ -39,6 +39,9 @@ t.test('system endpoints, OpenAPI, metrics, unknown paths and methods', async (t
   for (const ref of new Set(refs)) t.ok(document.components.schemas[ref], `$ref ${ref} resolves`);
   t.notMatch(JSON.stringify(document), /"const"|"\$id"|"type":"null"/, 'only OpenAPI 3.0 keywords');
 
+  for (const [query, isRegexEnabled] of [['parse_expression', false], ['parse_\\w+', true], ['sym:parse_expression', false], ['file:parser', false]] as const) {
+    t.equal((await daemon.post('/api/search', { query, matches: 5, isRegexEnabled })).status, 200);
+  }
   const metrics = await daemon.fetch('/metrics');
   t.equal(metrics.status, 200);
   const text = await metrics.text();
@@ -46,6 +49,9 @@ t.test('system endpoints, OpenAPI, metrics, unknown paths and methods', async (t
     t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), `metric ${name}`);
   }
   t.match(text, /trawl_shards_loaded 1$/m, 'the one shard is mapped');
+  for (const queryClass of ['literal', 'regex', 'symbol', 'path']) {
+    t.match(text, new RegExp(`^trawl_search_duration_seconds_count\\{class="${queryClass}"\\} 1$`, 'm'), `search latency of the ${queryClass} class`);
+  }
 
   const unknown = await daemon.fetch('/api/nothing/here');
   t.equal(unknown.status, 404);

@@ -3,6 +3,8 @@ import { ApiError } from '../../api/errors.js';
 import { SearchRequest, SearchResponse } from '../../api/schemas.js';
 import type { SearchResponse as SearchResponseBody } from '../../api/types.js';
 import { parseBody, validator } from '../../api/validate.js';
+import type { QueryNode } from '../../query/ast.js';
+import { queryClass } from '../../query/query-class.js';
 import { planSearch } from '../../search/engine.js';
 import { cancelSearch, createSignal } from '../../search/signal.js';
 import type { Caller } from '../access.js';
@@ -20,8 +22,8 @@ export function signalFor(request: Request) {
   return signal;
 }
 
-async function timedSearch(context: ServerContext, run: () => Promise<SearchResponseBody>): Promise<SearchResponseBody> {
-  const stop = context.metrics.searchSeconds.startTimer();
+async function timedSearch(context: ServerContext, query: QueryNode, run: () => Promise<SearchResponseBody>): Promise<SearchResponseBody> {
+  const stop = context.metrics.searchSeconds.startTimer({ class: queryClass(query) });
   try {
     return await run();
   } finally {
@@ -41,8 +43,9 @@ export const searchRoute: Route = {
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const search = parseBody(body, request.body);
+    const query = planSearch(search, context.config.contexts);
     const signal = signalFor(request);
-    const response = await timedSearch(context, () => context.pool.search(search, { visible: caller.canSee, signal }));
+    const response = await timedSearch(context, query, () => context.pool.search(search, { visible: caller.canSee, signal }, query));
     return { status: 200, body: response };
   },
 };
@@ -63,7 +66,7 @@ export const streamSearchRoute: Route = {
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const search = parseBody(body, request.body);
-    planSearch(search, context.config.contexts); // errors before the first byte are ordinary JSON errors
+    const query = planSearch(search, context.config.contexts); // errors before the first byte are ordinary JSON errors
     const signal = signalFor(request);
     return {
       contentType: 'text/event-stream',
@@ -73,15 +76,10 @@ export const streamSearchRoute: Route = {
         let writing = sink.write(': search started\n\n');
         const write = (text: string) => (writing = writing.then(() => sink.write(text)));
         try {
-          const response = await timedSearch(context, () =>
-            context.pool.search(search, {
-              visible: caller.canSee,
-              signal,
-              onPartial: (partial) => {
-                if (partial.files.length > 0) write(event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats }));
-              },
-            }),
-          );
+          const onPartial = (partial: SearchResponseBody) => {
+            if (partial.files.length > 0) write(event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats }));
+          };
+          const response = await timedSearch(context, query, () => context.pool.search(search, { visible: caller.canSee, signal, onPartial }, query));
           write(event({ type: 'final', accumulatedStats: response.stats, isSearchExhaustive: response.isSearchExhaustive }));
         } catch (error) {
           const known = asApiError(error);
