@@ -6,13 +6,17 @@ import NodeGit from 'nodegit';
 import { InvalidRefError, PathNotFoundError } from './errors.js';
 import type { GitRepository } from './repository.js';
 
-/** Throws InvalidRefError for a ref that starts with '-', holds '..', NUL, control characters or revision operators. */
+/**
+ * Throws InvalidRefError for a ref that starts with '-' (it could be taken
+ * for an option), holds '..' (a range), NUL, control characters or spaces.
+ * Revision suffixes (`HEAD~1`, `main^2`) are fine: libgit2 resolves them.
+ */
 export function checkRefSyntax(ref: string): void {
   if (ref.length === 0) throw new InvalidRefError(ref, 'it is empty');
   if (ref.startsWith('-')) throw new InvalidRefError(ref, 'it starts with "-"');
   if (ref.includes('..')) throw new InvalidRefError(ref, 'it contains ".."');
   if (/[\x00-\x1f\x7f]/.test(ref)) throw new InvalidRefError(ref, 'it contains NUL or control characters');
-  if (/[~^:?*[\\\s]|@\{/.test(ref)) throw new InvalidRefError(ref, 'it contains characters git does not allow in ref names');
+  if (/\s/.test(ref)) throw new InvalidRefError(ref, 'it contains spaces');
 }
 
 /**

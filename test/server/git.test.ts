@@ -119,6 +119,10 @@ t.test('git endpoints', async (t) => {
     const onlyDocs = await (await daemon.fetch(`/api/diff?${q({ repo: name, base: repo.first, head: repo.second, path: 'docs' })}`)).json();
     t.same(onlyDocs.files.map((file: { newPath: string }) => file.newPath), ['docs/guide.md'], 'limited to a path');
     await expectError(t, await daemon.fetch(`/api/diff?${q({ repo: name, base: '-p', head: 'HEAD' })}`), 400, 'INVALID_GIT_REF');
+    const relative = await (await daemon.fetch(`/api/diff?${q({ repo: name, base: 'HEAD~1', head: 'main' })}`)).json();
+    t.same(relative, body, 'revision suffixes resolve: HEAD~1..main is the same diff');
+    await expectError(t, await daemon.fetch(`/api/diff?${q({ repo: name, base: 'HEAD~9', head: 'HEAD' })}`), 400, 'INVALID_GIT_REF');
+    await expectError(t, await daemon.fetch(`/api/diff?${q({ repo: name, base: 'HEAD README.md', head: 'HEAD' })}`), 400, 'INVALID_GIT_REF');
     await expectError(t, await daemon.fetch(`/api/diff?${q({ repo: name, base: 'HEAD' })}`), 400, 'MISSING_REQUIRED_QUERY_PARAMETER');
   });
 });
