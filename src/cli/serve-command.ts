@@ -51,9 +51,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
   const pool = new SearchPool({
     workers: config.server.workers,
     maxQueuedSearches: config.server.maxQueuedSearches,
-    timeBudgetMs: config.server.searchTimeBudgetMs,
-    publicUrl: config.publicUrl,
-    contexts: config.contexts,
+    ...searchSettings(config),
   });
   pool.setCatalog(loadCatalog(config));
   const scheduler = new IndexScheduler({
@@ -92,7 +90,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
   // With port 0 the default public URL names the port actually bound.
   if (config.listen.port === 0 && config.publicUrl.endsWith(':0')) {
     config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
-    pool.configure({ publicUrl: config.publicUrl, contexts: config.contexts, timeBudgetMs: config.server.searchTimeBudgetMs });
+    pool.configure(searchSettings(config));
   }
   const url = `http://${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${server.port}`;
   console.log(`trawl listening on ${url}`);
@@ -122,7 +120,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
     }
     const publicUrl = initial.listen.port === 0 && next.publicUrl === initial.publicUrl ? config.publicUrl : next.publicUrl;
     config = { ...initial, repos: next.repos, contexts: next.contexts, auth: next.auth, publicUrl };
-    pool.configure({ publicUrl: config.publicUrl, contexts: config.contexts, timeBudgetMs: config.server.searchTimeBudgetMs });
+    pool.configure(searchSettings(config));
     pool.setCatalog(loadCatalog(config));
     await scheduler.reconfigure(config);
     logger.info({ repositories: config.repos.length }, 'SIGHUP: configuration reloaded');
@@ -170,4 +168,9 @@ function startWatchdog(pool: SearchPool, logger: Logger): NodeJS.Timeout | null 
   }, intervalMs);
   timer.unref();
   return timer;
+}
+
+/** What the search pool takes from the configuration and may change while it runs. */
+function searchSettings(config: Config) {
+  return { publicUrl: config.publicUrl, contexts: config.contexts, timeBudgetMs: config.server.searchTimeBudgetMs };
 }

@@ -179,17 +179,17 @@ export function buildResponse(
 }
 
 /** Match ranges in file results (file name and chunks). */
-export function countRanges(files: readonly FileResult[]): number {
+function countRanges(files: readonly FileResult[]): number {
   return files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0);
 }
 
 /** The most severe way any part stopped: a deadline or cancellation anywhere makes the whole a timeout. */
-export function combinedStop(stops: readonly StopReason[]): StopReason {
+function combinedStop(stops: readonly StopReason[]): StopReason {
   for (const reason of ['cancelled', 'deadline', 'limit'] as const) if (stops.includes(reason)) return reason;
   return 'complete';
 }
 
-export function sumStats(parts: readonly EvaluationStats[]): EvaluationStats {
+function sumStats(parts: readonly EvaluationStats[]): EvaluationStats {
   const total = emptyEvaluationStats();
   for (const part of parts) for (const key of Object.keys(total) as (keyof EvaluationStats)[]) total[key] += part[key];
   return total;
@@ -212,7 +212,7 @@ export function emptyEvaluationStats(): EvaluationStats {
   };
 }
 
-export function flushReason(stop: StopReason, cut: boolean): FlushReason {
+function flushReason(stop: StopReason, cut: boolean): FlushReason {
   if (stop === 'deadline' || stop === 'cancelled') return 'TIMEOUT';
   return cut ? 'MAX_SIZE' : 'FINAL_FLUSH';
 }
@@ -235,7 +235,7 @@ function compareLocation(a: Found, b: Found): number {
 }
 
 /** File results, best first, holding at most `request.matches` match ranges in all. */
-export function assemble(request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string): { files: FileResult[]; repositoryInfo: RepositoryInfo[] } {
+function assemble(request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string): { files: FileResult[]; repositoryInfo: RepositoryInfo[] } {
   const resultType = resultTypeOf(query);
   const files: FileResult[] = [];
   const repositories = new Map<number, RepositoryInfo>();

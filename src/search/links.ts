@@ -1,11 +1,14 @@
-/** Links of a file result: trawl's own file view, and the code host's page at the indexed commit. */
-import type { RepositoryMeta } from '../index/model.js';
+/**
+ * Links of a file result: trawl's own file view, and the code host's page at
+ * the indexed commit. Free of Node types: the web app builds its links here too.
+ */
+import type { CodeHostType } from '../index/code-host.js';
 
 const encodeSegments = (value: string) => value.split('/').map(encodeURIComponent).join('/');
 
-/** `{publicUrl}/browse/{repo}@{branch}/-/blob/{path}`, each path segment URL-encoded. */
-export function browseUrl(publicUrl: string, repository: string, branch: string, path: string): string {
-  return `${publicUrl}/browse/${encodeSegments(repository)}@${encodeURIComponent(branch)}/-/blob/${encodeSegments(path)}`;
+/** `{publicUrl}/browse/{repo}@{branch}/-/blob/{path}` (a file; `tree` for a directory), each path segment URL-encoded. */
+export function browseUrl(publicUrl: string, repository: string, branch: string, path: string, kind: 'blob' | 'tree' = 'blob'): string {
+  return `${publicUrl}/browse/${encodeSegments(repository)}@${encodeURIComponent(branch)}/-/${kind}/${encodeSegments(path)}`;
 }
 
 /** `{publicUrl}/browse/{repo}`: trawl's page of a repository. */
@@ -14,10 +17,10 @@ export function browseRepositoryUrl(publicUrl: string, repository: string): stri
 }
 
 /** The code host's page for a file at a commit, or undefined when the repository has no web URL (or a generic host). */
-export function externalUrl(repository: Pick<RepositoryMeta, 'webUrl' | 'codeHostType'>, commit: string, path: string): string | undefined {
+export function externalUrl(repository: { webUrl?: string; codeHostType: CodeHostType }, commit: string, path: string): string | undefined {
   const base = repository.webUrl;
   if (!base) return undefined;
-  const file = path.split('/').map(encodeURIComponent).join('/');
+  const file = encodeSegments(path);
   switch (repository.codeHostType) {
     case 'github':
       return `${base}/blob/${commit}/${file}`;

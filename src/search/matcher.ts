@@ -71,6 +71,7 @@ function regexMatcher(regex: RE2): Matcher {
   };
 }
 
-function escapeRegExp(text: string): string {
+/** `text` as an RE2 (and JavaScript) regex matching it literally. */
+export function escapeRegExp(text: string): string {
   return text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 }

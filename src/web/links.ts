@@ -3,12 +3,13 @@
  * `webUrl` of search results), directories: `/-/tree/{path}`, a repository:
  * `/browse/{repo}`. Each path segment is URL-encoded.
  */
+import { browseUrl } from '../search/links.js';
+
 export type Place =
   | { kind: 'search' }
   | { kind: 'repository'; repo: string }
   | { kind: 'blob' | 'tree'; repo: string; branch: string; path: string };
 
-const encodeSegments = (value: string) => value.split('/').map(encodeURIComponent).join('/');
 const decodeSegments = (value: string) => value.split('/').map(decodeURIComponent).join('/');
 
 export function placeOf(pathname: string): Place {
@@ -25,11 +26,11 @@ export function placeOf(pathname: string): Place {
 }
 
 export function blobUrl(repo: string, branch: string, path: string): string {
-  return `/browse/${encodeSegments(repo)}@${encodeURIComponent(branch)}/-/blob/${encodeSegments(path)}`;
+  return browseUrl('', repo, branch, path);
 }
 
 export function treeUrl(repo: string, branch: string, path: string): string {
-  return `/browse/${encodeSegments(repo)}@${encodeURIComponent(branch)}/-/tree/${encodeSegments(path)}`;
+  return browseUrl('', repo, branch, path, 'tree');
 }
 
 /** A search URL that keeps the query and its toggles, so searches can be shared. */

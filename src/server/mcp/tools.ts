@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ApiError } from '../../api/errors.js';
 import type { FileResult } from '../../api/types.js';
 import type { TreeNode } from '../../git/tree.js';
+import { escapeRegExp } from '../../search/matcher.js';
 import type { Caller } from '../access.js';
 import type { JsonReply, Request } from '../http.js';
 import { asApiError } from '../known-errors.js';
@@ -64,7 +65,6 @@ async function run(produce: () => Promise<string>): Promise<ToolResult> {
   }
 }
 
-const escapeRegex = (text: string) => text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 const quote = (text: string) => `"${text.replace(/["\\]/g, '\\$&')}"`;
 
 function renderFiles(files: FileResult[]): string[] {
@@ -97,7 +97,7 @@ export function registerTools(server: McpServer, caller: Caller, context: Server
     },
     async ({ query, regex, caseSensitive, repo, language, path, limit }) =>
       run(async () => {
-        const filters = [repo === undefined ? '' : `repo:^${escapeRegex(repo)}$`, language === undefined ? '' : `lang:${quote(language)}`, path === undefined ? '' : `file:${quote(escapeRegex(path))}`];
+        const filters = [repo === undefined ? '' : `repo:^${escapeRegExp(repo)}$`, language === undefined ? '' : `lang:${quote(language)}`, path === undefined ? '' : `file:${quote(escapeRegExp(path))}`];
         const matches = limit ?? 50;
         const body = { query: [query, ...filters].filter(Boolean).join(' '), matches, isRegexEnabled: regex ?? false, isCaseSensitivityEnabled: caseSensitive ?? false };
         const response = (await call(searchRoute, caller, context, { body })) as { files: FileResult[]; isSearchExhaustive: boolean; stats: { actualMatchCount: number } };

@@ -106,11 +106,11 @@ export const commitsRoute: Route = {
     const { repository, commit } = await commitIn(context, caller, params.repo, params.ref ?? 'HEAD');
     const page = { number: params.page ?? 1, size: params.perPage ?? 30 };
     const filter = {
-      ...(params.path !== undefined ? { path: normalizeTreePath(params.path) } : {}),
-      ...(params.query !== undefined ? { query: params.query } : {}),
-      ...(params.author !== undefined ? { author: params.author } : {}),
-      ...(params.since !== undefined ? { since: isoDate(params.since, 'since')! } : {}),
-      ...(params.until !== undefined ? { until: isoDate(params.until, 'until')! } : {}),
+      path: params.path === undefined ? undefined : normalizeTreePath(params.path),
+      query: params.query,
+      author: params.author,
+      since: isoDate(params.since, 'since'),
+      until: isoDate(params.until, 'until'),
     };
     const { total, commits } = await listCommits(repository, commit, filter, page);
     return { status: 200, body: commits, headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits', request.query) };

@@ -11,8 +11,10 @@ import { parseBody, validator } from '../../api/validate.js';
 import { resolveLanguage } from '../../index/languages.js';
 import type { QueryNode } from '../../query/ast.js';
 import { browseRepositoryUrl } from '../../search/links.js';
+import { escapeRegExp } from '../../search/matcher.js';
 import type { Caller } from '../access.js';
 import type { Request } from '../http.js';
+import { visibleRepository } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
 import { signalFor } from './search.js';
 
@@ -23,11 +25,10 @@ const LANGUAGE_FAMILIES = [
   ['JavaScript', 'TypeScript', 'JSX', 'TSX'],
 ];
 
-const escapeRegex = (text: string) => text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
-const exact = (text: string) => `^${escapeRegex(text)}$`;
+const exact = (text: string) => `^${escapeRegExp(text)}$`;
 
 function symbolQuery(request: FindSymbolRequestBody, definitions: boolean): QueryNode {
-  const name = escapeRegex(request.symbolName);
+  const name = escapeRegExp(request.symbolName);
   const operands: QueryNode[] = [
     definitions
       ? { type: 'pattern', target: 'symbol', value: `^${name}$`, regex: true, caseSensitive: true }
@@ -86,10 +87,7 @@ function symbolRoute(path: string, operationId: string, definitions: boolean, su
     errors: ['INVALID_REQUEST_BODY', 'NOT_FOUND', 'NOT_AUTHENTICATED', 'SERVICE_UNAVAILABLE'],
     async handle(request: Request, caller: Caller, context: ServerContext) {
       const find = parseBody(body, request.body);
-      if (find.repoName !== undefined) {
-        const repo = context.config.repos.find((candidate) => candidate.name === find.repoName);
-        if (!repo || !caller.canSee(repo)) throw new ApiError('NOT_FOUND', `repository ${JSON.stringify(find.repoName)} not found`);
-      }
+      if (find.repoName !== undefined) visibleRepository(context, caller, find.repoName);
       const response = await context.pool.search(
         { query: find.symbolName, matches: MAX_MATCHES, contextLines: 0 },
         { visible: caller.canSee, signal: signalFor(request) },
