@@ -8,95 +8,19 @@
  *
  *   npm run bench:http        (apt-get install wrk)
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig } from './corpus.js';
-import { QUERY_CLASSES, type BenchQuery } from './queries.js';
+import { formatMs as format, MATCHES, median, removeScratch, runWrk, scratch, searchBody, startDaemon, wrkScript } from './http-harness.js';
+import { QUERY_CLASSES } from './queries.js';
 import { writeReportBlock } from './report.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const CONCURRENCY = [1, 16, 64];
 const SECONDS = Number(process.env.TRAWL_BENCH_HTTP_SECONDS ?? 6);
-const MATCHES = 100;
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'trawl-bench-http-'));
-
-interface Daemon {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function startDaemon(config: object): Promise<Daemon> {
-  const file = path.join(scratch, `config-${Date.now()}.json`);
-  fs.writeFileSync(file, JSON.stringify({ ...config, auth: { anonymousAccess: true }, listen: { host: '127.0.0.1', port: 0 } }));
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TRAWL_LOG_LEVEL: 'warn' } });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const found = /trawl listening on (\S+)/.exec(out);
-      if (found) resolve(found[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
-  });
-  for (let ready = false; !ready; ) {
-    ready = (await fetch(`${url}/api/health`)).status === 200;
-    if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
-    url,
-    child,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
-function requestBody(q: BenchQuery): string {
-  return JSON.stringify({ query: q.query, matches: MATCHES, isRegexEnabled: q.regex ?? false, isCaseSensitivityEnabled: q.caseSensitive ?? false });
-}
-
-/** A wrk script that cycles through the class's queries. */
-function wrkScript(queries: BenchQuery[]): string {
-  const file = path.join(scratch, 'post.lua');
-  const bodies = queries.map((q) => `[==[${requestBody(q)}]==]`).join(', ');
-  fs.writeFileSync(
-    file,
-    `local bodies = { ${bodies} }
-local i = 0
-request = function()
-  i = i + 1
-  return wrk.format("POST", "/api/search", { ["Content-Type"] = "application/json" }, bodies[(i % #bodies) + 1])
-end
-`,
-  );
-  return file;
-}
-
-const toMs = (value: string, unit: string) => Number(value) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit]!;
-
-/** Runs wrk (asynchronously, so the memory sampler keeps running) and reads its report. */
-async function runWrk(url: string, script: string, connections: number, seconds: number) {
-  const { stdout: out } = await promisify(execFile)('wrk', ['-t', String(Math.min(2, connections)), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '15s', '--latency', '-s', script, url], { encoding: 'utf8' });
-  const percentile = (p: string) => {
-    const found = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(out);
-    return found ? toMs(found[1]!, found[2]!) : NaN;
-  };
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
-    p50: percentile('50'),
-    p99: percentile('99'),
-    failed: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((a, b) => a + Number(b), 0) ?? 0),
-  };
-}
 
 /** CPU seconds used so far by the daemon's main thread and by all its other threads (workers, indexer, GC helpers). */
 function threadCpuSeconds(pid: number): { main: number; workers: number } {
@@ -147,8 +71,6 @@ async function commitToSearchable(runs: number): Promise<number[]> {
   return seconds;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const format = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
 
 const corpus = ensureLinuxCorpus();
 const dataDir = path.join(benchDirectory(), 'data-linux');
@@ -167,7 +89,7 @@ const sample = setInterval(() => {
 }, 250);
 try {
   for (const { name, queries } of QUERY_CLASSES) {
-    const script = wrkScript(queries);
+    const script = wrkScript('search', '/api/search', queries.map(searchBody));
     await runWrk(daemon.url, script, 4, 1); // warm the queries' pages
     const cells: string[] = [];
     for (const connections of CONCURRENCY) {
@@ -188,7 +110,7 @@ try {
   await daemon.stop();
 }
 const lags = await commitToSearchable(5);
-fs.rmSync(scratch, { recursive: true, force: true });
+removeScratch();
 
 const body = `The daemon (\`trawl serve\`, ${os.availableParallelism()} search workers) on the Linux 6.1 index, warm page cache,
 driven by \`wrk\` on the same ${os.availableParallelism()}-core machine (so the load generator takes CPU from the daemon),

@@ -13,8 +13,14 @@ export interface Operation {
   operationId: string;
   tag: string;
   summary: string;
-  /** 'public' needs no credential; 'read' takes a bearer token, an API key header, or nothing when anonymous access is on. */
-  access: 'public' | 'read';
+  /**
+   * 'public' needs no credential; 'read' takes a bearer token, an API key
+   * header, or nothing when anonymous access is on; 'apiKey' needs a user's
+   * API key; 'owner' an owner's.
+   */
+  access: 'public' | 'read' | 'apiKey' | 'owner';
+  /** An enterprise endpoint: it needs an active license. */
+  ee?: boolean;
   body?: TSchema;
   query?: TObject;
   response: { status: number; schema?: TSchema; contentType?: string; description: string; headers?: string[] };
@@ -78,20 +84,26 @@ function parameters(query: TObject | undefined): Json[] {
   }));
 }
 
+/** `{name}` segments of a path template. */
+function pathParameters(path: string): Json[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((found) => ({ name: found[1]!, in: 'path', required: true, schema: { type: 'string' } }));
+}
+
 function operationObject(operation: Operation): Json {
   const { response } = operation;
   const success: Record<string, Json> = { description: response.description };
   if (response.schema) success.content = { 'application/json': { schema: toOpenApiSchema(response.schema) } };
   else if (response.contentType) success.content = { [response.contentType]: { schema: { type: 'string' } } };
   if (response.headers) success.headers = Object.fromEntries(response.headers.map((header) => [header, { schema: { type: 'string' } }]));
+  const credentials: Json[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
   const object: Record<string, Json> = {
     operationId: operation.operationId,
     tags: [operation.tag],
-    summary: operation.summary,
-    security: operation.access === 'public' ? [] : [{ bearerAuth: [] }, { apiKeyHeader: [] }, {}],
+    summary: operation.ee ? `${operation.summary} (EE: needs an active license)` : operation.summary,
+    security: operation.access === 'public' ? [] : operation.access === 'read' ? [...credentials, {}] : credentials,
     responses: { [String(response.status)]: success, ...errorResponses(operation.errors) },
   };
-  const params = parameters(operation.query);
+  const params = [...pathParameters(operation.path), ...parameters(operation.query)];
   if (params.length > 0) object.parameters = params;
   if (operation.body) object.requestBody = { required: true, content: { 'application/json': { schema: toOpenApiSchema(operation.body) } } };
   return object;

@@ -187,8 +187,8 @@ export const SourceResponse = Type.Object(
   { $id: 'SourceResponse' },
 );
 
-const page = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }));
-const perPage = Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.perPage, default: 30 }));
+export const page = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }));
+export const perPage = Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.perPage, default: 30 }));
 
 export const ReposQuery = Type.Object({
   page,
@@ -218,7 +218,7 @@ export const Repository = Type.Object(
 );
 export const RepositoryList = Type.Array(Type.Ref('Repository'));
 
-const isoDate = (description: string) => Type.Optional(Type.String({ maxLength: 64, description }));
+export const isoDate = (description: string) => Type.Optional(Type.String({ maxLength: 64, description }));
 export const CommitsQuery = Type.Object({
   repo: name('Repository name'),
   ref: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, default: 'HEAD' })),

@@ -48,6 +48,14 @@ export function parseBody<T extends TSchema>(v: Validator<T>, body: Buffer): Sta
   return value as Static<T>;
 }
 
+/** MISSING_REQUIRED_QUERY_PARAMETER for the first parameter `schema` requires that `rawQuery` lacks. */
+export function requireQueryParameters(schema: TObject, rawQuery: string): void {
+  const params = new URLSearchParams(rawQuery);
+  for (const key of schema.required ?? []) {
+    if (!params.has(key)) invalid('MISSING_REQUIRED_QUERY_PARAMETER', `the query parameter \`${key}\` is required`);
+  }
+}
+
 /**
  * Reads the parameters a query-string schema declares (others are ignored),
  * converting numbers and booleans from their text.
@@ -59,10 +67,16 @@ export function parseQuery<T extends TObject>(v: Validator<T>, rawQuery: string)
     const text = params.get(key);
     if (text !== null) value[key] = text;
   }
-  for (const key of v.schema.required ?? []) {
-    if (!(key in value)) invalid('MISSING_REQUIRED_QUERY_PARAMETER', `the query parameter \`${key}\` is required`);
-  }
+  requireQueryParameters(v.schema, rawQuery);
   const converted = Value.Convert(v.schema, value);
   if (!v.check.Check(converted)) invalid('INVALID_QUERY_PARAMS', firstProblem(v, converted, 'query parameter').replace('query parameter field', 'query parameter'));
   return converted as Static<T>;
+}
+
+/** An optional ISO 8601 date query parameter, or INVALID_QUERY_PARAMS naming it. */
+export function dateParameter(value: string | undefined, field: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) invalid('INVALID_QUERY_PARAMS', `query parameter \`${field}\`: expected an ISO 8601 date (got ${JSON.stringify(value)})`);
+  return date;
 }

@@ -1,7 +1,7 @@
 /**
  * The auth state the state log's records build: users and their roles, API
- * keys, scoped access tokens, repository grants and the anonymous-access
- * setting; and the decisions made from it — which credential a secret's
+ * keys, scoped access tokens, repository grants, the anonymous-access
+ * setting and the license key; and the decisions made from it — which credential a secret's
  * digest is, and which repositories a caller can see. Records of unknown
  * types are skipped, so a log written by a newer trawl still replays.
  */
@@ -56,7 +56,8 @@ export type AuthRecord =
   | { type: 'token.created'; tokenId: string; userId: string; digest: string; repoIds: number[] }
   | { type: 'token.revoked'; tokenId: string }
   | { type: 'grant.added' | 'grant.removed'; userId: string; repoId: number }
-  | { type: 'settings.anonymousAccess'; enabled: boolean };
+  | { type: 'settings.anonymousAccess'; enabled: boolean }
+  | { type: 'license.installed'; key: string };
 
 /** A state-log record of an auth record, stamped `at`. */
 export function authRecord(record: AuthRecord, at: number): StateRecord {
@@ -71,13 +72,12 @@ export class AuthState {
   readonly tokens = new Map<string, ScopedToken>();
   /** userId → repository ids granted. */
   readonly grants = new Map<string, Set<number>>();
-  anonymousAccess: boolean;
+  /** Set by an administrator; until then (undefined) the config file's `auth.anonymousAccess` decides. */
+  anonymousAccess: boolean | undefined;
+  /** The license key installed last (verified by its reader, not here). */
+  licenseKey: string | undefined;
   private readonly keyByDigest = new Map<string, string>();
   private readonly tokenByDigest = new Map<string, string>();
-
-  constructor(defaults: { anonymousAccess: boolean }) {
-    this.anonymousAccess = defaults.anonymousAccess;
-  }
 
   /** Applies one record; unknown types are ignored. */
   apply(record: StateRecord): void {
@@ -118,6 +118,9 @@ export class AuthState {
         break;
       case 'settings.anonymousAccess':
         this.anonymousAccess = r.enabled;
+        break;
+      case 'license.installed':
+        this.licenseKey = r.key;
         break;
     }
   }
@@ -161,16 +164,23 @@ export class AuthState {
     return user.role === 'owner' || repo.public || (this.grants.get(user.id)?.has(repo.id) ?? false);
   }
 
-  /** Records that rebuild this state (for compaction); expired and revoked tokens are dropped. */
+  /** The owners left. */
+  owners(): User[] {
+    return [...this.users.values()].filter((user) => user.role === 'owner');
+  }
+
+  /** Records that rebuild this state (for compaction); expired tokens are dropped (revoked ones stay listed until they would have expired). */
   snapshot(now: number): StateRecord[] {
-    const records: StateRecord[] = [authRecord({ type: 'settings.anonymousAccess', enabled: this.anonymousAccess }, now)];
+    const records: StateRecord[] = [];
+    if (this.anonymousAccess !== undefined) records.push(authRecord({ type: 'settings.anonymousAccess', enabled: this.anonymousAccess }, now));
+    if (this.licenseKey !== undefined) records.push(authRecord({ type: 'license.installed', key: this.licenseKey }, now));
     for (const user of this.users.values()) records.push(authRecord({ type: 'user.added', userId: user.id, name: user.name, email: user.email, role: user.role }, user.createdAt));
     for (const [userId, repoIds] of this.grants) for (const repoId of repoIds) records.push(authRecord({ type: 'grant.added', userId, repoId }, now));
     for (const key of this.apiKeys.values()) records.push(authRecord({ type: 'apikey.created', keyId: key.id, userId: key.userId, name: key.name, digest: key.digest }, key.createdAt));
     for (const token of this.tokens.values()) {
-      if (token.revokedAt === undefined && now < token.expiresAt) {
-        records.push(authRecord({ type: 'token.created', tokenId: token.id, userId: token.userId, digest: token.digest, repoIds: token.repoIds }, token.createdAt));
-      }
+      if (now >= token.expiresAt) continue;
+      records.push(authRecord({ type: 'token.created', tokenId: token.id, userId: token.userId, digest: token.digest, repoIds: token.repoIds }, token.createdAt));
+      if (token.revokedAt !== undefined) records.push(authRecord({ type: 'token.revoked', tokenId: token.id }, token.revokedAt));
     }
     return records;
   }

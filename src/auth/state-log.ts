@@ -22,7 +22,8 @@ import { decode, encode } from '@msgpack/msgpack';
 import { native } from '../../native/index.js';
 
 export const STATE_LOG_FILE = 'state.log';
-const LOCK_FILE = 'state.lock';
+/** The audit trail: a second log of the same format (docs/state-log.md). */
+export const AUDIT_LOG_NAME = 'audit';
 const HEADER_BYTES = 8;
 /** A length field above this is corruption, not a record. */
 export const MAX_RECORD_BYTES = 16 << 20;
@@ -45,8 +46,8 @@ export interface TailRepair {
 }
 
 export class StateLogLockedError extends Error {
-  constructor(directory: string) {
-    super(`${directory} is in use by another trawl process (${LOCK_FILE} is locked)`);
+  constructor(directory: string, lockFile: string) {
+    super(`${directory} is in use by another trawl process (${lockFile} is locked): stop it, or use its HTTP API`);
     this.name = 'StateLogLockedError';
   }
 }
@@ -110,25 +111,27 @@ export class StateLog {
 
   private constructor(
     private readonly directory: string,
+    private readonly file: string,
     private readonly lockFd: number,
     private handle: fsp.FileHandle,
     private size: number,
   ) {}
 
   /**
-   * Opens (creating) the log in `directory`: takes the lock, replays every
-   * good record and cuts off a bad tail. Throws StateLogLockedError when
-   * another process holds the log.
+   * Opens (creating) the log `<name>.log` in `directory`: takes the lock
+   * `<name>.lock`, replays every good record and cuts off a bad tail. Throws
+   * StateLogLockedError when another process holds the log.
    */
-  static async open(directory: string): Promise<{ log: StateLog; records: StateRecord[]; repair: TailRepair | null }> {
+  static async open(directory: string, name = 'state'): Promise<{ log: StateLog; records: StateRecord[]; repair: TailRepair | null }> {
     fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
-    const lockFd = fs.openSync(path.join(directory, LOCK_FILE), 'a', 0o600);
+    const lockFile = `${name}.lock`;
+    const lockFd = fs.openSync(path.join(directory, lockFile), 'a', 0o600);
     if (!native.tryLockExclusive(lockFd)) {
       fs.closeSync(lockFd);
-      throw new StateLogLockedError(directory);
+      throw new StateLogLockedError(directory, lockFile);
     }
     try {
-      const file = path.join(directory, STATE_LOG_FILE);
+      const file = path.join(directory, `${name}.log`);
       const bytes = fs.existsSync(file) ? fs.readFileSync(file) : Buffer.alloc(0);
       const { records, goodBytes, problem } = decodeRecords(bytes);
       let repair: TailRepair | null = null;
@@ -138,7 +141,7 @@ export class StateLog {
       }
       const handle = await fsp.open(file, 'a', 0o600);
       await handle.datasync();
-      return { log: new StateLog(directory, lockFd, handle, goodBytes), records, repair };
+      return { log: new StateLog(directory, file, lockFd, handle, goodBytes), records, repair };
     } catch (error) {
       fs.closeSync(lockFd);
       throw error;
@@ -171,7 +174,7 @@ export class StateLog {
     try {
       while (this.flushing) await this.flushing;
       const records = snapshot();
-      const file = path.join(this.directory, STATE_LOG_FILE);
+      const file = this.file;
       const temporary = `${file}.compact.tmp`;
       const bytes = Buffer.concat(records.map(encodeRecord));
       const out = await fsp.open(temporary, 'w', 0o600);
@@ -190,6 +193,16 @@ export class StateLog {
       this.compacting = false;
       this.kick();
     }
+  }
+
+  /**
+   * The good records of the log `<name>.log` in `directory` as they are on
+   * disk now, without taking the lock (a reader beside the writer: a record
+   * being appended is not yet there).
+   */
+  static readRecords(directory: string, name: string): StateRecord[] {
+    const file = path.join(directory, `${name}.log`);
+    return fs.existsSync(file) ? decodeRecords(fs.readFileSync(file)).records : [];
   }
 
   /** Bytes of good records in the log. */

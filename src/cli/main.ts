@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `trawl` command line: parses the command name and hands over. Wiring only. */
+import { adminCommand } from './admin-command.js';
 import { indexCommand } from './index-command.js';
 import { searchCommand } from './search-command.js';
 import { serveCommand } from './serve-command.js';
@@ -11,7 +12,7 @@ export interface Command {
   run(args: string[]): Promise<number>;
 }
 
-const commands: Record<string, Command> = { serve: serveCommand, index: indexCommand, search: searchCommand };
+const commands: Record<string, Command> = { serve: serveCommand, index: indexCommand, search: searchCommand, admin: adminCommand };
 
 function overview(): string {
   const width = Math.max(...Object.keys(commands).map((name) => name.length));

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { native } from '../../native/index.js';
+import { openAuth, type OpenedAuth } from './open-auth.js';
 import type { Config } from '../config/config.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import { createLogger, type Logger } from '../obs/logger.js';
@@ -7,6 +8,7 @@ import { Metrics } from '../obs/metrics.js';
 import { loadCatalog } from '../search/catalog.js';
 import { SearchPool } from '../search/pool.js';
 import { HttpServer } from '../server/app.js';
+import { endSessionsOfDeadCredentials } from '../server/mcp/sessions.js';
 import type { ServerContext } from '../server/route.js';
 import { ROUTES } from '../server/routes/index.js';
 import { loadWebApp } from '../server/web-app.js';
@@ -47,6 +49,14 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
   const logger = createLogger('trawl');
   let config = initial;
   fs.mkdirSync(config.dataDir, { recursive: true });
+  let auth: OpenedAuth;
+  try {
+    auth = await openAuth(config.dataDir, logger);
+  } catch (error) {
+    console.error(`trawl serve: ${(error as Error).message}`);
+    return 1;
+  }
+  auth.store.onChange(endSessionsOfDeadCredentials);
   let status: 'starting' | 'ok' | 'stopping' = 'starting';
   const pool = new SearchPool({
     workers: config.server.workers,
@@ -76,6 +86,8 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
     logger,
     version: packageVersion(),
     status: () => status,
+    auth: auth.store,
+    audit: auth.audit,
     indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : pool.currentCatalog.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
   };
   let server: HttpServer;
@@ -83,7 +95,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
     server = await HttpServer.listen({ host: config.listen.host, port: config.listen.port, maxBodyBytes: config.server.maxBodyBytes, routes: ROUTES, context, web: loadWebApp() });
   } catch (error) {
     logger.error({ err: error }, 'cannot start');
-    await Promise.all([pool.close(), scheduler.close()]);
+    await Promise.all([pool.close(), scheduler.close(), auth.close()]);
     console.error(`trawl serve: ${(error as Error).message}`);
     return 1;
   }
@@ -139,7 +151,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
       server.stopAccepting();
       const drained = await server.drain(config.server.shutdownDrainSeconds * 1000);
       if (!drained) logger.warn({ inFlight: server.requestsInFlight }, 'drain timed out; ending the rest');
-      await Promise.all([pool.close(), scheduler.close()]);
+      await Promise.all([pool.close(), scheduler.close(), auth.close()]);
       logger.info('stopped');
       resolve(0);
       // Clients' idle keep-alive connections would hold the event loop open; nothing is left to finish.

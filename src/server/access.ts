@@ -1,27 +1,95 @@
 /**
  * The authentication and visibility decision, in one place: every route gets
- * its Caller from `authorize`, and asks the Caller what it may see. Until
- * credentials exist (the auth issue), callers are anonymous: allowed on read
- * endpoints when the instance enables anonymous access, seeing public
- * repositories only.
+ * its Caller from `authorize`, and asks the Caller what it may see.
+ *
+ * Credentials: `Authorization: Bearer <API key | scoped token>` or
+ * `X-Service-Api-Key: <API key>`. An invalid, expired, revoked or
+ * removed-user credential counts as none (audited as a failed
+ * authentication): read endpoints then serve the caller anonymously when the
+ * instance allows it, and answer 401 otherwise. A scoped token in
+ * `X-Service-Api-Key` is refused outright.
  */
-import type { Config, RepositoryConfig } from '../config/config.js';
 import { ApiError } from '../api/errors.js';
 import type { Operation } from '../api/openapi.js';
+import type { Credential, User } from '../auth/model.js';
+import type { RepositoryConfig } from '../config/config.js';
+import type { Catalog } from '../search/catalog.js';
 import type { Request } from './http.js';
+import type { ServerContext } from './route.js';
 
-/** Who may call a route: anyone (health, version, OpenAPI), or readers (search, git, repos). */
+/**
+ * Who may call a route: anyone ('public': health, version, OpenAPI); readers,
+ * anonymous when allowed ('read'); a user's API key ('apiKey': token and key
+ * management); an owner's API key ('owner': users, audit, settings).
+ */
 export type Access = Operation['access'];
 
 export interface Caller {
-  kind: 'anonymous';
+  kind: 'anonymous' | Credential['kind'];
+  credential: Credential | null;
+  /** The user behind the credential; null for anonymous callers. */
+  user: User | null;
   canSee(repo: RepositoryConfig): boolean;
+  /** False once the credential was revoked, expired or its user removed (open streams and MCP sessions end then). */
+  stillValid(): boolean;
 }
 
-const anonymous: Caller = { kind: 'anonymous', canSee: (repo) => repo.public };
+const BEARER = /^bearer\s+(\S+)\s*$/i;
 
-/** The caller of `request`, or NOT_AUTHENTICATED when the route needs a credential it does not have. */
-export function authorize(config: Config, access: Access, _request: Request): Caller {
-  if (access === 'public' || config.auth.anonymousAccess) return anonymous;
-  throw new ApiError('NOT_AUTHENTICATED', 'this endpoint needs a credential (Authorization: Bearer <API key>) and anonymous access is off');
+/** The Caller of `request` for `operation`; NOT_AUTHENTICATED or INSUFFICIENT_PERMISSIONS when it may not call it. */
+export function authorize(context: ServerContext, operation: Pick<Operation, 'access' | 'ee'>, request: Request): Caller {
+  if (operation.access === 'public') return anonymousCaller;
+  const { auth } = context;
+  const apiKeyHeader = request.headers['x-service-api-key'];
+  const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  const secret = bearer ?? apiKeyHeader;
+  const credential = secret === undefined ? null : auth.authenticate(secret);
+  if (secret !== undefined && !credential) {
+    const header = bearer !== undefined ? 'authorization' : 'x-service-api-key';
+    audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { header, path: request.path, remoteAddress: request.remoteAddress, requestId: request.requestId });
+  }
+  if (credential?.kind === 'scopedToken' && bearer === undefined) {
+    throw new ApiError('NOT_AUTHENTICATED', 'X-Service-Api-Key takes API keys only; send a scoped access token as Authorization: Bearer <token>');
+  }
+  if (!credential) {
+    if (operation.access === 'read' && auth.anonymousAccess(context.config.auth.anonymousAccess)) return anonymousCaller;
+    const why = secret === undefined ? 'no credential was sent' : 'the credential is invalid, expired or revoked';
+    const anonymous = operation.access === 'read' ? 'anonymous access is off' : 'this endpoint never allows anonymous access';
+    throw new ApiError('NOT_AUTHENTICATED', `${why} and ${anonymous}: send Authorization: Bearer <API key>`);
+  }
+  if (operation.access !== 'read' && credential.kind !== 'apiKey') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'this endpoint needs an API key; a scoped access token cannot call it');
+  if (operation.access === 'owner' && credential.user.role !== 'owner') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'only owners may call this endpoint');
+  if (operation.ee && !auth.activeLicense()) throw new ApiError('INSUFFICIENT_PERMISSIONS', 'this is an enterprise endpoint and the instance has no active license (trawl admin license install)');
+  return {
+    kind: credential.kind,
+    credential,
+    user: credential.user,
+    canSee: (repo) => auth.canSee(credential, { id: repositoryIds(context.pool.currentCatalog).get(repo.name) ?? -1, public: repo.public }),
+    stillValid: () => auth.stillValid(credential),
+  };
+}
+
+const anonymousCaller: Caller = { kind: 'anonymous', credential: null, user: null, canSee: (repo) => repo.public, stillValid: () => true };
+
+const idsByCatalog = new WeakMap<Catalog, Map<string, number>>();
+
+/** Repository name → id (the manifest's), for the catalog searched now. */
+function repositoryIds(catalog: Catalog): Map<string, number> {
+  let ids = idsByCatalog.get(catalog);
+  if (!ids) {
+    ids = new Map(catalog.repositories.flatMap((repo) => (repo.entry ? [[repo.config.name, repo.entry.id] as const] : [])));
+    idsByCatalog.set(catalog, ids);
+  }
+  return ids;
+}
+
+/** What an audit record says about who acted. */
+export function actorOf(caller: Caller): { actorId: string | null; actorType: 'user' | 'anonymous' } {
+  return caller.user ? { actorId: caller.user.id, actorType: 'user' } : { actorId: null, actorType: 'anonymous' };
+}
+
+/** Records what `caller` did to a target in the audit trail. */
+export function audit(context: ServerContext, caller: Caller, action: string, target: { id: string | null; type: string | null }, metadata: Record<string, unknown> = {}): void {
+  const credential = caller.credential ? { credential: caller.credential.kind, credentialId: caller.credential.kind === 'apiKey' ? caller.credential.key.id : caller.credential.token.id } : {};
+  context.audit.record({ action, ...actorOf(caller), targetId: target.id, targetType: target.type, metadata: { ...credential, ...metadata } });
 }

@@ -5,6 +5,7 @@
  */
 import uWS from 'uWebSockets.js';
 import { ApiError } from '../api/errors.js';
+import { requireQueryParameters } from '../api/validate.js';
 import { authorize } from './access.js';
 import { serve, type HandlerHooks, type Reply, type Request } from './http.js';
 import { asApiError } from './known-errors.js';
@@ -107,15 +108,16 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
   for (const route of options.routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
   for (const [path, routes] of byPath) {
     const allow = routes.map((route) => route.method.toUpperCase()).join(', ');
-    app.any(path, (res, req) => {
+    app.any(path.replace(/\{(\w+)\}/g, ':$1'), (res, req) => {
       const route = routes.find((candidate) => candidate.method === req.getMethod());
       handle(res, req, path, async (request) => {
         if (!route) throw new ApiError('METHOD_NOT_ALLOWED', `${request.method.toUpperCase()} is not allowed on ${path}; use ${allow}`, { Allow: allow });
         if (context.status() === 'stopping' && route.operationId !== 'health') {
           throw new ApiError('SERVICE_UNAVAILABLE', 'the server is shutting down', { 'Retry-After': '5' });
         }
-        const caller = authorize(context.config, route.access, request);
-        return route.handle(request, caller, context);
+        // A request missing a required parameter is malformed whoever sends it: answered before authentication (spec/api.md §6).
+        if (route.query) requireQueryParameters(route.query, request.query);
+        return route.handle(request, authorize(context, route, request), context);
       });
     });
   }

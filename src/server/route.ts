@@ -1,5 +1,7 @@
 /** A route of the HTTP API: what the router dispatches and what the OpenAPI document describes. */
 import type { Operation } from '../api/openapi.js';
+import type { AuditTrail } from '../auth/audit.js';
+import type { AuthStore } from '../auth/store.js';
 import type { Config } from '../config/config.js';
 import type { IndexState } from '../indexer/manifest.js';
 import type { Logger } from '../obs/logger.js';
@@ -19,6 +21,9 @@ export interface ServerContext {
   status(): 'starting' | 'ok' | 'stopping';
   /** The indexer's view of each configured repository. */
   indexState(name: string): IndexState;
+  /** Users, credentials, grants, settings, the license (the state log). */
+  auth: AuthStore;
+  audit: AuditTrail;
 }
 
 export interface Route extends Operation {

@@ -8,7 +8,7 @@ const privateRepo = { id: 2, public: false };
 const otherPrivate = { id: 3, public: false };
 
 function stateOf(records: [AuthRecord, number][]): AuthState {
-  const state = new AuthState({ anonymousAccess: false });
+  const state = new AuthState();
   for (const [record, at] of records) state.apply(authRecord(record, at));
   return state;
 }
@@ -59,14 +59,17 @@ t.test('unknown record types are skipped; a snapshot rebuilds the same state', a
   const state = stateOf(base);
   state.apply({ v: 7, type: 'feature.from.the.future', at: T0, whatever: true } as StateRecord);
   state.apply(authRecord({ type: 'settings.anonymousAccess', enabled: true }, T0));
+  state.apply(authRecord({ type: 'license.installed', key: 'trawl_license_x.y' }, T0));
   const now = T0 + 10_000;
-  const rebuilt = new AuthState({ anonymousAccess: false });
+  const rebuilt = new AuthState();
   for (const record of state.snapshot(now)) rebuilt.apply(record);
   t.same([...rebuilt.users.values()], [...state.users.values()]);
   t.same([...rebuilt.apiKeys.values()], [...state.apiKeys.values()]);
   t.same([...rebuilt.tokens.values()], [...state.tokens.values()]);
   t.same([...rebuilt.grants], [...state.grants]);
   t.equal(rebuilt.anonymousAccess, true);
+  t.equal(rebuilt.licenseKey, 'trawl_license_x.y');
+  t.equal(new AuthState().anonymousAccess, undefined, 'until an administrator sets it, the config file decides');
   const later = state.snapshot(T0 + 1000 + SCOPED_TOKEN_LIFETIME_MS);
   t.notOk(later.some((record) => record.type === 'token.created'), 'expired tokens are left out of a snapshot');
 });

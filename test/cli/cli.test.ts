@@ -1,23 +1,9 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { trawl } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeRepository } from '../helpers/git.js';
-
-// The built CLI, as users run it (`npm test` builds first).
-const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
-
-function trawl(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const result = spawnSync(process.execPath, [CLI, ...args], {
-    cwd: options.cwd,
-    env: { ...process.env, TRAWL_CONFIG: '', ...options.env },
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
 
 t.test('help for the program and for each command', async (t) => {
   const overview = trawl(['--help']);

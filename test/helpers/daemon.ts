@@ -25,14 +25,25 @@ export interface Daemon {
 
 /**
  * Starts the real daemon (`trawl serve`) on port 0 with `config` (dataDir and
- * listen filled in), waits until its first index pass is published (health
- * ok, unless `waitForIndex` is false), and stops it when the test ends.
+ * listen filled in; `prepare` runs on the config file before the start),
+ * waits until its first index pass is published (health ok, unless
+ * `waitForIndex` is false), and stops it when the test ends.
  */
-export async function startDaemon(t: Test, config: Record<string, unknown>, options: { waitForIndex?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<Daemon> {
+export async function startDaemon(
+  t: Test,
+  config: Record<string, unknown>,
+  options: { waitForIndex?: boolean; env?: NodeJS.ProcessEnv; prepare?: (configFile: string) => Promise<void> } = {},
+): Promise<Daemon> {
   const dir = tempDir(t, 'trawl-daemon-');
   const configFile = path.join(dir, 'trawl.json');
   const server = { workers: 2, ...(config.server as object) };
   fs.writeFileSync(configFile, JSON.stringify({ dataDir: path.join(dir, 'data'), ...config, listen: { host: '127.0.0.1', port: 0 }, server }));
+  await options.prepare?.(configFile);
+  return runDaemon(t, configFile, options);
+}
+
+/** Starts the daemon on an existing config file (a restart of one `startDaemon` made); the rest as `startDaemon`. */
+export async function runDaemon(t: Test, configFile: string, options: { waitForIndex?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<Daemon> {
   const child = spawn(process.execPath, [CLI, 'serve', '--config', configFile], {
     env: { ...process.env, TRAWL_LOG_LEVEL: 'info', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,13 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CommitDetail, CommitList, DiffResponse, SourceResponse, TreeResponse } from '../../src/api/schemas.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { assertSchema } from '../helpers/schema.js';
+import { assertSchema, expectError } from '../helpers/schema.js';
 import { fixtureRepository } from './fixture.js';
-
-async function expectError(t: Test, response: Response, status: number, errorCode: string) {
-  t.equal(response.status, status, `status ${status}`);
-  t.equal((await response.json()).errorCode, errorCode, errorCode);
-}
 
 const names = (node: { children: { name: string }[] }) => node.children.map((child) => child.name);
 

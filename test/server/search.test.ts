@@ -1,18 +1,8 @@
 import t, { type Test } from 'tap';
 import { ErrorResponse, SearchResponse } from '../../src/api/schemas.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { assertSchema } from '../helpers/schema.js';
+import { assertSchema, expectError } from '../helpers/schema.js';
 import { fixtureRepository } from './fixture.js';
-
-async function expectError(t: Test, response: Response, status: number, errorCode: string, message?: RegExp) {
-  t.equal(response.status, status, `status ${status}`);
-  t.match(response.headers.get('content-type'), /application\/json/);
-  const body = await response.json();
-  assertSchema(t, ErrorResponse, body, 'error body');
-  t.equal(body.statusCode, status);
-  t.equal(body.errorCode, errorCode);
-  if (message) t.match(body.message, message);
-}
 
 t.test('POST /api/search', async (t) => {
   const repo = fixtureRepository(t);

@@ -57,7 +57,8 @@ t.test('system endpoints, OpenAPI, metrics, unknown paths and methods', async (t
   t.equal(unknown.status, 404);
   t.same(await unknown.json(), { statusCode: 404, errorCode: 'NOT_FOUND', message: 'This API endpoint does not exist: /api/nothing/here' });
   for (const route of ROUTES) {
-    const wrong = route.method === 'get' ? 'POST' : 'GET';
+    const used = ROUTES.filter((other) => other.path === route.path).map((other) => other.method.toUpperCase());
+    const wrong = ['GET', 'POST', 'DELETE', 'PUT'].find((method) => !used.includes(method))!;
     const response = await daemon.fetch(route.path, { method: wrong });
     t.equal(response.status, 405, `${wrong} ${route.path} is 405`);
     t.ok(response.headers.get('allow')?.split(', ').includes(route.method.toUpperCase()), `with Allow (${response.headers.get('allow')})`);

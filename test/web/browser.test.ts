@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { LICENSE_ENV, seedUsers } from '../helpers/auth.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { commitAll, writeFiles } from '../helpers/git.js';
 import { fixtureRepository } from '../server/fixture.js';
@@ -138,11 +139,21 @@ t.test('a result cut at the match cap offers to load more', async (t) => {
 
 t.test('narrow screens and instances without anonymous access', async (t) => {
   const repo = fixtureRepository(t);
-  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: false }, index: { ctagsCommand: '' } });
+  let key = '';
+  const daemon = await startDaemon(
+    t,
+    { repos: [{ ...repo.config, public: false }], auth: { anonymousAccess: false }, index: { ctagsCommand: '' } },
+    { prepare: async (configFile) => void (key = (await seedUsers(configFile, [{ email: 'reader@example.com', role: 'owner' }]))['reader@example.com']!.key), env: LICENSE_ENV },
+  );
   const browser = await launch(t);
   const page = await browser.newPage({ viewport: { width: 375, height: 700 } });
   await page.goto(`${daemon.url}/search?q=parse_expression`);
   await page.waitForSelector('#auth:not([hidden])');
-  t.match(await page.textContent('#auth-message'), /needs a credential/, 'asks for an API key, with the API’s message');
+  t.match(await page.textContent('#auth-message'), /no credential was sent and anonymous access is off/, 'asks for an API key, with the API’s message');
   t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scrolling at 375 px');
+  await page.fill('#api-key', key);
+  await page.click('#auth-form button');
+  await page.waitForSelector('#results mark');
+  t.ok(await page.$$eval('#results mark', (marks) => marks.length > 0), 'with the key, the private repository is searched');
+  t.ok(await page.isHidden('#auth'), 'the prompt is gone');
 });

@@ -1,8 +1,10 @@
 /**
  * MCP over Streamable HTTP at /api/mcp: the SDK's web-standard transport
  * (a fetch `Request` in, a `Response` out), one MCP server and transport per
- * session, adapted to the handler template. A session is bound to the caller
- * that opened it.
+ * session, adapted to the handler template. A session is bound to the user
+ * (or anonymity) that opened it: each request is authenticated afresh and its
+ * tools run with that request's caller, and the session dies with its
+ * credential (revoked, expired, or its user removed).
  */
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -25,19 +27,28 @@ export function openSessions(): number {
   return sessions.size;
 }
 
+/** Closes every session whose credential died (called after each change of the auth state). */
+export function endSessionsOfDeadCredentials(): void {
+  for (const [id, session] of sessions) {
+    if (session.caller.stillValid()) continue;
+    sessions.delete(id);
+    void session.transport.close();
+  }
+}
+
 /** Handles one MCP request (POST: JSON-RPC; DELETE: end the session). */
 export async function handleMcp(request: Request, caller: Caller, context: ServerContext): Promise<Reply> {
   const sessionId = request.headers[SESSION_HEADER];
   let session = sessionId ? sessions.get(sessionId) : undefined;
   if (sessionId && !session) return jsonRpcError(404, 'Session not found: start a new one with initialize');
   if (!session) session = await newSession(caller, context);
-  else if (session.caller.kind !== caller.kind) return jsonRpcError(403, 'This session belongs to another credential');
+  else if (session.caller.user?.id !== caller.user?.id) return jsonRpcError(403, 'This session belongs to another user');
+  else session.caller = caller;
   return fromResponse(await session.transport.handleRequest(toWebRequest(request, context)));
 }
 
 async function newSession(caller: Caller, context: ServerContext): Promise<Session> {
   const server = new McpServer({ name: 'trawl', version: context.version });
-  registerTools(server, caller, context);
   const session: Session = {
     caller,
     transport: new WebStandardStreamableHTTPServerTransport({
@@ -47,6 +58,7 @@ async function newSession(caller: Caller, context: ServerContext): Promise<Sessi
       onsessionclosed: (id) => void sessions.delete(id),
     }),
   };
+  registerTools(server, session, context);
   await server.connect(session.transport);
   return session;
 }

@@ -1,6 +1,6 @@
 /**
  * The MCP tools (spec/api.md §8): each calls the HTTP route it maps to, in
- * process, with the session's caller — so validation, visibility and errors
+ * process, with the caller of the current request — so validation, visibility and errors
  * are exactly the API's — and renders the result as text sized for a
  * language model, saying when and how it was truncated.
  */
@@ -79,8 +79,8 @@ function renderFiles(files: FileResult[]): string[] {
   });
 }
 
-/** Registers every tool on `server`, acting as `caller`. */
-export function registerTools(server: McpServer, caller: Caller, context: ServerContext): void {
+/** Registers every tool on `server`, acting as the session's caller of the request being answered. */
+export function registerTools(server: McpServer, session: { readonly caller: Caller }, context: ServerContext): void {
   server.registerTool(
     'search_code',
     {
@@ -100,7 +100,7 @@ export function registerTools(server: McpServer, caller: Caller, context: Server
         const filters = [repo === undefined ? '' : `repo:^${escapeRegExp(repo)}$`, language === undefined ? '' : `lang:${quote(language)}`, path === undefined ? '' : `file:${quote(escapeRegExp(path))}`];
         const matches = limit ?? 50;
         const body = { query: [query, ...filters].filter(Boolean).join(' '), matches, isRegexEnabled: regex ?? false, isCaseSensitivityEnabled: caseSensitive ?? false };
-        const response = (await call(searchRoute, caller, context, { body })) as { files: FileResult[]; isSearchExhaustive: boolean; stats: { actualMatchCount: number } };
+        const response = (await call(searchRoute, session.caller, context, { body })) as { files: FileResult[]; isSearchExhaustive: boolean; stats: { actualMatchCount: number } };
         if (response.files.length === 0) return 'No matches.';
         const header = `${response.stats.actualMatchCount} matches in ${response.files.length} files${response.isSearchExhaustive ? '' : ` (cut at ${matches}: raise limit or narrow the query for more)`}\n\n`;
         return header + bounded(renderFiles(response.files), () => 'Narrow the query (repo, language, path) or lower limit.');
@@ -112,7 +112,7 @@ export function registerTools(server: McpServer, caller: Caller, context: Server
     { description: 'The repositories you can search, with their index state.', inputSchema: { query: z.string().optional().describe('Substring of the name') } },
     async ({ query }) =>
       run(async () => {
-        const repos = (await call(reposRoute, caller, context, { query: { query, perPage: '100' } })) as { repoName: string; indexState: string; branches: string[] }[];
+        const repos = (await call(reposRoute, session.caller, context, { query: { query, perPage: '100' } })) as { repoName: string; indexState: string; branches: string[] }[];
         return repos.length === 0 ? 'No repositories.' : bounded(repos.map((repo) => `${repo.repoName} (${repo.indexState}; branches: ${repo.branches.join(', ')})\n`), () => 'Pass query to filter.');
       }),
   );
@@ -131,7 +131,7 @@ export function registerTools(server: McpServer, caller: Caller, context: Server
     },
     async ({ repo, path, ref, offset, limit }) =>
       run(async () => {
-        const source = (await call(sourceRoute, caller, context, { query: { repo, path, ref } })) as { source: string; encoding: string; language: string };
+        const source = (await call(sourceRoute, session.caller, context, { query: { repo, path, ref } })) as { source: string; encoding: string; language: string };
         if (source.encoding === 'base64') return `${path} is a binary file (${Buffer.from(source.source, 'base64').length} bytes).`;
         const lines = source.source.replace(/\n$/, '').split('\n');
         const first = offset ?? 1;
@@ -149,7 +149,7 @@ export function registerTools(server: McpServer, caller: Caller, context: Server
     async ({ repo, path, ref }) =>
       run(async () => {
         const directory = (path ?? '').replace(/^\/+|\/+$/g, '');
-        const { tree } = (await call(treeRoute, caller, context, { body: { repoName: repo, revisionName: ref ?? 'HEAD', paths: directory ? [directory] : [] } })) as { tree: TreeNode };
+        const { tree } = (await call(treeRoute, session.caller, context, { body: { repoName: repo, revisionName: ref ?? 'HEAD', paths: directory ? [directory] : [] } })) as { tree: TreeNode };
         let node: TreeNode | undefined = tree;
         for (const segment of directory ? directory.split('/') : []) node = node?.children.find((child) => child.name === segment);
         return bounded((node?.children ?? []).map((child) => `${child.type === 'tree' ? `${child.name}/` : child.name}\n`), () => 'List a subdirectory instead.');
@@ -161,7 +161,7 @@ export function registerTools(server: McpServer, caller: Caller, context: Server
     { description: 'Recent commits of a repository, newest first.', inputSchema: { repo: z.string(), ref: z.string().optional(), path: z.string().optional(), limit: z.number().int().min(1).max(100).optional() } },
     async ({ repo, ref, path, limit }) =>
       run(async () => {
-        const commits = (await call(commitsRoute, caller, context, { query: { repo, ref, path, perPage: String(limit ?? 20) } })) as { hash: string; date: string; authorName: string; message: string }[];
+        const commits = (await call(commitsRoute, session.caller, context, { query: { repo, ref, path, perPage: String(limit ?? 20) } })) as { hash: string; date: string; authorName: string; message: string }[];
         return commits.length === 0 ? 'No commits.' : commits.map((commit) => `${commit.hash.slice(0, 12)} ${commit.date.slice(0, 10)} ${commit.authorName}: ${commit.message}\n`).join('');
       }),
   );
@@ -171,7 +171,7 @@ export function registerTools(server: McpServer, caller: Caller, context: Server
     { description: 'The diff between two revisions of a repository.', inputSchema: { repo: z.string(), base: z.string(), head: z.string(), path: z.string().optional() } },
     async ({ repo, base, head, path }) =>
       run(async () => {
-        const { files } = (await call(diffRoute, caller, context, { query: { repo, base, head, path } })) as { files: { oldPath: string | null; newPath: string | null; hunks: { oldRange: { start: number; lines: number }; newRange: { start: number; lines: number }; body: string }[] }[] };
+        const { files } = (await call(diffRoute, session.caller, context, { query: { repo, base, head, path } })) as { files: { oldPath: string | null; newPath: string | null; hunks: { oldRange: { start: number; lines: number }; newRange: { start: number; lines: number }; body: string }[] }[] };
         if (files.length === 0) return 'No differences.';
         const parts = files.map((file) => `--- ${file.oldPath ?? '/dev/null'}\n+++ ${file.newPath ?? '/dev/null'}\n${file.hunks.map((hunk) => `@@ -${hunk.oldRange.start},${hunk.oldRange.lines} +${hunk.newRange.start},${hunk.newRange.lines} @@\n${hunk.body}`).join('')}\n`);
         return bounded(parts, () => 'Pass path to see one file.');
@@ -188,7 +188,7 @@ export function registerTools(server: McpServer, caller: Caller, context: Server
       async ({ symbol, repo, language }) =>
         run(async () => {
           const body = { symbolName: symbol, ...(repo === undefined ? {} : { repoName: repo }), ...(language === undefined ? {} : { language }) };
-          const found = (await call(route, caller, context, { body })) as { files: { repository: string; fileName: string; matches: { lineContent: string; range: { start: { lineNumber: number } } }[] }[] };
+          const found = (await call(route, session.caller, context, { body })) as { files: { repository: string; fileName: string; matches: { lineContent: string; range: { start: { lineNumber: number } } }[] }[] };
           const lines = found.files.flatMap((file) => file.matches.map((match) => `${file.repository} ${file.fileName}:${match.range.start.lineNumber}: ${match.lineContent.trim()}\n`));
           return lines.length === 0 ? 'Not found.' : bounded(lines, () => 'Pass repo or language to narrow it.');
         }),

@@ -1,7 +1,7 @@
 /** The git endpoints (spec/api.md §4): tree, source, commits, commit, diff. */
 import { CommitDetail, CommitList, CommitQuery, CommitsQuery, DiffQuery, DiffResponse, SourceQuery, SourceResponse, TreeRequest, TreeResponse } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
-import { parseBody, parseQuery, validator } from '../../api/validate.js';
+import { dateParameter, parseBody, parseQuery, validator } from '../../api/validate.js';
 import { blobAt } from '../../git/blob.js';
 import { diffCommits } from '../../git/diff.js';
 import { commitDetail, listCommits } from '../../git/history.js';
@@ -9,7 +9,7 @@ import { normalizeTreePath, resolveCommit } from '../../git/refs.js';
 import { treeOf } from '../../git/tree.js';
 import { detectLanguage } from '../../index/languages.js';
 import { browseUrl, externalUrl } from '../../search/links.js';
-import type { Caller } from '../access.js';
+import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { pageHeaders } from '../pagination.js';
 import { gitRepository, visibleRepository } from '../repositories.js';
@@ -34,13 +34,6 @@ function isBinary(content: Buffer): boolean {
   return content.subarray(0, 8000).includes(0);
 }
 
-function isoDate(value: string | undefined, field: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new ApiError('INVALID_QUERY_PARAMS', `query parameter \`${field}\`: expected an ISO 8601 date (got ${JSON.stringify(value)})`);
-  return date;
-}
-
 export const treeRoute: Route = {
   method: 'post',
   path: '/api/tree',
@@ -54,7 +47,9 @@ export const treeRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const tree = parseBody(treeBody, request.body);
     const { commit } = await commitIn(context, caller, tree.repoName, tree.revisionName);
-    return { status: 200, body: { tree: await treeOf(commit, tree.paths) } };
+    const body = { tree: await treeOf(commit, tree.paths) };
+    audit(context, caller, 'tree.read', { id: tree.repoName, type: 'repository' }, { ref: tree.revisionName, expanded: tree.paths.length });
+    return { status: 200, body };
   },
 };
 
@@ -87,6 +82,7 @@ export const sourceRoute: Route = {
     if (repo.displayName !== undefined) body.repoDisplayName = repo.displayName;
     const external = externalUrl(repo, commit.sha(), blob.path);
     if (external) body.externalWebUrl = external;
+    audit(context, caller, 'file.read', { id: repo.name, type: 'repository' }, { path: blob.path, ref });
     return { status: 200, body };
   },
 };
@@ -109,8 +105,8 @@ export const commitsRoute: Route = {
       path: params.path === undefined ? undefined : normalizeTreePath(params.path),
       query: params.query,
       author: params.author,
-      since: isoDate(params.since, 'since'),
-      until: isoDate(params.until, 'until'),
+      since: dateParameter(params.since, 'since'),
+      until: dateParameter(params.until, 'until'),
     };
     const { total, commits } = await listCommits(repository, commit, filter, page);
     return { status: 200, body: commits, headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits', request.query) };

@@ -2,11 +2,14 @@
 import { openApiDocument } from '../../api/openapi.js';
 import type { Route } from '../route.js';
 import { commitRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from './git.js';
+import { addGrantRoute, createApiKeyRoute, deleteApiKeyRoute, getLicenseRoute, getSettingsRoute, installLicenseRoute, listApiKeysRoute, removeGrantRoute, setSettingsRoute } from './admin.js';
 import { mcpDeleteRoute, mcpPostRoute } from './mcp.js';
 import { reposRoute } from './repos.js';
 import { searchRoute, streamSearchRoute } from './search.js';
 import { findDefinitionsRoute, findReferencesRoute } from './symbols.js';
 import { healthRoute, metricsRoute, versionRoute } from './system.js';
+import { createTokenRoute, listTokensRoute, revokeTokenRoute } from './tokens.js';
+import { addUserRoute, auditRoute, getUserRoute, listUsersRoute, removeUserRoute } from './users.js';
 
 const openApiRoute: Route = {
   method: 'get',
@@ -39,4 +42,21 @@ export const ROUTES: readonly Route[] = [
   metricsRoute,
   mcpPostRoute,
   mcpDeleteRoute,
+  createTokenRoute,
+  revokeTokenRoute,
+  listTokensRoute,
+  listUsersRoute,
+  getUserRoute,
+  addUserRoute,
+  removeUserRoute,
+  auditRoute,
+  createApiKeyRoute,
+  listApiKeysRoute,
+  deleteApiKeyRoute,
+  addGrantRoute,
+  removeGrantRoute,
+  getSettingsRoute,
+  setSettingsRoute,
+  getLicenseRoute,
+  installLicenseRoute,
 ];

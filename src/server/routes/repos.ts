@@ -5,7 +5,7 @@ import type { CatalogRepository } from '../../search/catalog.js';
 import { browseRepositoryUrl } from '../../search/links.js';
 import type { Caller } from '../access.js';
 import type { Request } from '../http.js';
-import { pageHeaders } from '../pagination.js';
+import { paginate } from '../pagination.js';
 import type { Route, ServerContext } from '../route.js';
 
 const reposQuery = validator(ReposQuery);
@@ -48,8 +48,7 @@ export const reposRoute: Route = {
     );
     const key = (repo: CatalogRepository) => (params.sort === 'pushed' ? repo.entry?.indexedAt ?? '' : repo.config.name);
     repos.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0) * (params.direction === 'desc' ? -1 : 1));
-    const page = { number: params.page ?? 1, size: params.perPage ?? 30 };
-    const items = repos.slice((page.number - 1) * page.size, page.number * page.size).map((repo) => describe(repo, context));
-    return { status: 200, body: items, headers: pageHeaders(repos.length, page, context.config.publicUrl, '/api/repos', request.query) };
+    const { items, headers } = paginate(repos, params, context.config.publicUrl, '/api/repos', request.query);
+    return { status: 200, body: items.map((repo) => describe(repo, context)), headers };
   },
 };

@@ -7,7 +7,7 @@ import type { QueryNode } from '../../query/ast.js';
 import { queryClass } from '../../query/query-class.js';
 import { planSearch } from '../../search/engine.js';
 import { cancelSearch, createSignal } from '../../search/signal.js';
-import type { Caller } from '../access.js';
+import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { asApiError } from '../known-errors.js';
 import type { Route, ServerContext } from '../route.js';
@@ -46,6 +46,7 @@ export const searchRoute: Route = {
     const query = planSearch(search, context.config.contexts);
     const signal = signalFor(request);
     const response = await timedSearch(context, query, () => context.pool.search(search, { visible: caller.canSee, signal }, query));
+    audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: response.stats.actualMatchCount });
     return { status: 200, body: response };
   },
 };
@@ -68,27 +69,46 @@ export const streamSearchRoute: Route = {
     const search = parseBody(body, request.body);
     const query = planSearch(search, context.config.contexts); // errors before the first byte are ordinary JSON errors
     const signal = signalFor(request);
+    audit(context, caller, 'search', { id: null, type: null }, { query: search.query, stream: true });
     return {
       contentType: 'text/event-stream',
       headers: { 'Cache-Control': 'no-cache' },
       async stream(sink) {
         // Writes wait for the client (backpressure); the search keeps its own pace, its results are capped.
+        // Once the credential dies (revoked, expired, its user removed), what is not yet sent is dropped: the stream ends with an error.
+        let credentialDied = false;
+        const unsubscribe = context.auth.onChange(() => {
+          if (credentialDied || caller.stillValid()) return;
+          credentialDied = true;
+          cancelSearch(signal);
+        });
         let writing = sink.write(': search started\n\n');
-        const write = (text: string) => (writing = writing.then(() => sink.write(text)));
+        const write = (produce: () => string | null) =>
+          (writing = writing.then(() => {
+            const text = produce();
+            return text === null ? undefined : sink.write(text);
+          }));
+        let last: unknown;
         try {
           const onPartial = (partial: SearchResponseBody) => {
-            if (partial.files.length > 0) write(event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats }));
+            if (partial.files.length > 0) write(() => (credentialDied ? null : event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats })));
           };
           const response = await timedSearch(context, query, () => context.pool.search(search, { visible: caller.canSee, signal, onPartial }, query));
-          write(event({ type: 'final', accumulatedStats: response.stats, isSearchExhaustive: response.isSearchExhaustive }));
+          last = { type: 'final', accumulatedStats: response.stats, isSearchExhaustive: response.isSearchExhaustive };
         } catch (error) {
           const known = asApiError(error);
           if (!(known instanceof ApiError)) context.logger.error({ requestId: request.requestId, err: error }, 'stream search failed');
           const failure = known instanceof ApiError ? known : new ApiError('UNEXPECTED_ERROR', `unexpected error (request id ${request.requestId})`);
-          write(event({ type: 'error', error: failure.toBody() }));
+          last = { type: 'error', error: failure.toBody() };
         }
-        write(DONE);
-        await writing;
+        const died = { type: 'error', error: new ApiError('NOT_AUTHENTICATED', 'the credential of this stream was revoked, or its user removed').toBody() };
+        write(() => event(credentialDied ? died : last));
+        write(() => DONE);
+        try {
+          await writing;
+        } finally {
+          unsubscribe();
+        }
       },
     };
   },

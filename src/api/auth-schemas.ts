@@ -1,0 +1,82 @@
+/** Request and response schemas of the auth endpoints: scoped tokens, users, audit, API keys, grants, settings, license (spec/api.md §5, §6). */
+import { Type } from '@sinclair/typebox';
+import { isoDate, page, perPage } from './schemas.js';
+
+export const AUTH_LIMITS = { reposPerToken: 100 } as const;
+
+const timestamp = Type.String({ description: 'ISO 8601, millisecond precision' });
+const identifier = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
+const repositoryName = Type.String({ minLength: 1, maxLength: 1024, description: 'host/owner/name' });
+const ScopeRepository = Type.Object({ id: Type.Integer(), name: Type.String() });
+
+export const CreateTokenRequest = Type.Object(
+  { repos: Type.Array(repositoryName, { minItems: 1, maxItems: AUTH_LIMITS.reposPerToken, description: 'Repositories the token reaches (duplicates collapsed)' }) },
+  { additionalProperties: false },
+);
+const tokenFields = {
+  id: Type.String(),
+  createdAt: timestamp,
+  expiresAt: timestamp,
+  repos: Type.Array(ScopeRepository),
+};
+export const CreatedToken = Type.Object({ ...tokenFields, token: Type.String({ description: 'trawl_st_…: shown this once' }) });
+export const TokenList = Type.Array(Type.Object({ ...tokenFields, revokedAt: Type.Optional(timestamp) }));
+
+const role = Type.Union([Type.Literal('owner'), Type.Literal('member')]);
+export const UserSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  email: Type.String(),
+  role,
+  createdAt: timestamp,
+  lastActivityAt: Type.Optional(timestamp),
+});
+export const UserList = Type.Array(UserSchema);
+export const UserQuery = Type.Object({ userId: identifier('The user id') });
+export const AddUserRequest = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 256 }), email: Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$' }), role },
+  { additionalProperties: false },
+);
+export const Success = Type.Object({ success: Type.Boolean(), message: Type.String() });
+
+export const AuditQuery = Type.Object({ since: isoDate('ISO 8601; records at or after'), until: isoDate('ISO 8601; records at or before'), page, perPage });
+export const AuditList = Type.Array(
+  Type.Object({
+    id: Type.String(),
+    timestamp,
+    action: Type.String(),
+    actorId: Type.Union([Type.String(), Type.Null()]),
+    actorType: Type.String(),
+    targetId: Type.Union([Type.String(), Type.Null()]),
+    targetType: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.Unknown()),
+  }),
+);
+
+export const CreateApiKeyRequest = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 256, description: 'What the key is for' }),
+    userId: Type.Optional(identifier('Owners only: create the key for this user')),
+  },
+  { additionalProperties: false },
+);
+const apiKeyFields = { id: Type.String(), userId: Type.String(), name: Type.String(), createdAt: timestamp };
+export const CreatedApiKey = Type.Object({ ...apiKeyFields, key: Type.String({ description: 'trawl_ak_…: shown this once' }) });
+export const ApiKeyList = Type.Array(Type.Object(apiKeyFields));
+export const ApiKeysQuery = Type.Object({ userId: Type.Optional(identifier('Owners only: list this user’s keys')) });
+
+const grantFields = { userId: identifier('The user'), repo: repositoryName };
+export const GrantRequest = Type.Object(grantFields, { additionalProperties: false });
+export const GrantQuery = Type.Object(grantFields);
+
+export const Settings = Type.Object({ anonymousAccess: Type.Boolean() }, { additionalProperties: false });
+
+export const InstallLicenseRequest = Type.Object({ key: Type.String({ minLength: 1, maxLength: 8192, description: 'trawl_license_…' }) }, { additionalProperties: false });
+export const LicenseResponse = Type.Object({
+  installed: Type.Boolean(),
+  active: Type.Boolean(),
+  licensee: Type.Optional(Type.String()),
+  seats: Type.Optional(Type.Integer()),
+  seatsUsed: Type.Integer(),
+  expiresAt: Type.Optional(timestamp),
+});

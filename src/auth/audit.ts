@@ -1,0 +1,62 @@
+/**
+ * The audit trail: who did what, in a second append-only log (`audit.log`,
+ * the state log's format). Recording never delays the request it describes:
+ * records are group-committed in the background and a failed write is
+ * reported, not thrown. Reading (owners, GET /api/ee/audit) decodes the file
+ * as it is on disk.
+ */
+import { AUDIT_LOG_NAME, StateLog, type StateRecord } from './state-log.js';
+
+/** 'system': the offline `trawl admin` command on the server itself. */
+export type ActorType = 'user' | 'anonymous' | 'system';
+
+export interface AuditEvent {
+  action: string;
+  actorId: string | null;
+  actorType: ActorType;
+  targetId: string | null;
+  targetType: string | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface AuditEntry extends AuditEvent {
+  id: string;
+  /** ISO 8601. */
+  timestamp: string;
+}
+
+export class AuditTrail {
+  private constructor(
+    private readonly log: StateLog,
+    private readonly directory: string,
+    private readonly now: () => number,
+    private readonly onError: (error: Error) => void,
+    private nextId: number,
+  ) {}
+
+  static async open(directory: string, options: { now?: () => number; onError: (error: Error) => void }): Promise<AuditTrail> {
+    const { log, records } = await StateLog.open(directory, AUDIT_LOG_NAME);
+    const last = records.at(-1);
+    return new AuditTrail(log, directory, options.now ?? Date.now, options.onError, last ? Number(last.id) + 1 : 1);
+  }
+
+  record(event: AuditEvent): void {
+    const record: StateRecord = { v: 1, type: 'audit', at: this.now(), id: this.nextId++, ...event };
+    this.log.append(record).catch(this.onError);
+  }
+
+  /** Entries in [since, until] (ms; either open), newest first. */
+  list(since: number | undefined, until: number | undefined): AuditEntry[] {
+    const entries: AuditEntry[] = [];
+    for (const record of StateLog.readRecords(this.directory, AUDIT_LOG_NAME)) {
+      if (record.type !== 'audit' || (since !== undefined && record.at < since) || (until !== undefined && record.at > until)) continue;
+      const { action, actorId, actorType, targetId, targetType, metadata } = record as unknown as AuditEvent;
+      entries.push({ id: String(record.id), timestamp: new Date(record.at).toISOString(), action, actorId, actorType, targetId, targetType, metadata });
+    }
+    return entries.reverse();
+  }
+
+  close(): Promise<void> {
+    return this.log.close();
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * The auth store: the state log, the state it replays into, the instance key
+ * and the clock, behind the operations the API and `trawl admin` perform.
+ * Every change is one record, applied only once it is on disk (so an
+ * acknowledged change survives a crash); changes that check an invariant
+ * first (the last owner, free seats) run one at a time, others concurrently
+ * so their fdatasyncs are shared (group commit).
+ */
+import { randomUUID, type KeyObject } from 'node:crypto';
+import path from 'node:path';
+import { ApiError } from '../api/errors.js';
+import { licenseActive, readLicense, type License } from './license.js';
+import { AuthState, authRecord, type ApiKey, type AuthRecord, type Credential, type Role, type ScopedToken, type User, type VisibleRepository } from './model.js';
+import { loadInstanceKey, newSecret, secretDigest, secretKind } from './secrets.js';
+import { StateLog, type TailRepair } from './state-log.js';
+
+export interface AuthStoreOptions {
+  /** The state directory: the log, its lock and the instance key live here. */
+  directory: string;
+  /** Public keys licenses are verified with. */
+  trustedLicenseKeys: readonly KeyObject[];
+  /** Milliseconds since the epoch; injectable for tests of expiry. */
+  now?: () => number;
+  /** Told when a background compaction fails (the log stays as it was). */
+  onCompactionError?: (error: Error) => void;
+}
+
+/** Where a data directory keeps the state log, the audit log and the instance key. */
+export function stateDirectory(dataDir: string): string {
+  return path.join(dataDir, 'state');
+}
+
+/** Without an active license the instance has one user: the owner `trawl admin init` made. */
+const UNLICENSED_SEATS = 1;
+/** Appends after which the log is compacted into a snapshot. */
+const COMPACT_AFTER_APPENDS = 10_000;
+
+export class AuthStore {
+  private serial: Promise<unknown> = Promise.resolve();
+  private readonly listeners = new Set<() => void>();
+  private readonly lastActivity = new Map<string, number>();
+  private appendsSinceCompaction = 0;
+  private compacting: Promise<void> | null = null;
+  private license: { key: string; license: License | null } | null = null;
+
+  private constructor(
+    private readonly log: StateLog,
+    readonly state: AuthState,
+    private readonly instanceKey: Buffer,
+    private readonly options: AuthStoreOptions,
+    readonly now: () => number,
+  ) {}
+
+  /** Opens the state directory (taking the log's lock; StateLogLockedError when another process has it) and replays the log. */
+  static async open(options: AuthStoreOptions): Promise<{ store: AuthStore; repair: TailRepair | null }> {
+    const { log, records, repair } = await StateLog.open(options.directory);
+    const state = new AuthState();
+    for (const record of records) state.apply(record);
+    const store = new AuthStore(log, state, loadInstanceKey(options.directory), options, options.now ?? Date.now);
+    store.appendsSinceCompaction = records.length;
+    return { store, repair };
+  }
+
+  /**
+   * The live credential a presented secret is, or null (malformed, unknown,
+   * revoked, expired, or its user removed).
+   */
+  authenticate(secret: string): Credential | null {
+    const kind = secretKind(secret);
+    if (!kind) return null;
+    const credential = this.state.credential(kind, secretDigest(this.instanceKey, secret), this.now());
+    if (credential) this.lastActivity.set(credential.user.id, this.now());
+    return credential;
+  }
+
+  /** Whether a credential found earlier is still live now (open streams and MCP sessions ask on every change). */
+  stillValid(credential: Credential): boolean {
+    const digest = credential.kind === 'apiKey' ? credential.key.digest : credential.token.digest;
+    return this.state.credential(credential.kind, digest, this.now()) !== null;
+  }
+
+  canSee(credential: Credential | null, repo: VisibleRepository): boolean {
+    return this.state.canSee(credential, repo);
+  }
+
+  /** Whether anonymous callers may read: the administrator's setting, else the config file's. */
+  anonymousAccess(configured: boolean): boolean {
+    return this.state.anonymousAccess ?? configured;
+  }
+
+  /** The installed license while it is active (valid signature, not expired), else null. */
+  activeLicense(): License | null {
+    const installed = this.installedLicense();
+    return licenseActive(installed, this.now()) ? installed : null;
+  }
+
+  /** The installed license whether or not it expired (null: none, or its signature no longer verifies). */
+  installedLicense(): License | null {
+    const key = this.state.licenseKey;
+    if (key === undefined) return null;
+    if (this.license?.key !== key) {
+      let license: License | null = null;
+      try {
+        license = readLicense(key, this.options.trustedLicenseKeys);
+      } catch {
+        license = null;
+      }
+      this.license = { key, license };
+    }
+    return this.license.license;
+  }
+
+  /** The license as administrators see it: installed or not, active or not, its terms, the seats in use. */
+  licenseStatus(): { installed: boolean; active: boolean; seatsUsed: number } & Partial<License> {
+    const installed = this.installedLicense();
+    return { installed: installed !== null, active: this.activeLicense() !== null, ...(installed ?? {}), seatsUsed: this.state.users.size };
+  }
+
+  lastActivityAt(userId: string): number | undefined {
+    return this.lastActivity.get(userId);
+  }
+
+  /** Calls `listener` after every change is applied; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async addUser(fields: { name: string; email: string; role: Role }): Promise<User> {
+    return this.exclusively(async () => {
+      const seats = this.activeLicense()?.seats ?? UNLICENSED_SEATS;
+      if (this.state.users.size >= seats) {
+        throw new ApiError('INSUFFICIENT_PERMISSIONS', `every seat is taken (${seats}${this.activeLicense() ? ' in the license' : ' without a license'}): remove a user or install a license with more seats`);
+      }
+      if ([...this.state.users.values()].some((user) => user.email === fields.email)) {
+        throw new ApiError('INVALID_REQUEST_BODY', `a user with the email ${JSON.stringify(fields.email)} exists`);
+      }
+      const userId = randomUUID();
+      await this.commit({ type: 'user.added', userId, ...fields });
+      return this.state.users.get(userId)!;
+    });
+  }
+
+  /** Ends a membership and revokes every key and token of the user, in one record. */
+  async removeUser(userId: string): Promise<void> {
+    return this.exclusively(async () => {
+      const user = this.state.users.get(userId);
+      if (!user) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
+      if (user.role === 'owner' && this.state.owners().length === 1) {
+        throw new ApiError('LAST_OWNER_CANNOT_BE_REMOVED', `${user.email} is the last owner: make another user an owner first`);
+      }
+      await this.commit({ type: 'user.removed', userId });
+    });
+  }
+
+  /** A new API key for a member; its secret is returned here and never again. */
+  async createApiKey(userId: string, name: string): Promise<{ key: ApiKey; secret: string }> {
+    if (!this.state.users.has(userId)) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
+    const secret = newSecret('apiKey');
+    const keyId = randomUUID();
+    await this.commit({ type: 'apikey.created', keyId, userId, name, digest: secretDigest(this.instanceKey, secret) });
+    return { key: this.state.apiKeys.get(keyId)!, secret };
+  }
+
+  /** Deletes a key, when it exists and (given `ownerId`) belongs to that user; false otherwise. */
+  async deleteApiKey(keyId: string, ownerId?: string): Promise<boolean> {
+    const key = this.state.apiKeys.get(keyId);
+    if (!key || (ownerId !== undefined && key.userId !== ownerId)) return false;
+    await this.commit({ type: 'apikey.deleted', keyId });
+    return true;
+  }
+
+  /** A scoped token of `userId` for repository ids; valid for exactly one hour from now. */
+  async createToken(userId: string, repoIds: number[]): Promise<{ token: ScopedToken; secret: string }> {
+    const secret = newSecret('scopedToken');
+    const tokenId = randomUUID();
+    await this.commit({ type: 'token.created', tokenId, userId, digest: secretDigest(this.instanceKey, secret), repoIds });
+    return { token: this.state.tokens.get(tokenId)!, secret };
+  }
+
+  /** Revokes a live token of `userId`; false when there is none by that id (or it is someone else's). */
+  async revokeToken(userId: string, tokenId: string): Promise<boolean> {
+    const token = this.state.tokens.get(tokenId);
+    if (!token || token.userId !== userId) return false;
+    if (token.revokedAt === undefined) await this.commit({ type: 'token.revoked', tokenId });
+    return true;
+  }
+
+  async setGrant(userId: string, repoId: number, granted: boolean): Promise<void> {
+    if (!this.state.users.has(userId)) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
+    await this.commit({ type: granted ? 'grant.added' : 'grant.removed', userId, repoId });
+  }
+
+  async setAnonymousAccess(enabled: boolean): Promise<void> {
+    await this.commit({ type: 'settings.anonymousAccess', enabled });
+  }
+
+  /** Installs a license key once its signature verifies (LicenseError otherwise); an expired one is installed but not active. */
+  async installLicense(key: string): Promise<License> {
+    const license = readLicense(key, this.options.trustedLicenseKeys);
+    await this.commit({ type: 'license.installed', key: key.trim() });
+    return license;
+  }
+
+  /** Waits for acknowledged writes and a compaction in progress, then releases the log. */
+  async close(): Promise<void> {
+    await this.serial.catch(() => undefined);
+    await this.compacting;
+    await this.log.close();
+  }
+
+  /** Records appended since the last compaction (for tests and metrics). */
+  get pendingCompaction(): number {
+    return this.appendsSinceCompaction;
+  }
+
+  /** Rewrites the log as a snapshot of the state (dropping expired tokens and everything superseded). */
+  async compact(): Promise<void> {
+    if (!this.compacting) {
+      this.compacting = this.log.compact(() => this.state.snapshot(this.now())).finally(() => (this.compacting = null));
+      this.appendsSinceCompaction = 0;
+    }
+    await this.compacting;
+  }
+
+  /** Appends a record, applies it once it is on disk, tells the listeners. */
+  private async commit(record: AuthRecord): Promise<void> {
+    const stamped = authRecord(record, this.now());
+    await this.log.append(stamped);
+    this.state.apply(stamped);
+    if (++this.appendsSinceCompaction >= COMPACT_AFTER_APPENDS) void this.compact().catch((error: Error) => this.options.onCompactionError?.(error));
+    for (const listener of this.listeners) listener();
+  }
+
+  private exclusively<T>(run: () => Promise<T>): Promise<T> {
+    const result = this.serial.then(run, run);
+    this.serial = result.catch(() => undefined);
+    return result;
+  }
+}

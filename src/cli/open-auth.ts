@@ -1,0 +1,34 @@
+/** Opens a data directory's auth state and audit trail, as the daemon and the offline `trawl admin` do. */
+import { AuditTrail } from '../auth/audit.js';
+import { TEST_LICENSE_KEY_VARIABLE, trustedLicenseKeys } from '../auth/license.js';
+import { AuthStore, stateDirectory } from '../auth/store.js';
+import type { Logger } from '../obs/logger.js';
+
+export interface OpenedAuth {
+  store: AuthStore;
+  audit: AuditTrail;
+  close(): Promise<void>;
+}
+
+/**
+ * Takes both logs' locks (StateLogLockedError while another process holds
+ * them), replays them and reports what was repaired.
+ */
+export async function openAuth(dataDir: string, logger: Logger): Promise<OpenedAuth> {
+  const directory = stateDirectory(dataDir);
+  if (process.env[TEST_LICENSE_KEY_VARIABLE]) logger.warn({ variable: TEST_LICENSE_KEY_VARIABLE }, 'licenses signed with a test key are trusted: for tests only');
+  const { store, repair } = await AuthStore.open({
+    directory,
+    trustedLicenseKeys: trustedLicenseKeys(),
+    onCompactionError: (error) => logger.error({ err: error }, 'state log compaction failed; the log is unchanged'),
+  });
+  if (repair) logger.warn({ ...repair, directory }, 'state log: a damaged tail was cut off at the last good record');
+  let audit: AuditTrail;
+  try {
+    audit = await AuditTrail.open(directory, { onError: (error) => logger.error({ err: error }, 'audit record not written') });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return { store, audit, close: async () => void (await Promise.all([store.close(), audit.close()])) };
+}

@@ -1,0 +1,87 @@
+/** Scoped access tokens (spec/api.md §5): create, revoke, list the caller's own. API keys only; EE. */
+import { CreatedToken, CreateTokenRequest, TokenList } from '../../api/auth-schemas.js';
+import { ApiError } from '../../api/errors.js';
+import { parseBody, validator } from '../../api/validate.js';
+import type { ScopedToken } from '../../auth/model.js';
+import { audit, type Caller } from '../access.js';
+import type { Request } from '../http.js';
+import type { Route, ServerContext } from '../route.js';
+
+const createBody = validator(CreateTokenRequest);
+const TAG = 'Scoped Access Tokens';
+const TOKEN_PATH = '/api/ee/scoped_access_token';
+const CREDENTIAL_ERRORS = ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS'] as const;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A token as listed: its scope by id with the names the repositories have now. */
+function describe(token: ScopedToken, context: ServerContext) {
+  const names = new Map(context.pool.currentCatalog.repositories.flatMap((repo) => (repo.entry ? [[repo.entry.id, repo.config.name] as const] : [])));
+  return {
+    id: token.id,
+    createdAt: iso(token.createdAt),
+    expiresAt: iso(token.expiresAt),
+    ...(token.revokedAt !== undefined ? { revokedAt: iso(token.revokedAt) } : {}),
+    repos: token.repoIds.map((id) => ({ id, name: names.get(id) ?? '' })),
+  };
+}
+
+export const createTokenRoute: Route = {
+  method: 'post',
+  path: TOKEN_PATH,
+  operationId: 'createScopedAccessToken',
+  tag: TAG,
+  summary: 'Create a scoped access token for repositories the caller can see; it expires exactly one hour later',
+  access: 'apiKey',
+  ee: true,
+  body: CreateTokenRequest,
+  response: { status: 201, schema: CreatedToken, description: 'The token; its secret is shown this once' },
+  errors: ['INVALID_REQUEST_BODY', 'INVALID_REPOSITORY_SCOPE', ...CREDENTIAL_ERRORS],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const { repos } = parseBody(createBody, request.body);
+    const byName = new Map(context.pool.currentCatalog.repositories.map((repo) => [repo.config.name, repo]));
+    const scope = [...new Set(repos)].map((name) => {
+      const repo = byName.get(name);
+      if (!repo || !caller.canSee(repo.config)) throw new ApiError('INVALID_REPOSITORY_SCOPE', `repository ${JSON.stringify(name)} is not one you can see`);
+      if (!repo.entry) throw new ApiError('INVALID_REPOSITORY_SCOPE', `repository ${JSON.stringify(name)} is not indexed yet; try again once it is`);
+      return { id: repo.entry.id, name };
+    });
+    const { token, secret } = await context.auth.createToken(caller.user!.id, scope.map((repo) => repo.id));
+    audit(context, caller, 'token.created', { id: token.id, type: 'scopedToken' }, { repos: scope.map((repo) => repo.name) });
+    return { status: 201, body: { id: token.id, token: secret, createdAt: iso(token.createdAt), expiresAt: iso(token.expiresAt), repos: scope } };
+  },
+};
+
+export const revokeTokenRoute: Route = {
+  method: 'delete',
+  path: `${TOKEN_PATH}/{id}`,
+  operationId: 'revokeScopedAccessToken',
+  tag: TAG,
+  summary: 'Revoke one of your scoped access tokens; the very next request with it fails, and open streams and MCP sessions using it end',
+  access: 'apiKey',
+  ee: true,
+  response: { status: 204, description: 'Revoked' },
+  errors: ['SCOPED_ACCESS_TOKEN_NOT_FOUND', ...CREDENTIAL_ERRORS],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const id = decodeURIComponent(request.path.slice(TOKEN_PATH.length + 1));
+    if (!(await context.auth.revokeToken(caller.user!.id, id))) throw new ApiError('SCOPED_ACCESS_TOKEN_NOT_FOUND', `you have no scoped access token ${JSON.stringify(id)}`);
+    audit(context, caller, 'token.revoked', { id, type: 'scopedToken' });
+    return { status: 204, text: '', contentType: 'text/plain' };
+  },
+};
+
+export const listTokensRoute: Route = {
+  method: 'get',
+  path: '/api/ee/scoped_access_tokens',
+  operationId: 'listScopedAccessTokens',
+  tag: TAG,
+  summary: 'Your scoped access tokens (never their secrets), newest first',
+  access: 'apiKey',
+  ee: true,
+  response: { status: 200, schema: TokenList, description: 'Your tokens' },
+  errors: [...CREDENTIAL_ERRORS],
+  async handle(_request: Request, caller: Caller, context: ServerContext) {
+    const mine = [...context.auth.state.tokens.values()].filter((token) => token.userId === caller.user!.id);
+    return { status: 200, body: mine.sort((a, b) => b.createdAt - a.createdAt).map((token) => describe(token, context)) };
+  },
+};

@@ -1,0 +1,123 @@
+/** Users (spec/api.md §6): list, show, add, remove; and the audit trail. Owners only; EE. */
+import { AddUserRequest, AuditList, AuditQuery, Success, UserList, UserQuery, UserSchema } from '../../api/auth-schemas.js';
+import { ApiError } from '../../api/errors.js';
+import { dateParameter, parseBody, parseQuery, validator } from '../../api/validate.js';
+import type { User } from '../../auth/model.js';
+import { audit, type Caller } from '../access.js';
+import type { Request } from '../http.js';
+import { paginate } from '../pagination.js';
+import type { Route, ServerContext } from '../route.js';
+
+const TAG = 'Enterprise Management';
+const OWNER_ERRORS = ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS'] as const;
+const userQuery = validator(UserQuery);
+const addUserBody = validator(AddUserRequest);
+const auditQuery = validator(AuditQuery);
+
+/** A user as the API shows one. */
+export function describeUser(user: User, context: ServerContext) {
+  const lastActivityAt = context.auth.lastActivityAt(user.id);
+  return {
+    id: user.id,
+    name: user.name,
+    email: user.email,
+    role: user.role,
+    createdAt: new Date(user.createdAt).toISOString(),
+    ...(lastActivityAt !== undefined ? { lastActivityAt: new Date(lastActivityAt).toISOString() } : {}),
+  };
+}
+
+function member(context: ServerContext, userId: string): User {
+  const user = context.auth.state.users.get(userId);
+  if (!user) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
+  return user;
+}
+
+export const listUsersRoute: Route = {
+  method: 'get',
+  path: '/api/ee/users',
+  operationId: 'listUsers',
+  tag: TAG,
+  summary: 'The members of the organization',
+  access: 'owner',
+  ee: true,
+  response: { status: 200, schema: UserList, description: 'Every member, oldest first' },
+  errors: [...OWNER_ERRORS],
+  async handle(_request: Request, _caller: Caller, context: ServerContext) {
+    return { status: 200, body: [...context.auth.state.users.values()].map((user) => describeUser(user, context)) };
+  },
+};
+
+export const getUserRoute: Route = {
+  method: 'get',
+  path: '/api/ee/user',
+  operationId: 'getUser',
+  tag: TAG,
+  summary: 'One member',
+  access: 'owner',
+  ee: true,
+  query: UserQuery,
+  response: { status: 200, schema: UserSchema, description: 'The member' },
+  errors: ['MISSING_REQUIRED_QUERY_PARAMETER', 'INVALID_QUERY_PARAMS', 'NOT_FOUND', ...OWNER_ERRORS],
+  async handle(request: Request, _caller: Caller, context: ServerContext) {
+    const { userId } = parseQuery(userQuery, request.query);
+    return { status: 200, body: describeUser(member(context, userId), context) };
+  },
+};
+
+export const addUserRoute: Route = {
+  method: 'post',
+  path: '/api/ee/users',
+  operationId: 'addUser',
+  tag: TAG,
+  summary: 'Add a member (one seat of the license each); give them an API key with POST /api/admin/api_keys',
+  access: 'owner',
+  ee: true,
+  body: AddUserRequest,
+  response: { status: 201, schema: UserSchema, description: 'The new member' },
+  errors: ['INVALID_REQUEST_BODY', ...OWNER_ERRORS],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const user = await context.auth.addUser(parseBody(addUserBody, request.body));
+    audit(context, caller, 'user.added', { id: user.id, type: 'user' }, { email: user.email, role: user.role });
+    return { status: 201, body: describeUser(user, context) };
+  },
+};
+
+export const removeUserRoute: Route = {
+  method: 'delete',
+  path: '/api/ee/user',
+  operationId: 'deleteUser',
+  tag: TAG,
+  summary: 'Remove a member: their API keys and scoped tokens are revoked, their MCP sessions closed and their open streams ended',
+  access: 'owner',
+  ee: true,
+  query: UserQuery,
+  response: { status: 200, schema: Success, description: 'Removed' },
+  errors: ['MISSING_REQUIRED_QUERY_PARAMETER', 'INVALID_QUERY_PARAMS', 'NOT_FOUND', 'LAST_OWNER_CANNOT_BE_REMOVED', ...OWNER_ERRORS],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const { userId } = parseQuery(userQuery, request.query);
+    const { email } = member(context, userId);
+    await context.auth.removeUser(userId);
+    audit(context, caller, 'user.removed', { id: userId, type: 'user' }, { email });
+    return { status: 200, body: { success: true, message: `${email} was removed; their keys and tokens are revoked` } };
+  },
+};
+
+export const auditRoute: Route = {
+  method: 'get',
+  path: '/api/ee/audit',
+  operationId: 'listAuditRecords',
+  tag: TAG,
+  summary: 'The audit trail (searches, reads, token, key and user changes, failed authentications), newest first, paged',
+  access: 'owner',
+  ee: true,
+  query: AuditQuery,
+  response: { status: 200, schema: AuditList, description: 'One page of audit records', headers: ['X-Total-Count', 'Link'] },
+  errors: ['INVALID_QUERY_PARAMS', ...OWNER_ERRORS],
+  async handle(request: Request, _caller: Caller, context: ServerContext) {
+    const params = parseQuery(auditQuery, request.query);
+    const records = context.audit.list(dateParameter(params.since, 'since')?.getTime(), dateParameter(params.until, 'until')?.getTime());
+    const { items, headers } = paginate(records, params, context.config.publicUrl, '/api/ee/audit', request.query);
+    return { status: 200, body: items, headers };
+  },
+};

@@ -1,0 +1,85 @@
+import t from 'tap';
+import { bearer, LICENSE_ENV, testLicense } from '../helpers/auth.js';
+import { trawl } from '../helpers/cli.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { fixtureRepository } from '../server/fixture.js';
+
+const PRIVATE = 'example.com/acme/secret';
+const KEY = /trawl_ak_[0-9a-f]{64}/;
+
+t.test('trawl admin: offline before the daemon, online while it runs', async (t) => {
+  const hidden = { ...fixtureRepository(t, PRIVATE).config, public: false };
+  let ownerKey = '';
+  let configFile = '';
+  const offline = (...args: string[]) => trawl(['admin', '--config', configFile, ...args], { env: LICENSE_ENV });
+
+  const daemon = await startDaemon(
+    t,
+    { repos: [hidden], index: { ctagsCommand: '' } },
+    {
+      env: LICENSE_ENV,
+      prepare: async (file) => {
+        configFile = file;
+        const init = offline('init', '--email', 'ann@example.com', '--name', 'Ann');
+        t.equal(init.status, 0, init.stderr);
+        t.match(init.stdout, /owner\s+ann@example\.com\s+Ann/);
+        ownerKey = KEY.exec(init.stdout)![0];
+        const again = offline('init', '--email', 'bob@example.com');
+        t.equal(again.status, 1);
+        t.match(again.stderr, /already has users/);
+        const unlicensed = offline('users', 'add', '--email', 'bob@example.com');
+        t.equal(unlicensed.status, 1, 'one seat without a license');
+        t.match(unlicensed.stderr, /every seat is taken \(1 without a license\)/);
+        t.equal(offline('license', 'install', 'trawl_license_bogus.sig').status, 1, 'a bad license is refused');
+        const installed = offline('license', 'install', testLicense({ licensee: 'Acme', seats: 3 }));
+        t.equal(installed.status, 0, installed.stderr);
+        t.match(installed.stdout, /licensee: Acme\nseats: 1 of 3 in use/);
+        t.equal(offline('users', 'add', '--email', 'bob@example.com', '--role', 'member').status, 0);
+        const grant = offline('grant', 'someone', PRIVATE);
+        t.equal(grant.status, 1);
+        t.match(grant.stderr, /not indexed yet/);
+      },
+    },
+  );
+
+  const locked = offline('users', 'list');
+  t.equal(locked.status, 1, 'offline while the daemon runs: refused');
+  t.match(locked.stderr, /in use by another trawl process .*use its HTTP API/);
+
+  const online = (...args: string[]) => trawl(['admin', '--url', daemon.url, ...args], { env: { ...LICENSE_ENV, TRAWL_API_KEY: ownerKey } });
+  const list = online('users', 'list');
+  t.equal(list.status, 0, list.stderr);
+  t.match(list.stdout, /ann@example\.com[\s\S]*bob@example\.com/);
+  const bobId = /^(\S+)\s+member\s+bob@example\.com/m.exec(list.stdout)![1]!;
+
+  const created = online('keys', 'create', '--name', 'ci', '--user', bobId);
+  t.equal(created.status, 0, created.stderr);
+  const bobKey = KEY.exec(created.stdout)![0];
+  t.match(online('keys', 'list', '--user', '*').stdout, new RegExp(`${bobId}\\s+ci`));
+  const repos = async () => ((await (await daemon.fetch('/api/repos', { headers: bearer(bobKey) })).json()) as { repoName: string }[]).map((repo) => repo.repoName);
+  t.same(await repos(), [], 'bob sees nothing private');
+  t.equal(online('grant', bobId, PRIVATE).status, 0);
+  t.same(await repos(), [PRIVATE], 'granted');
+  t.equal(online('revoke', bobId, PRIVATE).status, 0);
+  t.same(await repos(), [], 'revoked');
+
+  t.equal(online('anonymous', 'on').status, 0);
+  t.equal((await daemon.fetch('/api/repos')).status, 200, 'anonymous reads on');
+  t.equal(online('anonymous', 'off').status, 0);
+  t.equal((await daemon.fetch('/api/repos')).status, 401, 'and off');
+
+  const keyId = new RegExp(`^(\\S+)\\s+${bobId}\\s+ci`, 'm').exec(online('keys', 'list', '--user', bobId).stdout)![1]!;
+  t.equal(online('keys', 'delete', keyId).status, 0);
+  t.equal((await daemon.fetch('/api/repos', { headers: bearer(bobKey) })).status, 401, 'the deleted key stopped working');
+  const removed = online('users', 'remove', bobId);
+  t.equal(removed.status, 0, removed.stderr);
+  t.match(removed.stdout, /bob@example\.com was removed/);
+  t.match(online('license', 'show').stdout, /seats: 1 of 3 in use\nexpires: .*\nstatus: active/);
+
+  const refused = trawl(['admin', '--url', daemon.url, '--key', `trawl_ak_${'0'.repeat(64)}`, 'users', 'list']);
+  t.equal(refused.status, 1);
+  t.match(refused.stderr, /401 NOT_AUTHENTICATED/);
+  t.equal(online('init', '--email', 'x@example.com').status, 2, 'init is offline only');
+  t.equal(online('frobnicate').status, 2, 'an unknown action is a usage error');
+  t.equal(trawl(['admin', '--url', daemon.url, 'users', 'list'], { env: { TRAWL_API_KEY: '' } }).status, 2, '--url without a key');
+});
