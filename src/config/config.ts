@@ -3,19 +3,11 @@
  * is reported with the option's path (e.g. `repos[2].codeHostType`) and what
  * was expected; unknown options are errors, so typos do not pass silently.
  */
-import os from 'node:os';
 import type { CodeHostType } from '../index/model.js';
+import { keysOf, OPTIONS, type OptionPath, type OptionSpec } from './options.js';
 
-export const CODE_HOST_TYPES: readonly CodeHostType[] = [
-  'github',
-  'gitlab',
-  'gitea',
-  'gerrit',
-  'bitbucketServer',
-  'bitbucketCloud',
-  'genericGitHost',
-  'azuredevops',
-];
+export { CODE_HOST_TYPES } from './options.js';
+
 
 export interface RepositoryConfig {
   /** Unique name, by convention host/owner/name. */
@@ -134,10 +126,38 @@ class Reader {
     return allowed.includes(value as T) ? (value as T) : this.fail(at, `must be one of ${allowed.join(', ')}`, fallback);
   }
 
+  /** An object option: its keys checked against the option table. */
+  section(value: Json, path: string, at = path): Record<string, Json> {
+    return value === undefined ? {} : this.object(value, at, keysOf(path)) ?? {};
+  }
+
+  integerOption(path: OptionPath, value: Json, at: string = path): number {
+    const spec = specOf(path, 'integer');
+    return this.integer(value, at, typeof spec.default === 'function' ? spec.default() : spec.default, spec.min, spec.max);
+  }
+
+  booleanOption(path: OptionPath, value: Json, at: string = path): boolean {
+    return this.boolean(value, at, specOf(path, 'boolean').default);
+  }
+
+  stringOption(path: OptionPath, value: Json, at: string = path, check?: (s: string) => string | null): string {
+    return this.string(value, at, specOf(path, 'string').default, check);
+  }
+
+  stringsOption(path: OptionPath, value: Json, at: string = path): string[] {
+    return this.strings(value, at, [...specOf(path, 'strings').default]);
+  }
+
   fail<T>(at: string, problem: string, fallback: T): T {
     this.problems.push(`${at}: ${problem}`);
     return fallback;
   }
+}
+
+function specOf<K extends OptionSpec['kind']>(path: OptionPath, kind: K): Extract<OptionSpec, { kind: K }> {
+  const spec = OPTIONS[path] as OptionSpec;
+  if (spec.kind !== kind) throw new Error(`option ${path} is a ${spec.kind}, not a ${kind}`);
+  return spec as Extract<OptionSpec, { kind: K }>;
 }
 
 function join(at: string, key: string): string {
@@ -152,12 +172,9 @@ const absoluteHttpUrl = (value: string) => (/^https?:\/\/[^\s/]+/.test(value) ? 
  */
 export function validateConfig(raw: Json, source: string): Config {
   const r = new Reader();
-  const top = r.object(raw, '', ['dataDir', 'listen', 'server', 'publicUrl', 'repos', 'contexts', 'auth', 'index']) ?? {};
-  const listenRaw = top.listen === undefined ? {} : r.object(top.listen, 'listen', ['host', 'port']) ?? {};
-  const listen = {
-    host: r.string(listenRaw.host, 'listen.host', '127.0.0.1'),
-    port: r.integer(listenRaw.port, 'listen.port', 6070, 0, 65535),
-  };
+  const top = r.object(raw, '', keysOf('')) ?? {};
+  const listenRaw = r.section(top.listen, 'listen');
+  const listen = { host: r.stringOption('listen.host', listenRaw.host), port: r.integerOption('listen.port', listenRaw.port) };
   const publicUrl = r.string(top.publicUrl, 'publicUrl', `http://${listen.host}:${listen.port}`, absoluteHttpUrl).replace(/\/+$/, '');
   const repos = Array.isArray(top.repos) ? top.repos.map((repo, i) => readRepository(r, repo, `repos[${i}]`)) : r.fail('repos', 'must be an array of repositories', []);
   const seen = new Set<string>();
@@ -169,35 +186,32 @@ export function validateConfig(raw: Json, source: string): Config {
   const contextsRaw = top.contexts === undefined ? {} : r.object(top.contexts, 'contexts', Object.keys(top.contexts as object)) ?? {};
   for (const [name, value] of Object.entries(contextsRaw)) {
     const at = `contexts.${name}`;
-    const context = r.object(value, at, ['include', 'exclude']) ?? {};
-    contexts[name] = { include: r.strings(context.include, `${at}.include`, []), exclude: r.strings(context.exclude, `${at}.exclude`, []) };
+    const context = r.section(value, 'contexts.NAME', at);
+    contexts[name] = { include: r.stringsOption('contexts.NAME.include', context.include, `${at}.include`), exclude: r.stringsOption('contexts.NAME.exclude', context.exclude, `${at}.exclude`) };
   }
-  const authRaw = top.auth === undefined ? {} : r.object(top.auth, 'auth', ['anonymousAccess']) ?? {};
-  const indexRaw = top.index === undefined ? {} : r.object(top.index, 'index', ['maxFileBytes', 'maxShardContentBytes', 'ctagsCommand', 'ctagsProcesses']) ?? {};
-  const serverRaw =
-    top.server === undefined
-      ? {}
-      : r.object(top.server, 'server', ['workers', 'searchTimeBudgetMs', 'maxBodyBytes', 'maxQueuedSearches', 'rescanIntervalSeconds', 'shutdownDrainSeconds']) ?? {};
+  const authRaw = r.section(top.auth, 'auth');
+  const indexRaw = r.section(top.index, 'index');
+  const serverRaw = r.section(top.server, 'server');
   const config: Config = {
-    dataDir: r.string(top.dataDir, 'dataDir', './data'),
+    dataDir: r.stringOption('dataDir', top.dataDir),
     listen,
     server: {
-      workers: r.integer(serverRaw.workers, 'server.workers', os.availableParallelism(), 1, 256),
-      searchTimeBudgetMs: r.integer(serverRaw.searchTimeBudgetMs, 'server.searchTimeBudgetMs', 10_000, 1, 600_000),
-      maxBodyBytes: r.integer(serverRaw.maxBodyBytes, 'server.maxBodyBytes', 1 << 20, 1024, 64 << 20),
-      maxQueuedSearches: r.integer(serverRaw.maxQueuedSearches, 'server.maxQueuedSearches', 256, 1, 100_000),
-      rescanIntervalSeconds: r.integer(serverRaw.rescanIntervalSeconds, 'server.rescanIntervalSeconds', 300, 0, 86_400),
-      shutdownDrainSeconds: r.integer(serverRaw.shutdownDrainSeconds, 'server.shutdownDrainSeconds', 10, 0, 600),
+      workers: r.integerOption('server.workers', serverRaw.workers),
+      searchTimeBudgetMs: r.integerOption('server.searchTimeBudgetMs', serverRaw.searchTimeBudgetMs),
+      maxBodyBytes: r.integerOption('server.maxBodyBytes', serverRaw.maxBodyBytes),
+      maxQueuedSearches: r.integerOption('server.maxQueuedSearches', serverRaw.maxQueuedSearches),
+      rescanIntervalSeconds: r.integerOption('server.rescanIntervalSeconds', serverRaw.rescanIntervalSeconds),
+      shutdownDrainSeconds: r.integerOption('server.shutdownDrainSeconds', serverRaw.shutdownDrainSeconds),
     },
     publicUrl,
     repos,
     contexts,
-    auth: { anonymousAccess: r.boolean(authRaw.anonymousAccess, 'auth.anonymousAccess', false) },
+    auth: { anonymousAccess: r.booleanOption('auth.anonymousAccess', authRaw.anonymousAccess) },
     index: {
-      maxFileBytes: r.integer(indexRaw.maxFileBytes, 'index.maxFileBytes', 1 << 20, 1, 256 << 20),
-      maxShardContentBytes: r.integer(indexRaw.maxShardContentBytes, 'index.maxShardContentBytes', 100 << 20, 1 << 20, 2 ** 31),
-      ctagsCommand: indexRaw.ctagsCommand === '' ? '' : r.string(indexRaw.ctagsCommand, 'index.ctagsCommand', 'ctags'),
-      ctagsProcesses: r.integer(indexRaw.ctagsProcesses, 'index.ctagsProcesses', 2, 1, 64),
+      maxFileBytes: r.integerOption('index.maxFileBytes', indexRaw.maxFileBytes),
+      maxShardContentBytes: r.integerOption('index.maxShardContentBytes', indexRaw.maxShardContentBytes),
+      ctagsCommand: indexRaw.ctagsCommand === '' ? '' : r.stringOption('index.ctagsCommand', indexRaw.ctagsCommand),
+      ctagsProcesses: r.integerOption('index.ctagsProcesses', indexRaw.ctagsProcesses),
     },
   };
   if (r.problems.length > 0) throw new ConfigError(r.problems, source);
@@ -205,17 +219,16 @@ export function validateConfig(raw: Json, source: string): Config {
 }
 
 function readRepository(r: Reader, raw: Json, at: string): RepositoryConfig {
-  const repo =
-    r.object(raw, at, ['name', 'path', 'branches', 'codeHostType', 'webUrl', 'displayName', 'public', 'archived', 'fork']) ?? {};
-  const webUrl = repo.webUrl === undefined ? undefined : r.string(repo.webUrl, `${at}.webUrl`, undefined, absoluteHttpUrl);
+  const repo = r.section(raw, 'repos[]', at);
+  const webUrl = repo.webUrl === undefined ? undefined : r.stringOption('repos[].webUrl', repo.webUrl, `${at}.webUrl`, absoluteHttpUrl);
   const config: RepositoryConfig = {
-    name: r.string(repo.name, `${at}.name`, undefined, (name) => (/[\x00-\x1f\s]/.test(name) ? 'must not contain spaces or control characters' : null)),
-    path: r.string(repo.path, `${at}.path`),
-    branches: r.strings(repo.branches, `${at}.branches`, []),
-    codeHostType: r.oneOf(repo.codeHostType, `${at}.codeHostType`, CODE_HOST_TYPES, 'genericGitHost'),
-    public: r.boolean(repo.public, `${at}.public`, false),
-    archived: r.boolean(repo.archived, `${at}.archived`, false),
-    fork: r.boolean(repo.fork, `${at}.fork`, false),
+    name: r.stringOption('repos[].name', repo.name, `${at}.name`, (name) => (/[\x00-\x1f\s]/.test(name) ? 'must not contain spaces or control characters' : null)),
+    path: r.stringOption('repos[].path', repo.path, `${at}.path`),
+    branches: r.stringsOption('repos[].branches', repo.branches, `${at}.branches`),
+    codeHostType: r.oneOf(repo.codeHostType, `${at}.codeHostType`, OPTIONS['repos[].codeHostType'].values, OPTIONS['repos[].codeHostType'].default),
+    public: r.booleanOption('repos[].public', repo.public, `${at}.public`),
+    archived: r.booleanOption('repos[].archived', repo.archived, `${at}.archived`),
+    fork: r.booleanOption('repos[].fork', repo.fork, `${at}.fork`),
   };
   if (webUrl !== undefined) config.webUrl = webUrl.replace(/\/+$/, '');
   const displayName = r.optionalString(repo.displayName, `${at}.displayName`);

@@ -1,0 +1,77 @@
+/**
+ * Every option of the configuration file: its type, bounds, default and
+ * meaning. The validator (config.ts) reads options through this table (and
+ * knows which keys an object may have from it), and README's configuration
+ * reference is generated from it (reference.ts), so the two cannot drift.
+ * Paths use `[]` for "each element" and `NAME` for "any key".
+ */
+import os from 'node:os';
+import type { CodeHostType } from '../index/model.js';
+
+export const CODE_HOST_TYPES: readonly CodeHostType[] = [
+  'github',
+  'gitlab',
+  'gitea',
+  'gerrit',
+  'bitbucketServer',
+  'bitbucketCloud',
+  'genericGitHost',
+  'azuredevops',
+];
+
+interface Documented {
+  meaning: string;
+  /** How the default reads in the reference, when it is not a literal. */
+  defaultText?: string;
+}
+
+export type OptionSpec = Documented &
+  (
+    | { kind: 'string'; default?: string }
+    | { kind: 'integer'; default: number | (() => number); min: number; max: number }
+    | { kind: 'boolean'; default: boolean }
+    | { kind: 'strings'; default: string[] }
+    | { kind: 'oneOf'; values: readonly string[]; default: string }
+    | { kind: 'object'; default?: undefined }
+  );
+
+export const OPTIONS = {
+  dataDir: { kind: 'string', default: './data', meaning: 'shards, `manifest.json`, and `state/` (the state and audit logs, the instance key); relative to the config file' },
+  'listen.host': { kind: 'string', default: '127.0.0.1', meaning: 'the address the daemon listens on' },
+  'listen.port': { kind: 'integer', default: 6070, min: 0, max: 65535, meaning: 'its port (0: any free port)' },
+  'server.workers': { kind: 'integer', default: () => os.availableParallelism(), defaultText: 'number of cores', min: 1, max: 256, meaning: 'search worker threads' },
+  'server.searchTimeBudgetMs': { kind: 'integer', default: 10_000, min: 1, max: 600_000, meaning: 'a search returns what it found after this long' },
+  'server.maxBodyBytes': { kind: 'integer', default: 1 << 20, min: 1024, max: 64 << 20, meaning: 'larger request bodies are refused (400)' },
+  'server.maxQueuedSearches': { kind: 'integer', default: 256, min: 1, max: 100_000, meaning: 'searches in flight at most; more get 503 with `Retry-After`' },
+  'server.rescanIntervalSeconds': { kind: 'integer', default: 300, min: 0, max: 86_400, meaning: 'a full index pass this often, for changes the watchers missed (0: never)' },
+  'server.shutdownDrainSeconds': { kind: 'integer', default: 10, min: 0, max: 600, meaning: 'how long requests in flight get to finish on SIGTERM' },
+  publicUrl: { kind: 'string', defaultText: '`http://{listen.host}:{listen.port}`', meaning: 'base of result links (an absolute http(s) URL)' },
+  'repos[].name': { kind: 'string', defaultText: 'required', meaning: 'unique name, by convention `host/owner/name`' },
+  'repos[].path': { kind: 'string', defaultText: 'required', meaning: 'git repository (bare or with a working tree) or plain directory; relative to the config file' },
+  'repos[].branches': { kind: 'strings', default: [], meaning: 'branch names or globs (`*` within a segment, `**` across) indexed besides the default branch' },
+  'repos[].codeHostType': { kind: 'oneOf', values: CODE_HOST_TYPES, default: 'genericGitHost', meaning: 'the code host, for links' },
+  'repos[].webUrl': { kind: 'string', defaultText: 'none', meaning: 'the repository on its code host (an absolute http(s) URL)' },
+  'repos[].displayName': { kind: 'string', defaultText: 'none', meaning: 'the name shown instead of `name`' },
+  'repos[].public': { kind: 'boolean', default: false, meaning: 'visible to anonymous callers and every member' },
+  'repos[].archived': { kind: 'boolean', default: false, meaning: 'flag shown in listings' },
+  'repos[].fork': { kind: 'boolean', default: false, meaning: 'flag shown in listings' },
+  'contexts.NAME': { kind: 'object', meaning: 'a named search context (`context:NAME` in queries)' },
+  'contexts.NAME.include': { kind: 'strings', default: [], meaning: 'repository name globs the context includes' },
+  'contexts.NAME.exclude': { kind: 'strings', default: [], meaning: 'repository name globs it leaves out' },
+  'auth.anonymousAccess': { kind: 'boolean', default: false, meaning: 'allow reads without a credential, of public repositories (until `trawl admin anonymous on/off` decides)' },
+  'index.maxFileBytes': { kind: 'integer', default: 1 << 20, min: 1, max: 256 << 20, meaning: 'larger files are not stored (still found by path)' },
+  'index.maxShardContentBytes': { kind: 'integer', default: 100 << 20, min: 1 << 20, max: 2 ** 31, meaning: "a repository's shard is split past this much content" },
+  'index.ctagsCommand': { kind: 'string', default: 'ctags', meaning: 'universal-ctags executable; `""` indexes without symbols' },
+  'index.ctagsProcesses': { kind: 'integer', default: 2, min: 1, max: 64, meaning: 'ctags processes run in parallel' },
+} as const satisfies Record<string, OptionSpec>;
+
+export type OptionPath = keyof typeof OPTIONS;
+
+/** The keys an object at `parent` ('' for the top level, e.g. 'server', 'repos[]') may have. */
+export function keysOf(parent: string): string[] {
+  const prefix = parent === '' ? '' : `${parent}.`;
+  const keys = Object.keys(OPTIONS)
+    .filter((option) => option.startsWith(prefix))
+    .map((option) => option.slice(prefix.length).split(/[.[]/)[0]!);
+  return [...new Set(keys)];
+}
