@@ -98,3 +98,14 @@ export async function runWrk(url: string, script: string, connections: number, s
 
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 export const formatMs = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
+
+/** CPU seconds used so far by the daemon's main thread and by all its other threads (workers, indexer, GC helpers). */
+export function threadCpuSeconds(pid: number): { main: number; workers: number } {
+  const ticks = (file: string) => {
+    const fields = fs.readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100 on Linux)
+  };
+  const all = fs.readdirSync(`/proc/${pid}/task`).map((tid) => ({ tid: Number(tid), seconds: ticks(`/proc/${pid}/task/${tid}/stat`) }));
+  const main = all.find((thread) => thread.tid === pid)?.seconds ?? 0;
+  return { main, workers: all.reduce((sum, thread) => sum + thread.seconds, 0) - main };
+}

@@ -15,23 +15,12 @@ import path from 'node:path';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig } from './corpus.js';
-import { formatMs as format, MATCHES, median, removeScratch, runWrk, scratch, searchBody, startDaemon, wrkScript } from './http-harness.js';
+import { formatMs as format, MATCHES, median, removeScratch, runWrk, scratch, searchBody, startDaemon, threadCpuSeconds, wrkScript } from './http-harness.js';
 import { QUERY_CLASSES } from './queries.js';
 import { writeReportBlock } from './report.js';
 
 const CONCURRENCY = [1, 16, 64];
 const SECONDS = Number(process.env.TRAWL_BENCH_HTTP_SECONDS ?? 6);
-
-/** CPU seconds used so far by the daemon's main thread and by all its other threads (workers, indexer, GC helpers). */
-function threadCpuSeconds(pid: number): { main: number; workers: number } {
-  const ticks = (file: string) => {
-    const fields = fs.readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100 on Linux)
-  };
-  const all = fs.readdirSync(`/proc/${pid}/task`).map((tid) => ({ tid: Number(tid), seconds: ticks(`/proc/${pid}/task/${tid}/stat`) }));
-  const main = all.find((thread) => thread.tid === pid)?.seconds ?? 0;
-  return { main, workers: all.reduce((sum, thread) => sum + thread.seconds, 0) - main };
-}
 
 function memory(pid: number): { anonMiB: number; fileMiB: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
