@@ -5,6 +5,7 @@
  * reported, not thrown. Reading (owners, GET /api/ee/audit) decodes the file
  * as it is on disk.
  */
+import { randomUUID } from 'node:crypto';
 import { AUDIT_LOG_NAME, StateLog, type StateRecord } from './state-log.js';
 
 /** 'system': the offline `trawl admin` command on the server itself. */
@@ -31,17 +32,16 @@ export class AuditTrail {
     private readonly directory: string,
     private readonly now: () => number,
     private readonly onError: (error: Error) => void,
-    private nextId: number,
   ) {}
 
+  /** Opens the trail for appending: its tail is checked and repaired, its records are not decoded (it grows by a record per search). */
   static async open(directory: string, options: { now?: () => number; onError: (error: Error) => void }): Promise<AuditTrail> {
-    const { log, records } = await StateLog.open(directory, AUDIT_LOG_NAME);
-    const last = records.at(-1);
-    return new AuditTrail(log, directory, options.now ?? Date.now, options.onError, last ? Number(last.id) + 1 : 1);
+    const { log } = await StateLog.open(directory, AUDIT_LOG_NAME, { replay: false });
+    return new AuditTrail(log, directory, options.now ?? Date.now, options.onError);
   }
 
   record(event: AuditEvent): void {
-    const record: StateRecord = { v: 1, type: 'audit', at: this.now(), id: this.nextId++, ...event };
+    const record: StateRecord = { v: 1, type: 'audit', at: this.now(), id: randomUUID(), ...event };
     this.log.append(record).catch(this.onError);
   }
 

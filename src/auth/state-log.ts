@@ -64,9 +64,11 @@ export function encodeRecord(record: StateRecord): Buffer {
 
 /**
  * The good records at the start of `bytes`, and where and why they end when
- * something follows that is not a whole, intact record.
+ * something follows that is not a whole, intact record. Without
+ * `decodeBodies` only the framing and checksums are checked (no records are
+ * returned): what finding the end of a log needs.
  */
-export function decodeRecords(bytes: Buffer): { records: StateRecord[]; goodBytes: number; problem: string | null } {
+export function decodeRecords(bytes: Buffer, decodeBodies = true): { records: StateRecord[]; goodBytes: number; problem: string | null } {
   const records: StateRecord[] = [];
   let at = 0;
   while (at < bytes.length) {
@@ -76,6 +78,10 @@ export function decodeRecords(bytes: Buffer): { records: StateRecord[]; goodByte
     if (bytes.length - at - HEADER_BYTES < length) return { records, goodBytes: at, problem: `a torn record at byte ${at} (${length} bytes announced)` };
     const body = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
     if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return { records, goodBytes: at, problem: `a checksum mismatch at byte ${at}` };
+    if (!decodeBodies) {
+      at += HEADER_BYTES + length;
+      continue;
+    }
     let record: unknown;
     try {
       record = decode(body);
@@ -119,10 +125,11 @@ export class StateLog {
 
   /**
    * Opens (creating) the log `<name>.log` in `directory`: takes the lock
-   * `<name>.lock`, replays every good record and cuts off a bad tail. Throws
-   * StateLogLockedError when another process holds the log.
+   * `<name>.lock`, replays every good record (unless `replay` is false: then
+   * records are checked, not decoded or returned) and cuts off a bad tail.
+   * Throws StateLogLockedError when another process holds the log.
    */
-  static async open(directory: string, name = 'state'): Promise<{ log: StateLog; records: StateRecord[]; repair: TailRepair | null }> {
+  static async open(directory: string, name = 'state', options: { replay?: boolean } = {}): Promise<{ log: StateLog; records: StateRecord[]; repair: TailRepair | null }> {
     fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
     const lockFile = `${name}.lock`;
     const lockFd = fs.openSync(path.join(directory, lockFile), 'a', 0o600);
@@ -133,7 +140,7 @@ export class StateLog {
     try {
       const file = path.join(directory, `${name}.log`);
       const bytes = fs.existsSync(file) ? fs.readFileSync(file) : Buffer.alloc(0);
-      const { records, goodBytes, problem } = decodeRecords(bytes);
+      const { records, goodBytes, problem } = decodeRecords(bytes, options.replay ?? true);
       let repair: TailRepair | null = null;
       if (problem) {
         fs.truncateSync(file, goodBytes);

@@ -70,7 +70,13 @@ t.test('a torn or corrupt tail is cut back to the last good record', async (t) =
     await log.close();
     const file = path.join(dir, STATE_LOG_FILE);
     damage(file, fs.statSync(file).size);
+    const unreplayed = tempDir(t);
+    fs.copyFileSync(file, path.join(unreplayed, STATE_LOG_FILE));
+    const checkedOnly = await StateLog.open(unreplayed, 'state', { replay: false });
+    await checkedOnly.log.close();
     const { log: repaired, records, repair } = await StateLog.open(dir);
+    t.same(checkedOnly.records, [], `${name}: without replay nothing is decoded`);
+    t.equal(checkedOnly.repair?.goodBytes, repair?.goodBytes, `${name}: and the tail is cut at the same place`);
     t.same(records.map((r) => r.n), Array.from({ length: survivors }, (_, n) => n), `${name}: the good records survive`);
     t.ok(repair && repair.droppedBytes > 0, `${name}: reported (${repair?.reason})`);
     t.equal(fs.statSync(file).size, repair!.goodBytes, `${name}: the file is cut there`);
