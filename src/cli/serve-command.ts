@@ -9,6 +9,7 @@ import { loadCatalog } from '../search/catalog.js';
 import { SearchPool } from '../search/pool.js';
 import { HttpServer } from '../server/app.js';
 import { endSessionsOfDeadCredentials } from '../server/mcp/sessions.js';
+import { forgetRepositoriesExcept } from '../server/repositories.js';
 import type { ServerContext } from '../server/route.js';
 import { ROUTES } from '../server/routes/index.js';
 import { loadWebApp } from '../server/web-app.js';
@@ -92,7 +93,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
   };
   let server: HttpServer;
   try {
-    server = await HttpServer.listen({ host: config.listen.host, port: config.listen.port, maxBodyBytes: config.server.maxBodyBytes, routes: ROUTES, context, web: loadWebApp() });
+    server = await HttpServer.listen({ host: config.listen.host, port: config.listen.port, maxBodyBytes: config.server.maxBodyBytes, rateLimitPerSecond: config.server.rateLimitPerSecond, routes: ROUTES, context, web: loadWebApp() });
   } catch (error) {
     logger.error({ err: error }, 'cannot start');
     await Promise.all([pool.close(), scheduler.close(), auth.close()]);
@@ -134,6 +135,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
     config = { ...initial, repos: next.repos, contexts: next.contexts, auth: next.auth, publicUrl };
     pool.configure(searchSettings(config));
     pool.setCatalog(loadCatalog(config));
+    forgetRepositoriesExcept(config.repos);
     await scheduler.reconfigure(config);
     logger.info({ repositories: config.repos.length }, 'SIGHUP: configuration reloaded');
   };

@@ -51,6 +51,8 @@ export interface ServerConfig {
   maxQueuedSearches: number;
   /** A full index pass this often, catching changes the watchers missed (0: never). */
   rescanIntervalSeconds: number;
+  /** Requests per second per caller; 0: no limit. */
+  rateLimitPerSecond: number;
   /** On SIGTERM, requests in flight get this long to finish. */
   shutdownDrainSeconds: number;
 }
@@ -201,6 +203,7 @@ export function validateConfig(raw: Json, source: string): Config {
       maxBodyBytes: r.integerOption('server.maxBodyBytes', serverRaw.maxBodyBytes),
       maxQueuedSearches: r.integerOption('server.maxQueuedSearches', serverRaw.maxQueuedSearches),
       rescanIntervalSeconds: r.integerOption('server.rescanIntervalSeconds', serverRaw.rescanIntervalSeconds),
+      rateLimitPerSecond: r.integerOption('server.rateLimitPerSecond', serverRaw.rateLimitPerSecond),
       shutdownDrainSeconds: r.integerOption('server.shutdownDrainSeconds', serverRaw.shutdownDrainSeconds),
     },
     publicUrl,

@@ -44,6 +44,7 @@ export const OPTIONS = {
   'server.maxBodyBytes': { kind: 'integer', default: 1 << 20, min: 1024, max: 64 << 20, meaning: 'larger request bodies are refused (400)' },
   'server.maxQueuedSearches': { kind: 'integer', default: 256, min: 1, max: 100_000, meaning: 'searches in flight at most; more get 503 with `Retry-After`' },
   'server.rescanIntervalSeconds': { kind: 'integer', default: 300, min: 0, max: 86_400, meaning: 'a full index pass this often, for changes the watchers missed (0: never)' },
+  'server.rateLimitPerSecond': { kind: 'integer', default: 0, min: 0, max: 1_000_000, meaning: 'requests per second per credential (anonymous callers and failed authentications: per address), in bursts of up to twice that; more get 429 with `Retry-After` (0: no limit)' },
   'server.shutdownDrainSeconds': { kind: 'integer', default: 10, min: 0, max: 600, meaning: 'how long requests in flight get to finish on SIGTERM' },
   publicUrl: { kind: 'string', defaultText: '`http://{listen.host}:{listen.port}`', meaning: 'base of result links (an absolute http(s) URL)' },
   'repos[].name': { kind: 'string', defaultText: 'required', meaning: 'unique name, by convention `host/owner/name`' },

@@ -6,7 +6,8 @@
 import uWS from 'uWebSockets.js';
 import { ApiError } from '../api/errors.js';
 import { requireQueryParameters } from '../api/validate.js';
-import { authorize } from './access.js';
+import { authorize, type Caller } from './access.js';
+import { RateLimiter } from './rate-limit.js';
 import { serve, type HandlerHooks, type Reply, type Request } from './http.js';
 import { asApiError } from './known-errors.js';
 import type { Route, ServerContext } from './route.js';
@@ -17,6 +18,8 @@ export interface HttpServerOptions {
   /** 0 picks a free port. */
   port: number;
   maxBodyBytes: number;
+  /** Requests per second per caller (0: unlimited). */
+  rateLimitPerSecond: number;
   routes: readonly Route[];
   context: ServerContext;
   /** The browser app, when built. */
@@ -79,6 +82,7 @@ export class HttpServer {
 
 function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { started(): void; finished(): void }): void {
   const { context } = options;
+  const limiter = options.rateLimitPerSecond > 0 ? new RateLimiter(options.rateLimitPerSecond) : null;
   const hooksFor = (label: string): HandlerHooks => ({
     maxBodyBytes: options.maxBodyBytes,
     finished(request, status, aborted) {
@@ -117,7 +121,15 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
         }
         // A request missing a required parameter is malformed whoever sends it: answered before authentication (spec/api.md §6).
         if (route.query) requireQueryParameters(route.query, request.query);
-        return route.handle(request, authorize(context, route, request), context);
+        let caller: Caller;
+        try {
+          caller = authorize(context, route, request);
+        } catch (error) {
+          if (route.access !== 'public') limiter?.take(null, request);
+          throw error;
+        }
+        if (route.access !== 'public') limiter?.take(caller, request);
+        return route.handle(request, caller, context);
       });
     });
   }

@@ -27,3 +27,9 @@ export function gitRepository(repo: RepositoryConfig): Promise<GitRepository> {
   }
   return handle;
 }
+
+/** Drops the handles of repositories no longer configured (after a SIGHUP reload removed them). */
+export function forgetRepositoriesExcept(configured: readonly RepositoryConfig[]): void {
+  const keep = new Set(configured.map((repo) => repo.path));
+  for (const repoPath of opened.keys()) if (!keep.has(repoPath)) opened.delete(repoPath);
+}

@@ -1,0 +1,57 @@
+/**
+ * Per-credential rate limiting: a token bucket per caller (an API key or a
+ * scoped token by its id; anonymous callers by their address) refilled at
+ * `perSecond`, holding up to twice that (a burst). A caller over it gets 429
+ * RATE_LIMITED with Retry-After; failed authentications count against their
+ * address, so guessing keys is slowed too.
+ */
+import { ApiError } from '../api/errors.js';
+import type { Caller } from './access.js';
+import type { Request } from './http.js';
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+/** Buckets past this count are swept of the full ones (callers idle long enough to have refilled). */
+const SWEEP_AT = 10_000;
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly capacity: number;
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.capacity = perSecond * 2;
+  }
+
+  /**
+   * Takes one request's token for `caller` (null: a request whose credential
+   * failed, counted against its address), or throws RATE_LIMITED saying when
+   * to retry.
+   */
+  take(caller: Caller | null, request: Request): void {
+    const credential = caller?.credential;
+    const key = credential ? `${credential.kind}:${credential.kind === 'apiKey' ? credential.key.id : credential.token.id}` : `address:${request.remoteAddress}`;
+    const now = this.now();
+    const bucket = this.buckets.get(key) ?? { tokens: this.capacity, updatedAt: now };
+    bucket.tokens = Math.min(this.capacity, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond);
+    bucket.updatedAt = now;
+    if (this.buckets.size >= SWEEP_AT) this.sweep(now);
+    this.buckets.set(key, bucket);
+    if (bucket.tokens < 1) {
+      const retryAfter = Math.ceil((1 - bucket.tokens) / this.perSecond);
+      throw new ApiError('RATE_LIMITED', `more than ${this.perSecond} requests per second from this credential; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
+    }
+    bucket.tokens -= 1;
+  }
+
+  private sweep(now: number): void {
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond >= this.capacity) this.buckets.delete(key);
+    }
+  }
+}
