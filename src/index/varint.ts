@@ -47,15 +47,20 @@ export function decodeAscending(bytes: Uint8Array, start: number, end: number, s
       grown.set(out);
       out = grown;
     }
-    let value = 0;
-    let shift = 0;
-    for (;;) {
-      if (position >= end) throw new ShardFormatError('CORRUPT', `${section}: varint stream ends early`);
-      const byte = bytes[position++]!;
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) break;
-      shift += 7;
-      if (shift > 28) throw new ShardFormatError('CORRUPT', `${section}: varint longer than 5 bytes`);
+    if (position >= end) throw new ShardFormatError('CORRUPT', `${section}: varint stream ends early`);
+    let value = bytes[position++]!;
+    if (value >= 0x80) {
+      // Most gaps fit one byte; longer ones take this loop (multiplying, as 7-bit shifts past 31 bits overflow).
+      value &= 0x7f;
+      let scale = 0x80;
+      for (;;) {
+        if (position >= end) throw new ShardFormatError('CORRUPT', `${section}: varint stream ends early`);
+        const byte = bytes[position++]!;
+        value += (byte & 0x7f) * scale;
+        if (byte < 0x80) break;
+        scale *= 0x80;
+        if (scale > 2 ** 28) throw new ShardFormatError('CORRUPT', `${section}: varint longer than 5 bytes`);
+      }
     }
     previous += value + 1;
     if (previous > 0xffffffff) throw new ShardFormatError('CORRUPT', `${section}: value overflows 32 bits`);

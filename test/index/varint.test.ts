@@ -1,0 +1,39 @@
+import t from 'tap';
+import { ascendingLength, decodeAscending, writeAscending } from '../../src/index/varint.js';
+
+function encode(values: number[]): Uint8Array {
+  const bytes = new Uint8Array(ascendingLength(values));
+  t.equal(writeAscending(bytes, 0, values), bytes.length);
+  return bytes;
+}
+
+t.test('ascending sequences round-trip, one-byte gaps and five-byte values alike', async (t) => {
+  const cases = [[], [0], [5, 6, 7, 200, 201], [127, 255, 16_384 + 255, 2 ** 21 + 300, 2 ** 28 + 5, 2 ** 32 - 2, 2 ** 32 - 1]];
+  let seed = 7;
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  const walk: number[] = [];
+  for (let value = -1, i = 0; i < 10_000; i++) walk.push((value += 1 + Math.floor(random() < 0.9 ? random() * 100 : random() * 2 ** 22)));
+  for (const values of [...cases, walk]) {
+    const bytes = encode(values);
+    t.same([...decodeAscending(bytes, 0, bytes.length, 'test', values.length)], values, `${values.length} values, with a count`);
+    t.same([...decodeAscending(bytes, 0, bytes.length, 'test')], values, `${values.length} values, to the end`);
+  }
+});
+
+t.test('a prefix: decoding stops `extra` values past `value`', async (t) => {
+  const values = [1, 5, 9, 13, 17, 21];
+  const bytes = encode(values);
+  t.same([...decodeAscending(bytes, 0, bytes.length, 'test', values.length, { value: 9, extra: 1 })], [1, 5, 9, 13]);
+  t.same([...decodeAscending(bytes, 0, bytes.length, 'test', values.length, { value: 9, extra: 2 })], [1, 5, 9, 13, 17]);
+  t.same([...decodeAscending(bytes, 0, bytes.length, 'test', values.length, { value: 100, extra: 1 })], values, 'the whole when the value is never passed');
+});
+
+t.test('corrupt streams are typed errors naming the section', async (t) => {
+  const corrupt = (bytes: number[], count: number | undefined, message: RegExp, what: string) =>
+    t.throws(() => decodeAscending(Uint8Array.from(bytes), 0, bytes.length, 'LINE', count), { name: 'ShardFormatError', code: 'CORRUPT', message }, what);
+  corrupt([0x80], 1, /LINE: varint stream ends early/, 'a continuation byte at the end');
+  corrupt([1], 2, /ends early/, 'fewer values than the count');
+  corrupt([0x80, 0x80, 0x80, 0x80, 0x80, 0x01], 1, /longer than 5 bytes/, 'six bytes');
+  corrupt([0xff, 0xff, 0xff, 0xff, 0x0f, 0x00], 2, /overflows 32 bits/, 'past 2^32 - 1');
+  corrupt([1, 2, 3], 2, /1 stray bytes after varints/, 'bytes after the counted values');
+});
