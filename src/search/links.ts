@@ -4,7 +4,9 @@
  */
 import type { CodeHostType } from '../index/code-host.js';
 
-const encodeSegments = (value: string) => value.split('/').map(encodeURIComponent).join('/');
+/** Characters encodeURIComponent leaves alone, and '/': most paths are made of these only, and need no work. */
+const UNRESERVED_PATH = /^[\w.~!*'()/-]*$/;
+const encodeSegments = (value: string) => (UNRESERVED_PATH.test(value) ? value : value.split('/').map(encodeURIComponent).join('/'));
 
 /** `{publicUrl}/browse/{repo}@{branch}/-/blob/{path}` (a file; `tree` for a directory), each path segment URL-encoded. */
 export function browseUrl(publicUrl: string, repository: string, branch: string, path: string, kind: 'blob' | 'tree' = 'blob'): string {
