@@ -1,6 +1,6 @@
 import t from 'tap';
 import { bearer, LICENSE_ENV, testLicense } from '../helpers/auth.js';
-import { trawl } from '../helpers/cli.js';
+import { trawl, trawlAsync } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureRepository } from '../server/fixture.js';
 
@@ -42,44 +42,44 @@ t.test('trawl admin: offline before the daemon, online while it runs', async (t)
     },
   );
 
-  const locked = offline('users', 'list');
+  const locked = await trawlAsync(['admin', '--config', configFile, 'users', 'list'], { env: LICENSE_ENV });
   t.equal(locked.status, 1, 'offline while the daemon runs: refused');
   t.match(locked.stderr, /in use by another trawl process .*use its HTTP API/);
 
-  const online = (...args: string[]) => trawl(['admin', '--url', daemon.url, ...args], { env: { ...LICENSE_ENV, TRAWL_API_KEY: ownerKey } });
-  const list = online('users', 'list');
+  const online = (...args: string[]) => trawlAsync(['admin', '--url', daemon.url, ...args], { env: { ...LICENSE_ENV, TRAWL_API_KEY: ownerKey } });
+  const list = await online('users', 'list');
   t.equal(list.status, 0, list.stderr);
   t.match(list.stdout, /ann@example\.com[\s\S]*bob@example\.com/);
   const bobId = /^(\S+)\s+member\s+bob@example\.com/m.exec(list.stdout)![1]!;
 
-  const created = online('keys', 'create', '--name', 'ci', '--user', bobId);
+  const created = await online('keys', 'create', '--name', 'ci', '--user', bobId);
   t.equal(created.status, 0, created.stderr);
   const bobKey = KEY.exec(created.stdout)![0];
-  t.match(online('keys', 'list', '--user', '*').stdout, new RegExp(`${bobId}\\s+ci`));
+  t.match((await online('keys', 'list', '--user', '*')).stdout, new RegExp(`${bobId}\\s+ci`));
   const repos = async () => ((await (await daemon.fetch('/api/repos', { headers: bearer(bobKey) })).json()) as { repoName: string }[]).map((repo) => repo.repoName);
   t.same(await repos(), [], 'bob sees nothing private');
-  t.equal(online('grant', bobId, PRIVATE).status, 0);
+  t.equal((await online('grant', bobId, PRIVATE)).status, 0);
   t.same(await repos(), [PRIVATE], 'granted');
-  t.equal(online('revoke', bobId, PRIVATE).status, 0);
+  t.equal((await online('revoke', bobId, PRIVATE)).status, 0);
   t.same(await repos(), [], 'revoked');
 
-  t.equal(online('anonymous', 'on').status, 0);
+  t.equal((await online('anonymous', 'on')).status, 0);
   t.equal((await daemon.fetch('/api/repos')).status, 200, 'anonymous reads on');
-  t.equal(online('anonymous', 'off').status, 0);
+  t.equal((await online('anonymous', 'off')).status, 0);
   t.equal((await daemon.fetch('/api/repos')).status, 401, 'and off');
 
-  const keyId = new RegExp(`^(\\S+)\\s+${bobId}\\s+ci`, 'm').exec(online('keys', 'list', '--user', bobId).stdout)![1]!;
-  t.equal(online('keys', 'delete', keyId).status, 0);
+  const keyId = new RegExp(`^(\\S+)\\s+${bobId}\\s+ci`, 'm').exec((await online('keys', 'list', '--user', bobId)).stdout)![1]!;
+  t.equal((await online('keys', 'delete', keyId)).status, 0);
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(bobKey) })).status, 401, 'the deleted key stopped working');
-  const removed = online('users', 'remove', bobId);
+  const removed = await online('users', 'remove', bobId);
   t.equal(removed.status, 0, removed.stderr);
   t.match(removed.stdout, /bob@example\.com was removed/);
-  t.match(online('license', 'show').stdout, /seats: 1 of 3 in use\nexpires: .*\nstatus: active/);
+  t.match((await online('license', 'show')).stdout, /seats: 1 of 3 in use\nexpires: .*\nstatus: active/);
 
-  const refused = trawl(['admin', '--url', daemon.url, '--key', `trawl_ak_${'0'.repeat(64)}`, 'users', 'list']);
+  const refused = await trawlAsync(['admin', '--url', daemon.url, '--key', `trawl_ak_${'0'.repeat(64)}`, 'users', 'list']);
   t.equal(refused.status, 1);
   t.match(refused.stderr, /401 NOT_AUTHENTICATED/);
-  t.equal(online('init', '--email', 'x@example.com').status, 2, 'init is offline only');
-  t.equal(online('frobnicate').status, 2, 'an unknown action is a usage error');
-  t.equal(trawl(['admin', '--url', daemon.url, 'users', 'list'], { env: { TRAWL_API_KEY: '' } }).status, 2, '--url without a key');
+  t.equal((await online('init', '--email', 'x@example.com')).status, 2, 'init is offline only');
+  t.equal((await online('frobnicate')).status, 2, 'an unknown action is a usage error');
+  t.equal((await trawlAsync(['admin', '--url', daemon.url, 'users', 'list'], { env: { TRAWL_API_KEY: '' } })).status, 2, '--url without a key');
 });
