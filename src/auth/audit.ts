@@ -27,6 +27,9 @@ export interface AuditEntry extends AuditEvent {
 }
 
 export class AuditTrail {
+  private closed = false;
+  private droppedAfterClose = 0;
+
   private constructor(
     private readonly log: StateLog,
     private readonly directory: string,
@@ -40,7 +43,12 @@ export class AuditTrail {
     return new AuditTrail(log, directory, options.now ?? Date.now, options.onError);
   }
 
+  /** Appends a record in the background; after close (a request that outlived the shutdown's drain) it is reported, once, and dropped. */
   record(event: AuditEvent): void {
+    if (this.closed) {
+      if (!this.droppedAfterClose++) this.onError(new Error('audit records made after the audit log was closed are dropped'));
+      return;
+    }
     const record: StateRecord = { v: 1, type: 'audit', at: this.now(), id: randomUUID(), ...event };
     this.log.append(record).catch(this.onError);
   }
@@ -57,6 +65,7 @@ export class AuditTrail {
   }
 
   close(): Promise<void> {
+    this.closed = true;
     return this.log.close();
   }
 }

@@ -153,7 +153,9 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
       server.stopAccepting();
       const drained = await server.drain(config.server.shutdownDrainSeconds * 1000);
       if (!drained) logger.warn({ inFlight: server.requestsInFlight }, 'drain timed out; ending the rest');
-      await Promise.all([pool.close(), scheduler.close(), auth.close()]);
+      // The pool first: searches of clients that left during the drain end there, before the audit log closes under them.
+      await Promise.all([pool.close(), scheduler.close()]);
+      await auth.close();
       logger.info('stopped');
       resolve(0);
       // Clients' idle keep-alive connections would hold the event loop open; nothing is left to finish.
