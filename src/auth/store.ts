@@ -116,6 +116,13 @@ export class AuthStore {
     return { installed: installed !== null, active: this.activeLicense() !== null, ...(installed ?? {}), seatsUsed: this.state.users.size };
   }
 
+  /** The member `userId`, or NOT_FOUND. */
+  member(userId: string): User {
+    const user = this.state.users.get(userId);
+    if (!user) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
+    return user;
+  }
+
   lastActivityAt(userId: string): number | undefined {
     return this.lastActivity.get(userId);
   }
@@ -128,9 +135,10 @@ export class AuthStore {
 
   async addUser(fields: { name: string; email: string; role: Role }): Promise<User> {
     return this.exclusively(async () => {
-      const seats = this.activeLicense()?.seats ?? UNLICENSED_SEATS;
+      const license = this.activeLicense();
+      const seats = license?.seats ?? UNLICENSED_SEATS;
       if (this.state.users.size >= seats) {
-        throw new ApiError('INSUFFICIENT_PERMISSIONS', `every seat is taken (${seats}${this.activeLicense() ? ' in the license' : ' without a license'}): remove a user or install a license with more seats`);
+        throw new ApiError('INSUFFICIENT_PERMISSIONS', `every seat is taken (${seats}${license ? ' in the license' : ' without a license'}): remove a user or install a license with more seats`);
       }
       if ([...this.state.users.values()].some((user) => user.email === fields.email)) {
         throw new ApiError('INVALID_REQUEST_BODY', `a user with the email ${JSON.stringify(fields.email)} exists`);
@@ -144,8 +152,7 @@ export class AuthStore {
   /** Ends a membership and revokes every key and token of the user, in one record. */
   async removeUser(userId: string): Promise<void> {
     return this.exclusively(async () => {
-      const user = this.state.users.get(userId);
-      if (!user) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
+      const user = this.member(userId);
       if (user.role === 'owner' && this.state.owners().length === 1) {
         throw new ApiError('LAST_OWNER_CANNOT_BE_REMOVED', `${user.email} is the last owner: make another user an owner first`);
       }
@@ -155,7 +162,7 @@ export class AuthStore {
 
   /** A new API key for a member; its secret is returned here and never again. */
   async createApiKey(userId: string, name: string): Promise<{ key: ApiKey; secret: string }> {
-    if (!this.state.users.has(userId)) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
+    this.member(userId);
     const secret = newSecret('apiKey');
     const keyId = randomUUID();
     await this.commit({ type: 'apikey.created', keyId, userId, name, digest: secretDigest(this.instanceKey, secret) });
@@ -187,7 +194,7 @@ export class AuthStore {
   }
 
   async setGrant(userId: string, repoId: number, granted: boolean): Promise<void> {
-    if (!this.state.users.has(userId)) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
+    this.member(userId);
     await this.commit({ type: granted ? 'grant.added' : 'grant.removed', userId, repoId });
   }
 
@@ -207,11 +214,6 @@ export class AuthStore {
     await this.serial.catch(() => undefined);
     await this.compacting;
     await this.log.close();
-  }
-
-  /** Records appended since the last compaction (for tests and metrics). */
-  get pendingCompaction(): number {
-    return this.appendsSinceCompaction;
   }
 
   /** Rewrites the log as a snapshot of the state (dropping expired tokens and everything superseded). */

@@ -5,8 +5,7 @@
  */
 import { readManifest } from '../indexer/manifest.js';
 import type { Logger } from '../obs/logger.js';
-import type { User } from '../auth/model.js';
-import type { AuthStore } from '../auth/store.js';
+import { apiKeyView, userView } from '../auth/views.js';
 import { ApiError } from '../api/errors.js';
 import { LicenseError } from '../auth/license.js';
 import { openAuth } from './open-auth.js';
@@ -52,8 +51,6 @@ export interface AdminBackend {
 /** A failure to show the administrator (exit status 1). */
 export class AdminError extends Error {}
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const userView = (user: User): UserView => ({ id: user.id, name: user.name, email: user.email, role: user.role, createdAt: iso(user.createdAt) });
 
 /** Calls the daemon at `url` with `apiKey`; its error objects become AdminErrors carrying their message. */
 export function onlineAdmin(url: string, apiKey: string): AdminBackend {
@@ -93,7 +90,7 @@ export function onlineAdmin(url: string, apiKey: string): AdminBackend {
 }
 
 /** Works on `dataDir` directly; audit records name the actor `system`. */
-export async function offlineAdmin(dataDir: string, logger: Logger): Promise<AdminBackend & { store: AuthStore }> {
+export async function offlineAdmin(dataDir: string, logger: Logger): Promise<AdminBackend> {
   const { store, audit, close } = await openAuth(dataDir, logger);
   const record = (action: string, targetId: string | null, targetType: string | null, metadata: Record<string, unknown> = {}) =>
     audit.record({ action, actorId: null, actorType: 'system', targetId, targetType, metadata });
@@ -106,8 +103,7 @@ export async function offlineAdmin(dataDir: string, logger: Logger): Promise<Adm
     }
   };
   return {
-    store,
-    listUsers: async () => [...store.state.users.values()].map(userView),
+    listUsers: async () => [...store.state.users.values()].map((user) => userView(user)),
     addUser: (fields) =>
       failing(async () => {
         const user = await store.addUser(fields);
@@ -116,19 +112,19 @@ export async function offlineAdmin(dataDir: string, logger: Logger): Promise<Adm
       }),
     removeUser: (userId) =>
       failing(async () => {
-        const email = store.state.users.get(userId)?.email;
+        const { email } = store.member(userId);
         await store.removeUser(userId);
         record('user.removed', userId, 'user', { email });
         return `${email} was removed; their keys and tokens are revoked`;
       }),
     listKeys: async (userId) =>
-      [...store.state.apiKeys.values()].filter((key) => userId === undefined || userId === '*' || key.userId === userId).map((key) => ({ id: key.id, userId: key.userId, name: key.name, createdAt: iso(key.createdAt) })),
+      [...store.state.apiKeys.values()].filter((key) => userId === undefined || userId === '*' || key.userId === userId).map(apiKeyView),
     createKey: (name, userId) =>
       failing(async () => {
         if (userId === undefined) throw new AdminError('offline, say whose key it is: --user USER_ID');
         const { key, secret } = await store.createApiKey(userId, name);
         record('apikey.created', key.id, 'apiKey', { userId, name });
-        return { id: key.id, userId, name, createdAt: iso(key.createdAt), key: secret };
+        return { ...apiKeyView(key), key: secret };
       }),
     deleteKey: (keyId) =>
       failing(async () => {

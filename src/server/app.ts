@@ -121,14 +121,13 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
         }
         // A request missing a required parameter is malformed whoever sends it: answered before authentication (spec/api.md §6).
         if (route.query) requireQueryParameters(route.query, request.query);
-        let caller: Caller;
+        let caller: Caller | null = null;
         try {
           caller = authorize(context, route, request);
-        } catch (error) {
-          if (route.access !== 'public') limiter?.take(null, request);
-          throw error;
+        } finally {
+          // A failed authentication counts too (against the address): guessing keys is limited like anything else.
+          if (route.access !== 'public') limiter?.take(caller, request);
         }
-        if (route.access !== 'public') limiter?.take(caller, request);
         return route.handle(request, caller, context);
       });
     });

@@ -7,7 +7,7 @@ import { ApiKeyList, ApiKeysQuery, CreateApiKeyRequest, CreatedApiKey, GrantQuer
 import { ApiError } from '../../api/errors.js';
 import { parseBody, parseQuery, validator } from '../../api/validate.js';
 import { LicenseError } from '../../auth/license.js';
-import type { ApiKey } from '../../auth/model.js';
+import { apiKeyView } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
@@ -20,8 +20,6 @@ const keysQuery = validator(ApiKeysQuery);
 const grantBody = validator(GrantRequest);
 const settingsBody = validator(Settings);
 const licenseBody = validator(InstallLicenseRequest);
-
-const describeKey = (key: ApiKey) => ({ id: key.id, userId: key.userId, name: key.name, createdAt: new Date(key.createdAt).toISOString() });
 
 /** The user an API-key caller acts for: themselves, or (owners only) the one named. */
 function subject(caller: Caller, userId: string | undefined): string {
@@ -44,7 +42,7 @@ export const createApiKeyRoute: Route = {
     const { name, userId } = parseBody(createKeyBody, request.body);
     const { key, secret } = await context.auth.createApiKey(subject(caller, userId), name);
     audit(context, caller, 'apikey.created', { id: key.id, type: 'apiKey' }, { userId: key.userId, name });
-    return { status: 201, body: { ...describeKey(key), key: secret } };
+    return { status: 201, body: { ...apiKeyView(key), key: secret } };
   },
 };
 
@@ -62,7 +60,7 @@ export const listApiKeysRoute: Route = {
     const { userId } = parseQuery(keysQuery, request.query);
     const whose = subject(caller, userId); // '*' (owners only): every member's
     const keys = [...context.auth.state.apiKeys.values()].filter((key) => whose === '*' || key.userId === whose);
-    return { status: 200, body: keys.map(describeKey) };
+    return { status: 200, body: keys.map(apiKeyView) };
   },
 };
 

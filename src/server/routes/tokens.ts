@@ -3,6 +3,7 @@ import { CreatedToken, CreateTokenRequest, TokenList } from '../../api/auth-sche
 import { ApiError } from '../../api/errors.js';
 import { parseBody, validator } from '../../api/validate.js';
 import type { ScopedToken } from '../../auth/model.js';
+import { iso } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
@@ -11,8 +12,6 @@ const createBody = validator(CreateTokenRequest);
 const TAG = 'Scoped Access Tokens';
 const TOKEN_PATH = '/api/ee/scoped_access_token';
 const CREDENTIAL_ERRORS = ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS'] as const;
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A token as listed: its scope by id with the names the repositories have now. */
 function describe(token: ScopedToken, context: ServerContext) {

@@ -1,8 +1,8 @@
 /** Users (spec/api.md §6): list, show, add, remove; and the audit trail. Owners only; EE. */
 import { AddUserRequest, AuditList, AuditQuery, Success, UserList, UserQuery, UserSchema } from '../../api/auth-schemas.js';
-import { ApiError } from '../../api/errors.js';
 import { dateParameter, parseBody, parseQuery, validator } from '../../api/validate.js';
 import type { User } from '../../auth/model.js';
+import { userView } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { paginate } from '../pagination.js';
@@ -14,24 +14,7 @@ const userQuery = validator(UserQuery);
 const addUserBody = validator(AddUserRequest);
 const auditQuery = validator(AuditQuery);
 
-/** A user as the API shows one. */
-export function describeUser(user: User, context: ServerContext) {
-  const lastActivityAt = context.auth.lastActivityAt(user.id);
-  return {
-    id: user.id,
-    name: user.name,
-    email: user.email,
-    role: user.role,
-    createdAt: new Date(user.createdAt).toISOString(),
-    ...(lastActivityAt !== undefined ? { lastActivityAt: new Date(lastActivityAt).toISOString() } : {}),
-  };
-}
-
-function member(context: ServerContext, userId: string): User {
-  const user = context.auth.state.users.get(userId);
-  if (!user) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
-  return user;
-}
+const describeUser = (user: User, context: ServerContext) => userView(user, context.auth.lastActivityAt(user.id));
 
 export const listUsersRoute: Route = {
   method: 'get',
@@ -61,7 +44,7 @@ export const getUserRoute: Route = {
   errors: ['MISSING_REQUIRED_QUERY_PARAMETER', 'INVALID_QUERY_PARAMS', 'NOT_FOUND', ...OWNER_ERRORS],
   async handle(request: Request, _caller: Caller, context: ServerContext) {
     const { userId } = parseQuery(userQuery, request.query);
-    return { status: 200, body: describeUser(member(context, userId), context) };
+    return { status: 200, body: describeUser(context.auth.member(userId), context) };
   },
 };
 
@@ -96,7 +79,7 @@ export const removeUserRoute: Route = {
   errors: ['MISSING_REQUIRED_QUERY_PARAMETER', 'INVALID_QUERY_PARAMS', 'NOT_FOUND', 'LAST_OWNER_CANNOT_BE_REMOVED', ...OWNER_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const { userId } = parseQuery(userQuery, request.query);
-    const { email } = member(context, userId);
+    const { email } = context.auth.member(userId);
     await context.auth.removeUser(userId);
     audit(context, caller, 'user.removed', { id: userId, type: 'user' }, { email });
     return { status: 200, body: { success: true, message: `${email} was removed; their keys and tokens are revoked` } };
