@@ -19,13 +19,24 @@ export interface NativeAddon {
   /** Takes an exclusive non-blocking flock on fd; false when someone else holds it. */
   tryLockExclusive(fd: number): boolean;
   /**
-   * Appends the distinct trigrams (case kept) of bytes to out[outLength…] and
-   * returns the new length. seenBits is a 2^24-bit (2 MiB) scratch bitmap, all
-   * zero before and after the call; out must have room for bytes.length − 2 more.
+   * Appends the distinct trigrams (case kept) of bytes to out[outLength…], each
+   * with its next-byte mask in bits 24–31 (docs/index-format.md, CTRP), and
+   * returns the new length. seenBits (2^24 bits) and nextMasks (2^24 bytes) are
+   * scratch tables, all zero before and after the call; out must have room for
+   * bytes.length − 2 more.
    */
-  collectTrigrams(bytes: Uint8Array, seenBits: Uint8Array, out: Uint32Array, outLength: number): number;
+  collectTrigrams(bytes: Uint8Array, seenBits: Uint8Array, nextMasks: Uint8Array, out: Uint32Array, outLength: number): number;
   /** Appends the offset of every '\n' in bytes to out[outLength…]; returns the new length. */
   collectNewlines(bytes: Uint8Array, out: Uint32Array, outLength: number): number;
+  /**
+   * Decodes the ascending varint sequence in bytes[start, end) into out and
+   * returns how many values it wrote, or a negative status (src/index/varint.ts
+   * names them). count < 0 reads to `end`, else exactly count values;
+   * stopValue ≥ 0 stops after stopExtra values above it; need ≥ 0 reads a mask
+   * byte after every varint and writes only the values whose mask has all of
+   * need's bits.
+   */
+  decodeAscending(bytes: Uint8Array, start: number, end: number, count: number, stopValue: number, stopExtra: number, need: number, out: Uint32Array): number;
   /** CRC-32C (Castagnoli) of bytes, continuing from `initial` (default 0): crc32c(b, crc32c(a)) === crc32c(a ‖ b). */
   crc32c(bytes: Uint8Array, initial?: number): number;
   /**
@@ -36,8 +47,9 @@ export interface NativeAddon {
   findLiteral(haystack: Uint8Array, needle: Uint8Array, from: number, out: Uint32Array): number;
   /**
    * The trigram posting index of a shard (docs/index-format.md, CTRK/CTRP):
-   * `trigrams` holds each document's distinct trigrams, document after document,
-   * and firstPair[d] where document d's run starts.
+   * `trigrams` holds each document's distinct trigrams with their next-byte
+   * masks (as collectTrigrams writes them), document after document, and
+   * firstPair[d] where document d's run starts.
    */
   buildPostings(trigrams: Uint32Array, firstPair: Uint32Array): { keys: Uint32Array; offsets: Uint32Array; postings: Buffer };
   /** Sends a state string to $NOTIFY_SOCKET; false when not running under systemd. */

@@ -197,29 +197,42 @@ bool IntegerArg(const Napi::CallbackInfo& info, size_t index, const char* what, 
   return true;
 }
 
-// collectTrigrams(bytes, seenBits, out, outLength) -> new outLength.
-// Appends to out the distinct trigrams (3 bytes, case kept) of bytes, in first-seen order.
+// The bit a byte sets in a next-byte mask (docs/index-format.md, CTRP): its low
+// three bits, which an ASCII letter shares with its other case.
+inline uint8_t NextByteBit(uint8_t byte) { return static_cast<uint8_t>(1u << (byte & 7)); }
+
+// collectTrigrams(bytes, seenBits, nextMasks, out, outLength) -> new outLength.
+// Appends to out the distinct trigrams (3 bytes, case kept) of bytes, in
+// first-seen order, each with its next-byte mask in bits 24-31: the OR of
+// NextByteBit over the bytes that follow its occurrences.
 // seenBits is a caller-owned 2^24-bit scratch bitmap (2 MiB: small enough to
-// stay in cache, unlike a table of 2^24 words); it is all zero on entry and is
-// left all zero on return, by clearing exactly the bits this call set.
+// stay in cache, unlike a table of 2^24 words) and nextMasks a 2^24-byte one;
+// both are all zero on entry and left all zero on return, by clearing exactly
+// the entries this call set.
 Napi::Value CollectTrigrams(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   TypedView bytes = TypedArg(info, 0, napi_uint8_array, "collectTrigrams: bytes (Uint8Array)");
-  if (!bytes.data && bytes.length == 0 && env.IsExceptionPending()) return env.Undefined();
+  if (env.IsExceptionPending()) return env.Undefined();
   TypedView bits = TypedArg(info, 1, napi_uint8_array, "collectTrigrams: seenBits (Uint8Array)");
   if (env.IsExceptionPending()) return env.Undefined();
-  TypedView outView = TypedArg(info, 2, napi_uint32_array, "collectTrigrams: out (Uint32Array)");
+  TypedView masks = TypedArg(info, 2, napi_uint8_array, "collectTrigrams: nextMasks (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  TypedView outView = TypedArg(info, 3, napi_uint32_array, "collectTrigrams: out (Uint32Array)");
   if (env.IsExceptionPending()) return env.Undefined();
   int64_t outLengthArg;
-  if (!IntegerArg(info, 3, "collectTrigrams: outLength", &outLengthArg)) return env.Undefined();
+  if (!IntegerArg(info, 4, "collectTrigrams: outLength", &outLengthArg)) return env.Undefined();
   size_t outLength = static_cast<size_t>(outLengthArg);
   size_t needed = bytes.length >= 3 ? bytes.length - 2 : 0;
-  if (bits.length != kTrigramSpace / 8 || outLength > outView.length || outView.length - outLength < needed) {
-    Napi::RangeError::New(env, "collectTrigrams: seenBits must hold 2^24 bits and out room for bytes.length - 2 more")
+  if (bits.length != kTrigramSpace / 8 || masks.length != kTrigramSpace || outLength > outView.length ||
+      outView.length - outLength < needed) {
+    Napi::RangeError::New(env,
+                          "collectTrigrams: seenBits must hold 2^24 bits, nextMasks 2^24 bytes and out room for "
+                          "bytes.length - 2 more")
         .ThrowAsJavaScriptException();
     return env.Undefined();
   }
   uint8_t* seen = bits.data;
+  uint8_t* next = masks.data;
   uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
   size_t first = outLength;
   if (bytes.length >= 3) {
@@ -227,14 +240,20 @@ Napi::Value CollectTrigrams(const Napi::CallbackInfo& info) {
     uint32_t trigram = (static_cast<uint32_t>(data[0]) << 8) | data[1];
     for (size_t i = 2; i < bytes.length; i++) {
       trigram = ((trigram << 8) | data[i]) & (kTrigramSpace - 1);
-      uint8_t mask = static_cast<uint8_t>(1u << (trigram & 7));
-      if (!(seen[trigram >> 3] & mask)) {
-        seen[trigram >> 3] |= mask;
+      uint8_t bit = static_cast<uint8_t>(1u << (trigram & 7));
+      if (!(seen[trigram >> 3] & bit)) {
+        seen[trigram >> 3] |= bit;
         out[outLength++] = trigram;
       }
+      if (i + 1 < bytes.length) next[trigram] |= NextByteBit(data[i + 1]);
     }
   }
-  for (size_t i = first; i < outLength; i++) seen[out[i] >> 3] = 0;
+  for (size_t i = first; i < outLength; i++) {
+    uint32_t trigram = out[i];
+    seen[trigram >> 3] = 0;
+    out[i] = trigram | static_cast<uint32_t>(next[trigram]) << 24;
+    next[trigram] = 0;
+  }
   return Napi::Number::New(env, static_cast<double>(outLength));
 }
 
@@ -351,10 +370,12 @@ size_t VarintLength(uint32_t value) {
 }
 
 // buildPostings(trigrams, firstPair) -> {keys, offsets, postings}.
-// trigrams holds each document's distinct trigrams, document after document;
-// firstPair[d] is where document d's run starts. The result is the posting
-// index of docs/index-format.md (CTRK/CTRP): keys ascending, offsets with one
-// extra end entry, postings the concatenated ascending lists (gap - 1 varints).
+// trigrams holds each document's distinct trigrams with their next-byte masks
+// (as collectTrigrams writes them), document after document; firstPair[d] is
+// where document d's run starts. The result is the posting index of
+// docs/index-format.md (CTRK/CTRP): keys ascending, offsets with one extra end
+// entry, postings the concatenated ascending lists (per document: its gap - 1
+// as a varint, then its mask byte).
 Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   TypedView pairsView = TypedArg(info, 0, napi_uint32_array, "buildPostings: trigrams (Uint32Array)");
@@ -372,17 +393,12 @@ Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
       return env.Undefined();
     }
   }
-  for (size_t i = 0; i < pairCount; i++) {
-    if (pairs[i] >= kTrigramSpace) {
-      Napi::RangeError::New(env, "buildPostings: a trigram is out of range").ThrowAsJavaScriptException();
-      return env.Undefined();
-    }
-  }
   // Counting sort by trigram; cursor first counts, then holds write positions.
   std::unique_ptr<uint32_t[]> cursor(new uint32_t[kTrigramSpace]());
   std::vector<uint32_t> keys;
   for (size_t i = 0; i < pairCount; i++) {
-    if (cursor[pairs[i]]++ == 0) keys.push_back(pairs[i]);
+    uint32_t trigram = pairs[i] & (kTrigramSpace - 1);
+    if (cursor[trigram]++ == 0) keys.push_back(trigram);
   }
   std::sort(keys.begin(), keys.end());
   std::vector<uint32_t> starts(keys.size() + 1);
@@ -395,9 +411,14 @@ Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
   }
   starts[keys.size()] = position;
   std::vector<uint32_t> documents(pairCount);
+  std::vector<uint8_t> nextMasks(pairCount);
   for (size_t d = 0; d < documentCount; d++) {
     size_t end = d + 1 < documentCount ? firstPair[d + 1] : pairCount;
-    for (size_t i = firstPair[d]; i < end; i++) documents[cursor[pairs[i]]++] = static_cast<uint32_t>(d);
+    for (size_t i = firstPair[d]; i < end; i++) {
+      uint32_t slot = cursor[pairs[i] & (kTrigramSpace - 1)]++;
+      documents[slot] = static_cast<uint32_t>(d);
+      nextMasks[slot] = static_cast<uint8_t>(pairs[i] >> 24);
+    }
   }
   Napi::Uint32Array keyArray = Napi::Uint32Array::New(env, keys.size());
   Napi::Uint32Array offsets = Napi::Uint32Array::New(env, keys.size() + 1);
@@ -407,7 +428,7 @@ Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
     offsets[k] = static_cast<uint32_t>(bytes);
     int64_t previous = -1;
     for (uint32_t i = starts[k]; i < starts[k + 1]; i++) {
-      bytes += VarintLength(static_cast<uint32_t>(documents[i] - previous - 1));
+      bytes += VarintLength(static_cast<uint32_t>(documents[i] - previous - 1)) + 1;
       previous = documents[i];
     }
     if (bytes > 0xffffffffu) {
@@ -428,6 +449,7 @@ Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
         value >>= 7;
       }
       *out++ = static_cast<uint8_t>(value);
+      *out++ = nextMasks[i];
     }
   }
   Napi::Object result = Napi::Object::New(env);
@@ -437,9 +459,75 @@ Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
   return result;
 }
 
+// Statuses DecodeAscending returns instead of a count (the JavaScript wrapper names them).
+constexpr int kEndsEarly = -1, kTooLong = -2, kOverflow = -3, kStrayBytes = -4, kOutFull = -5;
+
+// decodeAscending(bytes, start, end, count, stopValue, stopExtra, need, out) -> n or a status < 0.
+// Decodes the ascending sequence in bytes[start, end) (src/index/varint.ts:
+// gap - 1 varints) into out. count < 0: to the end; else exactly count
+// values. stopValue >= 0: stop after emitting stopExtra values above it.
+// need >= 0: every varint is followed by a mask byte and only values whose
+// mask holds every bit of need are emitted (need < 0: plain varints).
+Napi::Value DecodeAscending(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  TypedView bytes = TypedArg(info, 0, napi_uint8_array, "decodeAscending: bytes (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  int64_t start, end, count, stopValue, stopExtra, need;
+  if (!IntegerArg(info, 1, "decodeAscending: start", &start) || !IntegerArg(info, 2, "decodeAscending: end", &end) ||
+      !IntegerArg(info, 3, "decodeAscending: count", &count) ||
+      !IntegerArg(info, 4, "decodeAscending: stopValue", &stopValue) ||
+      !IntegerArg(info, 5, "decodeAscending: stopExtra", &stopExtra) || !IntegerArg(info, 6, "decodeAscending: need", &need)) {
+    return env.Undefined();
+  }
+  TypedView outView = TypedArg(info, 7, napi_uint32_array, "decodeAscending: out (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  if (start < 0 || end < start || static_cast<uint64_t>(end) > bytes.length || need > 0xff) {
+    Napi::RangeError::New(env, "decodeAscending: start..end must lie within bytes and need be a byte")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const uint8_t* at = bytes.data + start;
+  const uint8_t* stop = bytes.data + end;
+  uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
+  const size_t capacity = outView.length;
+  const bool masked = need >= 0;
+  const uint8_t required = masked ? static_cast<uint8_t>(need) : 0;
+  size_t emitted = 0;
+  int64_t beyond = 0;
+  int64_t previous = -1;
+  for (int64_t read = 0; count < 0 ? at < stop : read < count; read++) {
+    if (at >= stop) return Napi::Number::New(env, kEndsEarly);
+    uint64_t value = *at++;
+    if (value >= 0x80) {
+      value &= 0x7f;
+      for (int shift = 7;; shift += 7) {
+        if (shift > 28) return Napi::Number::New(env, kTooLong);
+        if (at >= stop) return Napi::Number::New(env, kEndsEarly);
+        uint8_t byte = *at++;
+        value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+        if (byte < 0x80) break;
+      }
+    }
+    previous += static_cast<int64_t>(value) + 1;
+    if (previous > 0xffffffffLL) return Napi::Number::New(env, kOverflow);
+    if (masked) {
+      if (at >= stop) return Napi::Number::New(env, kEndsEarly);
+      if ((*at++ & required) != required) continue;
+    }
+    if (emitted == capacity) return Napi::Number::New(env, kOutFull);
+    out[emitted++] = static_cast<uint32_t>(previous);
+    if (stopValue >= 0 && previous > stopValue && ++beyond >= stopExtra) {
+      return Napi::Number::New(env, static_cast<double>(emitted));
+    }
+  }
+  if (at != stop) return Napi::Number::New(env, kStrayBytes);
+  return Napi::Number::New(env, static_cast<double>(emitted));
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("buildPostings", Napi::Function::New(env, BuildPostings, "buildPostings"));
   exports.Set("collectTrigrams", Napi::Function::New(env, CollectTrigrams, "collectTrigrams"));
+  exports.Set("decodeAscending", Napi::Function::New(env, DecodeAscending, "decodeAscending"));
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("findLiteral", Napi::Function::New(env, FindLiteral, "findLiteral"));
   exports.Set("collectNewlines", Napi::Function::New(env, CollectNewlines, "collectNewlines"));

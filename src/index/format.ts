@@ -7,10 +7,13 @@
  *       trigrams with ASCII case folded.
  *   2 — trigrams keep case (case-insensitive lookups enumerate case variants): a
  *       case-sensitive literal no longer pulls in every file with another casing.
+ *   3 — every posting carries a next-byte mask (which bytes follow the trigram in the
+ *       document, by their low 3 bits): candidates need their trigrams followed by the
+ *       literal's next bytes, not just present.
  */
 
 export const SHARD_MAGIC = Buffer.from('TRAWLSHD', 'latin1');
-export const SHARD_FORMAT_VERSION = 2;
+export const SHARD_FORMAT_VERSION = 3;
 export const SHARD_FILE_EXTENSION = '.trawl';
 
 /** magic(8) version(4) sectionCount(4) tocOffset(4) tocCrc(4) fileLength(4) headerCrc(4). */

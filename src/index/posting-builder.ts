@@ -1,7 +1,8 @@
 /**
  * Builds per-document trigram posting lists for one shard: documents are fed
  * in ascending id order, and finish() yields the sorted trigram keys with
- * delta-varint posting lists (see docs/index-format.md, sections CTRK/CTRP).
+ * delta-varint posting lists carrying each document's next-byte mask (see
+ * docs/index-format.md, sections CTRK/CTRP).
  */
 import { native } from '../../native/index.js';
 import { TRIGRAM_SPACE } from './trigrams.js';
@@ -17,11 +18,12 @@ export interface TrigramPostings {
   pairCount: number;
 }
 
-/** The 2^24-bit bitmap collectTrigrams needs: one per thread (allocated once, always left clean). */
+/** The scratch tables collectTrigrams needs (2^24 bits, 2^24 bytes): one pair per thread, allocated once, always left clean. */
 let seenBits: Uint8Array | null = null;
+let nextMasks: Uint8Array | null = null;
 
 export class TrigramPostingsBuilder {
-  /** Distinct trigrams of every document, document after document. */
+  /** Distinct trigrams of every document with their next-byte masks (bits 24–31), document after document. */
   private readonly trigrams = new GrowableUint32Array(1 << 16);
   /** firstPair[d] = index in `trigrams` where document d's trigrams begin. */
   private readonly firstPair = new GrowableUint32Array();
@@ -31,8 +33,9 @@ export class TrigramPostingsBuilder {
     this.firstPair.push(this.trigrams.length);
     if (bytes.length < 3) return;
     seenBits ??= new Uint8Array(TRIGRAM_SPACE / 8);
+    nextMasks ??= new Uint8Array(TRIGRAM_SPACE);
     const out = this.trigrams.reserve(bytes.length - 2);
-    this.trigrams.length = native.collectTrigrams(bytes, seenBits, out, this.trigrams.length);
+    this.trigrams.length = native.collectTrigrams(bytes, seenBits, nextMasks, out, this.trigrams.length);
   }
 
   get documentCount(): number {

@@ -24,7 +24,7 @@ import {
   type SectionTag,
 } from './format.js';
 import { ShardFormatError } from './errors.js';
-import { decodeAscending, type StopAfter } from './varint.js';
+import { decodeAscending, decodeMaskedPostings, type StopAfter } from './varint.js';
 import type { DocumentSymbol, ShardMeta } from './model.js';
 
 export interface OpenShardOptions {
@@ -68,16 +68,20 @@ export class TrigramTable {
     return this.offsets[index + 1]! - this.offsets[index]!;
   }
 
-  /** Ascending document ids of the postings at `index` (from locate). */
-  postingsAt(index: number): Uint32Array {
+  /**
+   * Ascending document ids of the postings at `index` (from locate): those
+   * where the trigram is followed, somewhere, by a byte of each bit of
+   * `followedBy` (a next-byte mask, docs/index-format.md; 0: every document).
+   */
+  postingsAt(index: number, followedBy = 0): Uint32Array {
     const start = this.postings.offset + this.offsets[index]!;
-    return decodeAscending(this.bytes, start, start + this.encodedLength(index), this.name);
+    return decodeMaskedPostings(this.bytes, start, start + this.encodedLength(index), this.name, followedBy);
   }
 
   /** Ascending document ids containing the trigram, or null when none does. */
-  postingsOf(trigram: number): Uint32Array | null {
+  postingsOf(trigram: number, followedBy = 0): Uint32Array | null {
     const index = this.locate(trigram);
-    return index < 0 ? null : this.postingsAt(index);
+    return index < 0 ? null : this.postingsAt(index, followedBy);
   }
 }
 

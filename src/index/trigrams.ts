@@ -15,6 +15,14 @@ export function trigramAt(text: Uint8Array, i: number): number {
   return (text[i]! << 16) | (text[i + 1]! << 8) | text[i + 2]!;
 }
 
+/**
+ * The bit `byte` sets in a next-byte mask (docs/index-format.md, CTRP): its
+ * low three bits, which an ASCII letter shares with its other case.
+ */
+export function nextByteBit(byte: number): number {
+  return 1 << (byte & 7);
+}
+
 /** Every ASCII case variant of a trigram, itself included. */
 export function caseVariants(trigram: number): number[] {
   let variants = [0];

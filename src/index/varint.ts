@@ -2,6 +2,7 @@
  * Unsigned LEB128 varints for values below 2^32, as used by posting lists and
  * newline tables. Decoding is bounds-checked against an explicit end.
  */
+import { native } from '../../native/index.js';
 import { ShardFormatError } from './errors.js';
 
 /** Bytes needed to encode value (0 ≤ value < 2^32). */
@@ -25,6 +26,30 @@ export interface StopAfter {
   extra: number;
 }
 
+/** What the addon's decoder returns instead of a count, as the messages a ShardFormatError carries. */
+const DECODE_FAILURES: Record<number, string> = {
+  [-1]: 'varint stream ends early',
+  [-2]: 'varint longer than 5 bytes',
+  [-3]: 'value overflows 32 bits',
+  [-4]: 'stray bytes after varints',
+};
+const OUT_FULL = -5;
+
+/** The decoder's output buffer, shared by every call on this thread (results are copied out of it). */
+let scratch = new Uint32Array(1 << 16);
+
+function decode(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
+  // No stream holds more values than bytes (or count), so the scratch needs no more room than that.
+  const room = count >= 0 ? count : end - start;
+  if (scratch.length < room) scratch = new Uint32Array(Math.max(room, 2 * scratch.length));
+  const n = native.decodeAscending(bytes, start, end, count, stop ? stop.value : -1, stop ? stop.extra : 0, need, scratch);
+  if (n < 0) {
+    if (n === OUT_FULL) throw new Error('decodeAscending: scratch smaller than the stream'); // unreachable: room covers it
+    throw new ShardFormatError('CORRUPT', `${section}: ${DECODE_FAILURES[n]}`);
+  }
+  return scratch.slice(0, n);
+}
+
 /**
  * Decodes a strictly ascending sequence from bytes[start, end). Each value is
  * stored as its gap to the previous value minus one, the first as itself
@@ -34,40 +59,17 @@ export interface StopAfter {
  * short, overlong, overflows 32 bits or leaves bytes unread.
  */
 export function decodeAscending(bytes: Uint8Array, start: number, end: number, section: string, count?: number, stop?: StopAfter): Uint32Array {
-  // A prefix is usually short: start small and grow, rather than zero-fill room for every value.
-  let out = new Uint32Array(stop ? Math.min(count ?? end - start, 1024) : count ?? end - start);
-  let position = start;
-  let previous = -1;
-  let n = 0;
-  let beyond = 0;
-  while (count === undefined ? position < end : n < count) {
-    if (stop && previous > stop.value && ++beyond >= stop.extra) return out.subarray(0, n);
-    if (n === out.length) {
-      const grown = new Uint32Array(Math.min(out.length * 2, count ?? end - start));
-      grown.set(out);
-      out = grown;
-    }
-    if (position >= end) throw new ShardFormatError('CORRUPT', `${section}: varint stream ends early`);
-    let value = bytes[position++]!;
-    if (value >= 0x80) {
-      // Most gaps fit one byte; longer ones take this loop (multiplying, as 7-bit shifts past 31 bits overflow).
-      value &= 0x7f;
-      let scale = 0x80;
-      for (;;) {
-        if (position >= end) throw new ShardFormatError('CORRUPT', `${section}: varint stream ends early`);
-        const byte = bytes[position++]!;
-        value += (byte & 0x7f) * scale;
-        if (byte < 0x80) break;
-        scale *= 0x80;
-        if (scale > 2 ** 28) throw new ShardFormatError('CORRUPT', `${section}: varint longer than 5 bytes`);
-      }
-    }
-    previous += value + 1;
-    if (previous > 0xffffffff) throw new ShardFormatError('CORRUPT', `${section}: value overflows 32 bits`);
-    out[n++] = previous;
-  }
-  if (position !== end) throw new ShardFormatError('CORRUPT', `${section}: ${end - position} stray bytes after varints`);
-  return count === undefined ? out.subarray(0, n) : out;
+  return decode(bytes, start, end, section, count ?? -1, stop, -1);
+}
+
+/**
+ * Decodes a posting list (docs/index-format.md, CTRP: each ascending gap
+ * varint followed by the document's next-byte mask byte) from bytes[start,
+ * end), keeping only the documents whose mask has every bit of `need` (0
+ * keeps all). Throws ShardFormatError as decodeAscending does.
+ */
+export function decodeMaskedPostings(bytes: Uint8Array, start: number, end: number, section: string, need: number): Uint32Array {
+  return decode(bytes, start, end, section, -1, undefined, need);
 }
 
 /** Encoded size of an ascending sequence in the form decodeAscending reads. */

@@ -5,7 +5,7 @@
  * A superset of the documents that match; verification narrows it.
  */
 import type { TrigramTable } from '../index/shard-reader.js';
-import { caseVariants, trigramAt } from '../index/trigrams.js';
+import { caseVariants, nextByteBit, trigramAt } from '../index/trigrams.js';
 import type { LiteralTree } from '../query/literals.js';
 import { intersect, union } from './sorted-sets.js';
 
@@ -62,16 +62,15 @@ export function uniteAll<T>(operands: readonly T[], candidatesOf: (operand: T) =
  * decoding a long list that would barely prune them (rare trigrams come first).
  */
 const FEW_CANDIDATES = 4;
-const PRUNING_WORTH_BYTES_PER_CANDIDATE = 64;
+const PRUNING_WORTH_BYTES_PER_CANDIDATE = 256;
 
 function literalCandidates(text: string, caseSensitive: boolean, table: TrigramTable, stats: CandidateStats): Candidates {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length < 3) return 'all';
-  const distinct = new Set<number>();
-  for (let i = 0; i + 3 <= bytes.length; i++) distinct.add(trigramAt(bytes, i));
+  const followedBy = nextByteMasks(bytes, caseSensitive);
   // Per trigram, where the postings of each casing present are (case-insensitive: any casing will do).
-  const groups: { indexes: number[]; encodedLength: number }[] = [];
-  for (const trigram of distinct) {
+  const groups: { indexes: number[]; followedBy: number; encodedLength: number }[] = [];
+  for (const [trigram, mask] of followedBy) {
     const indexes: number[] = [];
     let encodedLength = 0;
     for (const variant of caseSensitive ? [trigram] : caseVariants(trigram)) {
@@ -82,7 +81,7 @@ function literalCandidates(text: string, caseSensitive: boolean, table: TrigramT
       encodedLength += table.encodedLength(index);
     }
     if (indexes.length === 0) return new Uint32Array(0);
-    groups.push({ indexes, encodedLength });
+    groups.push({ indexes, followedBy: mask, encodedLength });
   }
   groups.sort((a, b) => a.encodedLength - b.encodedLength); // the rarest trigram first keeps every intersection small
   let result: Uint32Array | null = null;
@@ -90,7 +89,7 @@ function literalCandidates(text: string, caseSensitive: boolean, table: TrigramT
     if (result !== null && (result.length <= FEW_CANDIDATES || group.encodedLength > PRUNING_WORTH_BYTES_PER_CANDIDATE * result.length)) break;
     let documents: Uint32Array | null = null;
     for (const index of group.indexes) {
-      const postings = table.postingsAt(index);
+      const postings = table.postingsAt(index, group.followedBy);
       stats.indexBytesLoaded += table.encodedLength(index);
       stats.ngramMatches += postings.length;
       documents = documents === null ? postings : union(documents, postings);
@@ -99,4 +98,21 @@ function literalCandidates(text: string, caseSensitive: boolean, table: TrigramT
     if (result.length === 0) break;
   }
   return result!;
+}
+
+/**
+ * Each distinct trigram of the literal with the next-byte mask a matching
+ * document must have for it: the bits of the bytes that follow it in the
+ * literal. Case-insensitively, a non-ASCII next byte constrains nothing (its
+ * other case is other bytes); an ASCII letter's cases share their bit.
+ */
+function nextByteMasks(bytes: Buffer, caseSensitive: boolean): Map<number, number> {
+  const masks = new Map<number, number>();
+  for (let i = 0; i + 3 <= bytes.length; i++) {
+    const trigram = trigramAt(bytes, i);
+    const next = bytes[i + 3];
+    const bit = next === undefined || (!caseSensitive && next >= 0x80) ? 0 : nextByteBit(next);
+    masks.set(trigram, (masks.get(trigram) ?? 0) | bit);
+  }
+  return masks;
 }

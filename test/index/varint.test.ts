@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ascendingLength, decodeAscending, writeAscending } from '../../src/index/varint.js';
+import { ascendingLength, decodeAscending, decodeMaskedPostings, writeAscending } from '../../src/index/varint.js';
 
 function encode(values: number[]): Uint8Array {
   const bytes = new Uint8Array(ascendingLength(values));
@@ -35,5 +35,21 @@ t.test('corrupt streams are typed errors naming the section', async (t) => {
   corrupt([1], 2, /ends early/, 'fewer values than the count');
   corrupt([0x80, 0x80, 0x80, 0x80, 0x80, 0x01], 1, /longer than 5 bytes/, 'six bytes');
   corrupt([0xff, 0xff, 0xff, 0xff, 0x0f, 0x00], 2, /overflows 32 bits/, 'past 2^32 - 1');
-  corrupt([1, 2, 3], 2, /1 stray bytes after varints/, 'bytes after the counted values');
+  corrupt([1, 2, 3], 2, /LINE: stray bytes after varints/, 'bytes after the counted values');
+});
+
+t.test('posting lists: each value followed by its mask byte, filtered by the bits needed', async (t) => {
+  const postings: [number, number][] = [[3, 0b0001], [200, 0b0110], [201, 0], [70_000, 0xff]];
+  const bytes: number[] = [];
+  let previous = -1;
+  for (const [value, mask] of postings) {
+    const gap = new Uint8Array(5);
+    bytes.push(...gap.subarray(0, writeAscending(gap, 0, [value - previous - 1])), mask);
+    previous = value;
+  }
+  const decode = (need: number, stream = bytes) => [...decodeMaskedPostings(Uint8Array.from(stream), 0, stream.length, 'CTRP', need)];
+  t.same(decode(0), [3, 200, 201, 70_000], 'need 0 keeps every document');
+  t.same(decode(0b0010), [200, 70_000], 'only masks with the bit');
+  t.same(decode(0b0011), [70_000], 'every bit of need');
+  t.throws(() => decode(0, bytes.slice(0, -1)), { name: 'ShardFormatError', code: 'CORRUPT', message: /CTRP: varint stream ends early/ }, 'a missing mask byte');
 });

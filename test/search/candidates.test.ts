@@ -5,6 +5,7 @@ import { Shard } from '../../src/index/shard-reader.js';
 import { requiredLiterals } from '../../src/query/literals.js';
 import { candidates, type CandidateStats } from '../../src/search/candidates.js';
 import { compileMatcher } from '../../src/search/matcher.js';
+import { trigramAt } from '../../src/index/trigrams.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function corpus(dir: string, texts: string[]): Shard {
@@ -37,6 +38,22 @@ t.test('candidates are the documents holding the trigrams of a literal', async (
   t.same([...(either as Uint32Array)], [2, 3], 'alternatives unite');
 });
 
+t.test('next-byte masks drop documents that hold every trigram of a literal, but not in a row', async (t) => {
+  const texts = ['PM_RESUME', 'PM_X and M_RESUME', 'pm_resume', 'Pm_x m_ReSuMe', 'xyzaxyzb', 'xyzaxy yzb'];
+  const shard = corpus(tempDir(t), texts);
+  const found = (literal: string, caseSensitive: boolean) => {
+    const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0, indexBytesLoaded: 0 };
+    return [...(candidates(requiredLiterals(literal, { regex: false, caseSensitive }), shard.contentTrigrams, stats) as Uint32Array)];
+  };
+  const holdsEveryTrigram = (doc: number, literal: string) =>
+    Array.from({ length: literal.length - 2 }, (_, i) => trigramAt(Buffer.from(literal), i)).every((trigram) => shard.contentTrigrams.postingsOf(trigram)?.includes(doc));
+  t.ok(holdsEveryTrigram(1, 'PM_RESUME'), 'document 1 holds every trigram of PM_RESUME');
+  t.same(found('PM_RESUME', true), [0], 'but its PM_ is followed by X, not R');
+  t.same(found('PM_RESUME', false), [0, 2], 'case-insensitively the same: both cases of a letter share a bit');
+  t.ok(holdsEveryTrigram(5, 'xyzaxyzb'), 'document 5 holds every trigram of xyzaxyzb');
+  t.same(found('xyzaxyzb', true), [4], 'a trigram twice in the literal needs both of its next bytes');
+});
+
 t.test('decoding stops once the rarest trigrams leave few candidates', async (t) => {
   // 'qzx' is in two documents, every other trigram of the literal in all forty.
   const texts = Array.from({ length: 40 }, (_, i) => (i < 2 ? 'common_words qzx' : 'common_words'));
@@ -52,11 +69,11 @@ t.test('property: candidates always include every document that really matches',
   let seed = 99;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
-  const words = ['foo', 'Foo', 'bar', 'BAR', 'baz', 'qux', 'éclair', 'Éclair', 'x1', 'foobar', '\n', ' ', '(', ')'];
+  const words = ['foo', 'Foo', 'bar', 'BAR', 'baz', 'qux', 'éclair', 'Éclair', 'x1', 'foobar', 'fooBAR', 'foo_bar', 'oob', 'bazfoo', '\n', ' ', '(', ')'];
   const texts = Array.from({ length: 200 }, () => Array.from({ length: Math.floor(random() * 30) }, () => pick(words)).join(' '));
   const shard = corpus(tempDir(t), texts);
   const patterns: [string, boolean][] = [
-    ['foo', false], ['Foo', false], ['foobar', false], ['éclair', false], ['Éclair', false], ['bar baz', false], ['x1 (', false],
+    ['foo', false], ['Foo', false], ['foobar', false], ['foobaz', false], ['oobar', false], ['bazfoobar', false], ['éclair', false], ['Éclair', false], ['bar baz', false], ['x1 (', false],
     ['fo+bar', true], ['(foo|qux) bar', true], ['ba[rz]', true], ['\\bfoo\\b', true], ['É?clair', true], ['(?i:foo)bar', true], ['.*', true], ['q.x', true],
   ];
   let checked = 0;
