@@ -216,10 +216,13 @@ export class Shard {
     const base = this.record(doc);
     const first = this.documents[base + F.firstSymbol]!;
     const found: DocumentSymbol[] = [];
+    const lowest = pairs[0]![0];
+    const highest = furthestEnd[furthestEnd.length - 1]!;
     for (let i = first; i < first + this.documents[base + F.symbolCount]!; i++) {
       const r = i * SYMBOL_RECORD_WORDS;
       const start = this.symbolRecords[r + S.start]!;
       const end = this.symbolRecords[r + S.end]!;
+      if (end <= lowest || start >= highest) continue; // outside every range: most symbols of a big file
       let low = 0;
       let high = pairs.length; // first pair starting at or after the symbol's end
       while (low < high) {
