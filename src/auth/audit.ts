@@ -2,11 +2,29 @@
  * The audit trail: who did what, in a second append-only log (`audit.log`,
  * the state log's format). Recording never delays the request it describes:
  * records are group-committed in the background and a failed write is
- * reported, not thrown. Reading (owners, GET /api/ee/audit) decodes the file
- * as it is on disk.
+ * reported, not thrown. The log grows by a record per search, so it is kept
+ * in segments: past `segmentBytes` it is renamed `audit-<ms>.log` (the time
+ * it was closed: no record in it is later) and a new one begun; segments
+ * closed longer ago than the retention are deleted. Reading (owners,
+ * GET /api/ee/audit) decodes the segments as they are on disk.
  */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { AUDIT_LOG_NAME, StateLog, type StateRecord } from './state-log.js';
+
+const DAY_MS = 86_400_000;
+/** Default size at which the audit log is closed and a new segment begun. */
+export const AUDIT_SEGMENT_BYTES = 64 << 20;
+const ARCHIVE_PATTERN = new RegExp(`^${AUDIT_LOG_NAME}-(\\d+)\\.log$`);
+
+export interface AuditTrailOptions {
+  now?: () => number;
+  onError: (error: Error) => void;
+  /** Days a closed segment is kept (counted from when it was closed); 0 keeps every segment. */
+  retentionDays: number;
+  segmentBytes?: number;
+}
 
 /** 'system': the offline `trawl admin` command on the server itself. */
 export type ActorType = 'user' | 'anonymous' | 'system';
@@ -29,18 +47,28 @@ export interface AuditEntry extends AuditEvent {
 export class AuditTrail {
   private closed = false;
   private droppedAfterClose = 0;
+  private rotating: Promise<void> | null = null;
+  private readonly now: () => number;
+  private readonly onError: (error: Error) => void;
 
   private constructor(
     private readonly log: StateLog,
     private readonly directory: string,
-    private readonly now: () => number,
-    private readonly onError: (error: Error) => void,
-  ) {}
+    private readonly options: AuditTrailOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.onError = options.onError;
+  }
 
-  /** Opens the trail for appending: its tail is checked and repaired, its records are not decoded (it grows by a record per search). */
-  static async open(directory: string, options: { now?: () => number; onError: (error: Error) => void }): Promise<AuditTrail> {
+  /**
+   * Opens the trail for appending: the current segment's tail is checked and
+   * repaired (its records are not decoded), expired segments are deleted.
+   */
+  static async open(directory: string, options: AuditTrailOptions): Promise<AuditTrail> {
     const { log } = await StateLog.open(directory, AUDIT_LOG_NAME, { replay: false });
-    return new AuditTrail(log, directory, options.now ?? Date.now, options.onError);
+    const trail = new AuditTrail(log, directory, options);
+    trail.deleteExpiredSegments();
+    return trail;
   }
 
   /** Appends a record in the background; after close (a request that outlived the shutdown's drain) it is reported, once, and dropped. */
@@ -51,21 +79,66 @@ export class AuditTrail {
     }
     const record: StateRecord = { v: 1, type: 'audit', at: this.now(), id: randomUUID(), ...event };
     this.log.append(record).catch(this.onError);
+    if (!this.rotating && this.log.bytes >= (this.options.segmentBytes ?? AUDIT_SEGMENT_BYTES)) {
+      this.rotating = this.rotate().finally(() => (this.rotating = null));
+    }
   }
 
   /** Entries in [since, until] (ms; either open), newest first. */
   list(since: number | undefined, until: number | undefined): AuditEntry[] {
+    // The current segment is read before the closed ones: a rotation in between shows its records twice (dropped by id), never not at all.
+    const current = StateLog.readRecords(path.join(this.directory, `${AUDIT_LOG_NAME}.log`));
+    const closed = this.segments()
+      .filter((segment) => since === undefined || segment.closedAt >= since)
+      .flatMap((segment) => StateLog.readRecords(segment.file));
+    const seen = new Set<string>();
     const entries: AuditEntry[] = [];
-    for (const record of StateLog.readRecords(this.directory, AUDIT_LOG_NAME)) {
+    for (const record of [...closed, ...current]) {
       if (record.type !== 'audit' || (since !== undefined && record.at < since) || (until !== undefined && record.at > until)) continue;
+      const id = String(record.id);
+      if (seen.has(id)) continue;
+      seen.add(id);
       const { action, actorId, actorType, targetId, targetType, metadata } = record as unknown as AuditEvent;
-      entries.push({ id: String(record.id), timestamp: new Date(record.at).toISOString(), action, actorId, actorType, targetId, targetType, metadata });
+      entries.push({ id, timestamp: new Date(record.at).toISOString(), action, actorId, actorType, targetId, targetType, metadata });
     }
     return entries.reverse();
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.closed = true;
-    return this.log.close();
+    await this.rotating;
+    await this.log.close();
+  }
+
+  private async rotate(): Promise<void> {
+    try {
+      let closedAt = this.now();
+      while (fs.existsSync(this.segmentFile(closedAt))) closedAt++;
+      await this.log.rotate(this.segmentFile(closedAt));
+      this.deleteExpiredSegments();
+    } catch (error) {
+      this.onError(error as Error);
+    }
+  }
+
+  private segmentFile(closedAt: number): string {
+    return path.join(this.directory, `${AUDIT_LOG_NAME}-${closedAt}.log`);
+  }
+
+  /** Closed segments, oldest first. */
+  private segments(): { file: string; closedAt: number }[] {
+    return fs
+      .readdirSync(this.directory)
+      .flatMap((name) => {
+        const match = ARCHIVE_PATTERN.exec(name);
+        return match ? [{ file: path.join(this.directory, name), closedAt: Number(match[1]) }] : [];
+      })
+      .sort((a, b) => a.closedAt - b.closedAt);
+  }
+
+  private deleteExpiredSegments(): void {
+    if (this.options.retentionDays === 0) return;
+    const cutoff = this.now() - this.options.retentionDays * DAY_MS;
+    for (const segment of this.segments()) if (segment.closedAt < cutoff) fs.rmSync(segment.file, { force: true });
   }
 }

@@ -10,7 +10,7 @@
  * On open, a torn or corrupt tail (a crash mid-write, a flipped bit) is cut
  * back to the last good record and reported; nothing before it is lost.
  * Compaction writes a snapshot to a temporary file and renames it over the
- * log. Format: docs/state-log.md. MessagePack comes from @msgpack/msgpack
+ * log; rotation (the audit trail's) renames the log away and starts a new one. Format: docs/state-log.md. MessagePack comes from @msgpack/msgpack
  * (pure JavaScript): msgpackr's optional native packages are not all on the
  * registry these machines use, which leaves `npm ci` with a lock file it
  * refuses.
@@ -110,7 +110,8 @@ interface PendingAppend {
 export class StateLog {
   private pending: PendingAppend[] = [];
   private flushing: Promise<void> | null = null;
-  private compacting = false;
+  /** While the file is being replaced (compaction, rotation), appends wait. */
+  private replacing = false;
   private closed = false;
   /** fdatasync calls so far (group commit makes it smaller than the appends). */
   syncs = 0;
@@ -177,7 +178,7 @@ export class StateLog {
    * produced; appends made from then on wait and go to the new log.
    */
   async compact(snapshot: () => StateRecord[]): Promise<void> {
-    this.compacting = true;
+    this.replacing = true;
     try {
       while (this.flushing) await this.flushing;
       const records = snapshot();
@@ -197,18 +198,34 @@ export class StateLog {
       this.handle = await fsp.open(file, 'a', 0o600);
       this.size = bytes.length;
     } finally {
-      this.compacting = false;
+      this.replacing = false;
       this.kick();
     }
   }
 
   /**
-   * The good records of the log `<name>.log` in `directory` as they are on
-   * disk now, without taking the lock (a reader beside the writer: a record
-   * being appended is not yet there).
+   * Renames the log to `archiveFile` (same directory) and goes on in a new,
+   * empty log: every append acknowledged before is in the archive; appends
+   * made meanwhile wait and go to the new log. A crash in between leaves
+   * either the old log or the archive plus a log created on the next open.
    */
-  static readRecords(directory: string, name: string): StateRecord[] {
-    const file = path.join(directory, `${name}.log`);
+  async rotate(archiveFile: string): Promise<void> {
+    this.replacing = true;
+    try {
+      while (this.flushing) await this.flushing;
+      await fsp.rename(this.file, archiveFile);
+      await this.handle.close();
+      this.handle = await fsp.open(this.file, 'a', 0o600);
+      await syncDirectory(this.directory);
+      this.size = 0;
+    } finally {
+      this.replacing = false;
+      this.kick();
+    }
+  }
+
+  /** The good records of a log file as it is on disk now, without taking the lock (a record being appended is not yet there). */
+  static readRecords(file: string): StateRecord[] {
     return fs.existsSync(file) ? decodeRecords(fs.readFileSync(file)).records : [];
   }
 
@@ -227,7 +244,7 @@ export class StateLog {
   }
 
   private kick(): void {
-    if (!this.flushing && !this.compacting && this.pending.length > 0) {
+    if (!this.flushing && !this.replacing && this.pending.length > 0) {
       this.flushing = this.flush().finally(() => {
         this.flushing = null;
         this.kick();

@@ -4,6 +4,7 @@
  * log's lock, which a running daemon has: then it says so).
  */
 import { readManifest } from '../indexer/manifest.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
 import { apiKeyView, userView } from '../auth/views.js';
 import { ApiError } from '../api/errors.js';
@@ -90,8 +91,8 @@ export function onlineAdmin(url: string, apiKey: string): AdminBackend {
 }
 
 /** Works on `dataDir` directly; audit records name the actor `system`. */
-export async function offlineAdmin(dataDir: string, logger: Logger): Promise<AdminBackend> {
-  const { store, audit, close } = await openAuth(dataDir, logger);
+export async function offlineAdmin(config: Pick<Config, 'dataDir' | 'auth'>, logger: Logger): Promise<AdminBackend> {
+  const { store, audit, close } = await openAuth(config, logger);
   const record = (action: string, targetId: string | null, targetType: string | null, metadata: Record<string, unknown> = {}) =>
     audit.record({ action, actorId: null, actorType: 'system', targetId, targetType, metadata });
   const failing = async <T>(run: () => Promise<T>): Promise<T> => {
@@ -133,7 +134,7 @@ export async function offlineAdmin(dataDir: string, logger: Logger): Promise<Adm
       }),
     setGrant: (userId, repo, granted) =>
       failing(async () => {
-        const entry = readManifest(dataDir).repositories[repo];
+        const entry = readManifest(config.dataDir).repositories[repo];
         if (!entry) throw new AdminError(`repository ${JSON.stringify(repo)} is not indexed yet (run trawl index, or the daemon, first)`);
         await store.setGrant(userId, entry.id, granted);
         record(granted ? 'grant.added' : 'grant.removed', userId, 'user', { repo });

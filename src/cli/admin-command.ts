@@ -66,7 +66,7 @@ export const adminCommand: Command = {
       } else {
         const config = configOrProblem(values.config);
         if (typeof config === 'string') throw new UsageError(config);
-        backend = await offlineAdmin(config.dataDir, createLogger('trawl-admin', 'warn'));
+        backend = await offlineAdmin(config, createLogger('trawl-admin', 'warn'));
       }
     } catch (error) {
       return failure(error);

@@ -2,6 +2,7 @@
 import { AuditTrail } from '../auth/audit.js';
 import { TEST_LICENSE_KEY_VARIABLE, trustedLicenseKeys } from '../auth/license.js';
 import { AuthStore, stateDirectory } from '../auth/store.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
 
 export interface OpenedAuth {
@@ -14,8 +15,8 @@ export interface OpenedAuth {
  * Takes both logs' locks (StateLogLockedError while another process holds
  * them), replays them and reports what was repaired.
  */
-export async function openAuth(dataDir: string, logger: Logger): Promise<OpenedAuth> {
-  const directory = stateDirectory(dataDir);
+export async function openAuth(config: Pick<Config, 'dataDir' | 'auth'>, logger: Logger): Promise<OpenedAuth> {
+  const directory = stateDirectory(config.dataDir);
   if (process.env[TEST_LICENSE_KEY_VARIABLE]) logger.warn({ variable: TEST_LICENSE_KEY_VARIABLE }, 'licenses signed with a test key are trusted: for tests only');
   const { store, repair } = await AuthStore.open({
     directory,
@@ -25,7 +26,10 @@ export async function openAuth(dataDir: string, logger: Logger): Promise<OpenedA
   if (repair) logger.warn({ ...repair, directory }, 'state log: a damaged tail was cut off at the last good record');
   let audit: AuditTrail;
   try {
-    audit = await AuditTrail.open(directory, { onError: (error) => logger.error({ err: error }, 'audit record not written') });
+    audit = await AuditTrail.open(directory, {
+      retentionDays: config.auth.auditRetentionDays,
+      onError: (error) => logger.error({ err: error }, 'audit record not written'),
+    });
   } catch (error) {
     await store.close();
     throw error;

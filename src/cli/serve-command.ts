@@ -52,7 +52,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
   fs.mkdirSync(config.dataDir, { recursive: true });
   let auth: OpenedAuth;
   try {
-    auth = await openAuth(config.dataDir, logger);
+    auth = await openAuth(config, logger);
   } catch (error) {
     console.error(`trawl serve: ${(error as Error).message}`);
     return 1;

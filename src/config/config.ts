@@ -65,7 +65,7 @@ export interface Config {
   publicUrl: string;
   repos: RepositoryConfig[];
   contexts: Record<string, SearchContextConfig>;
-  auth: { anonymousAccess: boolean };
+  auth: { anonymousAccess: boolean; auditRetentionDays: number };
   index: IndexConfig;
 }
 
@@ -209,7 +209,7 @@ export function validateConfig(raw: Json, source: string): Config {
     publicUrl,
     repos,
     contexts,
-    auth: { anonymousAccess: r.booleanOption('auth.anonymousAccess', authRaw.anonymousAccess) },
+    auth: { anonymousAccess: r.booleanOption('auth.anonymousAccess', authRaw.anonymousAccess), auditRetentionDays: r.integerOption('auth.auditRetentionDays', authRaw.auditRetentionDays) },
     index: {
       maxFileBytes: r.integerOption('index.maxFileBytes', indexRaw.maxFileBytes),
       maxShardContentBytes: r.integerOption('index.maxShardContentBytes', indexRaw.maxShardContentBytes),

@@ -1,0 +1,71 @@
+import t from 'tap';
+import fs from 'node:fs';
+import { AuditTrail, type AuditEvent } from '../../src/auth/audit.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const DAY_MS = 86_400_000;
+
+function event(n: number): AuditEvent {
+  return { action: 'search', actorId: null, actorType: 'anonymous', targetId: null, targetType: null, metadata: { n, query: 'x'.repeat(100) } };
+}
+
+/** Records `count` events numbered from `first`, one millisecond apart on `clock`, and waits until they are on disk. */
+async function recordAll(directory: string, clock: { at: number }, first: number, count: number, options: { retentionDays: number; segmentBytes?: number }): Promise<void> {
+  const errors: Error[] = [];
+  const trail = await AuditTrail.open(directory, { ...options, now: () => clock.at, onError: (error) => errors.push(error) });
+  for (let n = first; n < first + count; n++) {
+    trail.record(event(n));
+    clock.at++;
+    if (n % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 20)); // let appends land, so segments fill and rotate
+  }
+  await trail.close();
+  if (errors.length > 0) throw errors[0];
+}
+
+const segmentFiles = (directory: string) => fs.readdirSync(directory).filter((name) => /^audit-\d+\.log$/.test(name));
+
+t.test('the audit log rotates into segments and lists every record once, newest first', async (t) => {
+  const directory = tempDir(t);
+  const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
+  await recordAll(directory, clock, 0, 300, { retentionDays: 0, segmentBytes: 4096 });
+  t.ok(segmentFiles(directory).length >= 5, `${segmentFiles(directory).length} closed segments`);
+  const trail = await AuditTrail.open(directory, { retentionDays: 0, onError: (error) => t.error(error) });
+  t.teardown(() => trail.close());
+  const numbers = trail.list(undefined, undefined).map((entry) => entry.metadata.n);
+  t.same(numbers, Array.from({ length: 300 }, (_, i) => 299 - i), 'all 300, newest first, none twice');
+  const since = clock.at - 50;
+  t.same(
+    trail.list(since, since + 9).map((entry) => entry.metadata.n),
+    Array.from({ length: 10 }, (_, i) => 259 - i),
+    'a time window reads the segments that can hold it',
+  );
+});
+
+t.test('segments closed longer ago than the retention are deleted; the rest stay', async (t) => {
+  const directory = tempDir(t);
+  const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
+  await recordAll(directory, clock, 0, 200, { retentionDays: 30, segmentBytes: 4096 });
+  const old = segmentFiles(directory);
+  t.ok(old.length >= 3, 'the first records are in closed segments');
+  clock.at += 31 * DAY_MS;
+  await recordAll(directory, clock, 200, 100, { retentionDays: 30, segmentBytes: 4096 });
+  const kept = segmentFiles(directory);
+  t.same(kept.filter((name) => old.includes(name)), [], 'every segment closed 31 days before is gone');
+  const trail = await AuditTrail.open(directory, { retentionDays: 30, now: () => clock.at, onError: (error) => t.error(error) });
+  t.teardown(() => trail.close());
+  const numbers = trail.list(undefined, undefined).map((entry) => entry.metadata.n as number);
+  t.ok(numbers.length >= 100 && numbers.length < 300, `${numbers.length} records left`);
+  t.same(numbers.slice(0, 100), Array.from({ length: 100 }, (_, i) => 299 - i), 'the recent records are all there');
+  t.ok(numbers.every((n, i) => i === 0 || n < numbers[i - 1]!), 'newest first');
+});
+
+t.test('retention 0 keeps every segment', async (t) => {
+  const directory = tempDir(t);
+  const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
+  await recordAll(directory, clock, 0, 100, { retentionDays: 0, segmentBytes: 4096 });
+  const before = segmentFiles(directory);
+  clock.at += 3650 * DAY_MS;
+  await recordAll(directory, clock, 100, 1, { retentionDays: 0, segmentBytes: 4096 });
+  t.ok(before.length > 0);
+  t.same(segmentFiles(directory).filter((name) => before.includes(name)), before);
+});
