@@ -1,8 +1,9 @@
 /**
  * Searches fanned out to a Piscina pool: the front end plans the query, sends
- * one task per shard group of the visible repositories, merges the groups'
- * matches by score and builds the response (chunks for the returned files
- * only) from its own mappings of the same shards.
+ * one task per shard group of the visible repositories (as many groups as
+ * the search's share of the workers), merges the groups' matches by score and
+ * builds the response (chunks for the returned files only) from its own
+ * mappings of the same shards.
  */
 import { Piscina } from 'piscina';
 import type { SearchRequest, SearchResponse } from '../api/types.js';
@@ -127,8 +128,12 @@ export class SearchPool {
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
     let budget = request.matches;
     let waitMs = 0;
+    // Each search in flight gets an equal share of the workers, at least one. Splitting a search only
+    // pays while workers would otherwise idle: under load it adds task round trips, and parallel
+    // groups of a capped search both scan until together they have enough.
+    const share = Math.max(1, Math.floor(this.options.workers / this.inFlight));
     await Promise.all(
-      groupShards(files, this.options.workers).map(async (shardFiles) => {
+      groupShards(files, share).map(async (shardFiles) => {
         const submitted = performance.now();
         const outcome = await this.runTask({ ...base, shardFiles });
         waitMs = Math.max(waitMs, performance.now() - submitted);
