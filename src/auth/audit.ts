@@ -3,9 +3,10 @@
  * the state log's format). Recording never delays the request it describes:
  * records are group-committed in the background and a failed write is
  * reported, not thrown. The log grows by a record per search, so it is kept
- * in segments: past `segmentBytes` it is renamed `audit-<ms>.log` (the time
- * it was closed: no record in it is later) and a new one begun; segments
- * closed longer ago than the retention are deleted. Reading (owners,
+ * in segments: past `segmentBytes`, or a day after its first record, it is
+ * renamed `audit-<ms>.log` (the time it was closed: no record in it is later)
+ * and a new one begun; segments closed longer ago than the retention are
+ * deleted. Reading (owners,
  * GET /api/ee/audit) decodes the segments as they are on disk.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,6 +17,8 @@ import { AUDIT_LOG_NAME, StateLog, type StateRecord } from './state-log.js';
 const DAY_MS = 86_400_000;
 /** Default size at which the audit log is closed and a new segment begun. */
 export const AUDIT_SEGMENT_BYTES = 64 << 20;
+/** A segment is also closed this long after its first record, so that the retention applies to a quiet trail too. */
+const SEGMENT_MAX_AGE_MS = DAY_MS;
 const ARCHIVE_PATTERN = new RegExp(`^${AUDIT_LOG_NAME}-(\\d+)\\.log$`);
 
 export interface AuditTrailOptions {
@@ -48,6 +51,10 @@ export class AuditTrail {
   private closed = false;
   private droppedAfterClose = 0;
   private rotating: Promise<void> | null = null;
+  /** When the current segment's first record was made; null while it has none. */
+  private segmentStartedAt: number | null;
+  /** No rotation before this time (ms): a failed one is retried a minute later, not on every record. */
+  private rotationNotBefore = 0;
   private readonly now: () => number;
   private readonly onError: (error: Error) => void;
 
@@ -58,6 +65,7 @@ export class AuditTrail {
   ) {
     this.now = options.now ?? Date.now;
     this.onError = options.onError;
+    this.segmentStartedAt = StateLog.firstRecord(this.currentFile())?.at ?? null;
   }
 
   /**
@@ -79,7 +87,9 @@ export class AuditTrail {
     }
     const record: StateRecord = { v: 1, type: 'audit', at: this.now(), id: randomUUID(), ...event };
     this.log.append(record).catch(this.onError);
-    if (!this.rotating && this.log.bytes >= (this.options.segmentBytes ?? AUDIT_SEGMENT_BYTES)) {
+    this.segmentStartedAt ??= record.at;
+    const full = this.log.bytes >= (this.options.segmentBytes ?? AUDIT_SEGMENT_BYTES);
+    if (!this.rotating && record.at >= this.rotationNotBefore && (full || record.at - this.segmentStartedAt >= SEGMENT_MAX_AGE_MS)) {
       this.rotating = this.rotate().finally(() => (this.rotating = null));
     }
   }
@@ -87,7 +97,7 @@ export class AuditTrail {
   /** Entries in [since, until] (ms; either open), newest first. */
   list(since: number | undefined, until: number | undefined): AuditEntry[] {
     // The current segment is read before the closed ones: a rotation in between shows its records twice (dropped by id), never not at all.
-    const current = StateLog.readRecords(path.join(this.directory, `${AUDIT_LOG_NAME}.log`));
+    const current = StateLog.readRecords(this.currentFile());
     const closed = this.segments()
       .filter((segment) => since === undefined || segment.closedAt >= since)
       .flatMap((segment) => StateLog.readRecords(segment.file));
@@ -115,10 +125,16 @@ export class AuditTrail {
       let closedAt = this.now();
       while (fs.existsSync(this.segmentFile(closedAt))) closedAt++;
       await this.log.rotate(this.segmentFile(closedAt));
+      this.segmentStartedAt = null;
       this.deleteExpiredSegments();
     } catch (error) {
+      this.rotationNotBefore = this.now() + 60_000;
       this.onError(error as Error);
     }
+  }
+
+  private currentFile(): string {
+    return path.join(this.directory, `${AUDIT_LOG_NAME}.log`);
   }
 
   private segmentFile(closedAt: number): string {

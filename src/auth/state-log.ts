@@ -224,6 +224,22 @@ export class StateLog {
     }
   }
 
+  /** The first record of a log file, when it has a good one (read without taking the lock). */
+  static firstRecord(file: string): StateRecord | null {
+    if (!fs.existsSync(file)) return null;
+    const fd = fs.openSync(file, 'r');
+    try {
+      const header = Buffer.alloc(HEADER_BYTES);
+      if (fs.readSync(fd, header, 0, HEADER_BYTES, 0) < HEADER_BYTES) return null;
+      const length = Math.min(header.readUInt32LE(0), MAX_RECORD_BYTES + 1); // an impossible length is reported by decodeRecords
+      const bytes = Buffer.alloc(HEADER_BYTES + length);
+      const read = fs.readSync(fd, bytes, 0, bytes.length, 0);
+      return decodeRecords(bytes.subarray(0, read)).records[0] ?? null;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   /** The good records of a log file as it is on disk now, without taking the lock (a record being appended is not yet there). */
   static readRecords(file: string): StateRecord[] {
     return fs.existsSync(file) ? decodeRecords(fs.readFileSync(file)).records : [];

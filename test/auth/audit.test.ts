@@ -69,3 +69,19 @@ t.test('retention 0 keeps every segment', async (t) => {
   t.ok(before.length > 0);
   t.same(segmentFiles(directory).filter((name) => before.includes(name)), before);
 });
+
+t.test('a quiet trail is closed a day after its first record, so the retention applies to it too', async (t) => {
+  const directory = tempDir(t);
+  const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
+  await recordAll(directory, clock, 0, 5, { retentionDays: 30 });
+  t.same(segmentFiles(directory), [], 'small and young: still the current segment');
+  clock.at += DAY_MS;
+  await recordAll(directory, clock, 5, 1, { retentionDays: 30 });
+  t.equal(segmentFiles(directory).length, 1, 'a day after its first record (known across a restart), the segment is closed');
+  clock.at += 31 * DAY_MS;
+  const trail = await AuditTrail.open(directory, { retentionDays: 30, now: () => clock.at, onError: (error) => t.error(error) });
+  t.teardown(() => trail.close());
+  t.same(segmentFiles(directory), [], 'and deleted once it is older than the retention');
+  const left = trail.list(undefined, undefined).map((entry) => entry.metadata.n as number);
+  t.notOk(left.some((n) => n < 5), 'with the records in it');
+});
