@@ -6,8 +6,8 @@
  * in segments: past `segmentBytes`, or a day after its first record, it is
  * renamed `audit-<ms>.log` (the time it was closed: no record in it is later)
  * and a new one begun; segments closed longer ago than the retention are
- * deleted. Reading (owners,
- * GET /api/ee/audit) decodes the segments as they are on disk.
+ * deleted. Reading (owners, GET /api/ee/audit) decodes the segments as they
+ * are on disk.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';

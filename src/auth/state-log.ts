@@ -10,7 +10,8 @@
  * On open, a torn or corrupt tail (a crash mid-write, a flipped bit) is cut
  * back to the last good record and reported; nothing before it is lost.
  * Compaction writes a snapshot to a temporary file and renames it over the
- * log; rotation (the audit trail's) renames the log away and starts a new one. Format: docs/state-log.md. MessagePack comes from @msgpack/msgpack
+ * log; rotation (the audit trail's) renames the log away and starts a new
+ * one. Format: docs/state-log.md. MessagePack comes from @msgpack/msgpack
  * (pure JavaScript): msgpackr's optional native packages are not all on the
  * registry these machines use, which leaves `npm ci` with a lock file it
  * refuses.

@@ -52,7 +52,6 @@ export interface AdminBackend {
 /** A failure to show the administrator (exit status 1). */
 export class AdminError extends Error {}
 
-
 /** Calls the daemon at `url` with `apiKey`; its error objects become AdminErrors carrying their message. */
 export function onlineAdmin(url: string, apiKey: string): AdminBackend {
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {

@@ -79,9 +79,9 @@ export class TrigramTable {
   }
 
   /** Ascending document ids containing the trigram, or null when none does. */
-  postingsOf(trigram: number, followedBy = 0): Uint32Array | null {
+  postingsOf(trigram: number): Uint32Array | null {
     const index = this.locate(trigram);
-    return index < 0 ? null : this.postingsAt(index, followedBy);
+    return index < 0 ? null : this.postingsAt(index);
   }
 }
 
