@@ -15,7 +15,12 @@ export interface Daemon {
   process: ChildProcess;
   /** Everything the daemon wrote to stderr so far (pino lines). */
   stderr(): string;
-  /** Sends a signal and resolves with the exit code once the process is gone. */
+  /**
+   * Resolves once stderr matches `pattern`: a log line travels through a pipe
+   * of its own, so it can arrive after the HTTP response that followed it.
+   */
+  waitForLog(pattern: RegExp, what: string, timeoutMs?: number): Promise<void>;
+  /** Sends a signal and resolves with the exit code once the process is gone and its output read. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   exited: Promise<number | null>;
   fetch(pathAndQuery: string, init?: RequestInit): Promise<Response>;
@@ -50,7 +55,8 @@ export async function runDaemon(t: Test, configFile: string, options: { waitForI
   });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': by then stdout and stderr have been read to the end.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     let stdout = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -65,6 +71,7 @@ export async function runDaemon(t: Test, configFile: string, options: { waitForI
     configFile,
     process: child,
     stderr: () => stderr,
+    waitForLog: (pattern, what, timeoutMs = 5000) => waitFor(async () => pattern.test(stderr), timeoutMs, what),
     exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

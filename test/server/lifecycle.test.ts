@@ -60,7 +60,7 @@ t.test('while stopping, new requests get 503; a second signal exits at once', as
   const slow = Array.from({ length: 4 }, () => daemon.post('/api/search', SLOW_QUERY).catch(() => null));
   await new Promise((resolve) => setTimeout(resolve, 30));
   daemon.process.kill('SIGTERM');
-  await waitFor(async () => /shutting down/.test(daemon.stderr()), 5000, 'shutdown to begin');
+  await daemon.waitForLog(/shutting down/, 'shutdown to begin');
   const refused = await get('/api/repos');
   t.equal(refused.status, 503, 'a new request on an open connection is refused');
   t.equal(JSON.parse(refused.body).errorCode, 'SERVICE_UNAVAILABLE');

@@ -28,6 +28,6 @@ t.test('SIGHUP reloads the configuration: repositories come and go without a res
 
   fs.writeFileSync(daemon.configFile, '{ not json');
   daemon.process.kill('SIGHUP');
-  await waitFor(async () => /the configuration is invalid; keeping the running one/.test(daemon.stderr()), 5000, 'the reload to be refused');
+  await daemon.waitForLog(/the configuration is invalid; keeping the running one/, 'the reload to be refused');
   t.same(await searched(), ['example.com/acme/second'], 'an invalid file changes nothing');
 });
