@@ -10,10 +10,13 @@
  *   3 — every posting carries a next-byte mask (which bytes follow the trigram in the
  *       document, by their low 3 bits): candidates need their trigrams followed by the
  *       literal's next bytes, not just present.
+ *   4 — documents over 64 KiB also have 16 KiB blocks with trigram postings of their own
+ *       (BLKS, BTRK, BTRP): a literal is verified only in the blocks that can hold it, not in
+ *       the whole of every big candidate file.
  */
 
 export const SHARD_MAGIC = Buffer.from('TRAWLSHD', 'latin1');
-export const SHARD_FORMAT_VERSION = 3;
+export const SHARD_FORMAT_VERSION = 4;
 export const SHARD_FILE_EXTENSION = '.trawl';
 
 /** magic(8) version(4) sectionCount(4) tocOffset(4) tocCrc(4) fileLength(4) headerCrc(4). */
@@ -37,11 +40,25 @@ export const Section = {
   contentTrigramPostings: 'CTRP',
   pathTrigramKeys: 'PTRK',
   pathTrigramPostings: 'PTRP',
+  blocks: 'BLKS',
+  blockTrigramKeys: 'BTRK',
+  blockTrigramPostings: 'BTRP',
 } as const;
 export type SectionTag = (typeof Section)[keyof typeof Section];
 
 /** Sections whose absence makes a shard unreadable by this version. */
 export const REQUIRED_SECTIONS: readonly SectionTag[] = Object.values(Section);
+
+/**
+ * Blocks (BLKS): what the writer gives blocks to. A document longer than
+ * BLOCKED_DOCUMENT_BYTES is cut into BLOCK_BYTES blocks; each block's
+ * trigrams are those of its bytes and the BLOCK_REACH bytes after it, so any
+ * occurrence of a literal of up to BLOCK_REACH + 1 bytes that starts in a
+ * block has all its trigrams (and next bytes) in that block's postings.
+ */
+export const BLOCK_BYTES = 16384;
+export const BLOCK_REACH = 128;
+export const BLOCKED_DOCUMENT_BYTES = 65536;
 
 /** Document record: 13 little-endian u32 words. */
 export const DocumentField = {

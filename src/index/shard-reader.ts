@@ -41,7 +41,7 @@ interface SectionSpan {
   length: number;
 }
 
-const BULK_SECTIONS = new Set<string>([Section.contents, Section.contentTrigramPostings, Section.pathTrigramPostings, Section.lines]);
+const BULK_SECTIONS = new Set<string>([Section.contents, Section.contentTrigramPostings, Section.pathTrigramPostings, Section.blockTrigramPostings, Section.lines]);
 const KNOWN_FLAGS = DocumentFlags.binary | DocumentFlags.tooLarge | DocumentFlags.invalidUtf8;
 
 /** A trigram table: ascending keys and the posting byte range of each. */
@@ -90,6 +90,12 @@ export class Shard {
   readonly documentCount: number;
   readonly contentTrigrams: TrigramTable;
   readonly pathTrigrams: TrigramTable;
+  /** Trigrams of the blocks of big documents (BLKS): posting ids are block ids. */
+  readonly blockTrigrams: TrigramTable;
+  /** Bytes of content per block; a block's trigrams also cover `blockReach` bytes after it. */
+  readonly blockBytes: number;
+  readonly blockReach: number;
+  private readonly firstBlocks: Uint32Array;
   private readonly documents: Uint32Array;
   private readonly symbolRecords: Uint32Array;
   private readonly parentNames: string[];
@@ -130,6 +136,22 @@ export class Shard {
     this.validateSymbols();
     this.contentTrigrams = this.trigramTable(Section.contentTrigramKeys, Section.contentTrigramPostings);
     this.pathTrigrams = this.trigramTable(Section.pathTrigramKeys, Section.pathTrigramPostings);
+    const blocks = this.u32Section(Section.blocks);
+    if (blocks.length !== 3 + this.documentCount) throw corrupt(`BLKS holds ${blocks.length} words, expected ${3 + this.documentCount}`);
+    this.blockBytes = blocks[0]!;
+    this.blockReach = blocks[1]!;
+    this.firstBlocks = blocks.subarray(2);
+    this.validateBlocks();
+    this.blockTrigrams = this.trigramTable(Section.blockTrigramKeys, Section.blockTrigramPostings);
+  }
+
+  /**
+   * Document `doc`'s blocks, ids [first, end): none for a document without
+   * blocks, else block first + k holds content bytes [k·blockBytes, (k+1)·blockBytes).
+   */
+  blocksOf(doc: number): { first: number; end: number } {
+    this.record(doc);
+    return { first: this.firstBlocks[doc]!, end: this.firstBlocks[doc + 1]! };
   }
 
   /** Repository-relative path of document `doc`. */
@@ -296,6 +318,16 @@ export class Shard {
       if ((languageAndFlags & 0xffff) >= this.meta.languages.length) throw corrupt(`${where}: unknown language index`);
       if ((languageAndFlags >>> 16) & ~KNOWN_FLAGS) throw corrupt(`${where}: unknown flag bits`);
       if ((this.branchMask(doc) & ~allowedBranches) !== 0n) throw corrupt(`${where}: branch mask names a branch the shard does not have`);
+    }
+  }
+
+  private validateBlocks(): void {
+    if (this.blockBytes === 0) throw corrupt('BLKS: block size 0');
+    if (this.firstBlocks[0] !== 0) throw corrupt('BLKS: the first document\'s blocks do not start at 0');
+    for (let doc = 0; doc < this.documentCount; doc++) {
+      const count = this.firstBlocks[doc + 1]! - this.firstBlocks[doc]!;
+      const contentLength = this.documents[doc * DOCUMENT_RECORD_WORDS + F.contentLength]!;
+      if (count !== 0 && count !== Math.ceil(contentLength / this.blockBytes)) throw corrupt(`BLKS: document ${doc} has ${count} blocks for ${contentLength} bytes`);
     }
   }
 

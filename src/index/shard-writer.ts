@@ -5,6 +5,9 @@
  */
 import zlib from 'node:zlib';
 import {
+  BLOCKED_DOCUMENT_BYTES,
+  BLOCK_BYTES,
+  BLOCK_REACH,
   DOCUMENT_RECORD_WORDS,
   HEADER_SIZE,
   MAX_BRANCHES,
@@ -64,6 +67,10 @@ export class ShardWriter {
   private readonly parentNames = new StringTable();
   private readonly contentTrigrams = new TrigramPostingsBuilder();
   private readonly pathTrigrams = new TrigramPostingsBuilder();
+  /** Trigrams of the blocks of big documents; a block is a "document" of this builder. */
+  private readonly blockTrigrams = new TrigramPostingsBuilder();
+  /** firstBlock[d]: the id of document d's first block (its blocks run to firstBlock[d + 1]). */
+  private readonly firstBlock = new GrowableUint32Array();
   private pathBytes = 0;
   private linesBytes = 0;
   /** Bytes of stored content so far; the indexer starts a new shard past its cap. */
@@ -118,6 +125,12 @@ export class ShardWriter {
     this.linesBytes += lines.bytes.length;
     this.contentTrigrams.addDocument(content);
     this.pathTrigrams.addDocument(path);
+    this.firstBlock.push(this.blockTrigrams.documentCount);
+    if (content.length > BLOCKED_DOCUMENT_BYTES) {
+      for (let start = 0; start < content.length; start += BLOCK_BYTES) {
+        this.blockTrigrams.addDocument(content.subarray(start, Math.min(content.length, start + BLOCK_BYTES + BLOCK_REACH)));
+      }
+    }
     this.documentCount++;
   }
 
@@ -140,8 +153,20 @@ export class ShardWriter {
       section(Section.strings, [encodeStringPool(this.parentNames.values)]),
       ...trigramSections(Section.contentTrigramKeys, Section.contentTrigramPostings, this.contentTrigrams.finish()),
       ...trigramSections(Section.pathTrigramKeys, Section.pathTrigramPostings, this.pathTrigrams.finish()),
+      section(Section.blocks, [u32Bytes(this.blockTable())]),
+      ...trigramSections(Section.blockTrigramKeys, Section.blockTrigramPostings, this.blockTrigrams.finish()),
     ];
     return writeSections(filePath, sections);
+  }
+
+  /** BLKS: [blockBytes][reach][firstBlock × documentCount][block count]. */
+  private blockTable(): Uint32Array {
+    const table = new Uint32Array(3 + this.documentCount);
+    table[0] = BLOCK_BYTES;
+    table[1] = BLOCK_REACH;
+    table.set(this.firstBlock.view(), 2);
+    table[2 + this.documentCount] = this.blockTrigrams.documentCount;
+    return table;
   }
 
   private encodeNewlines(content: Buffer): { bytes: Buffer; count: number } {

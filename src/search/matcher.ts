@@ -14,9 +14,10 @@ import type { PatternNode } from '../query/ast.js';
 export interface Matcher {
   /**
    * Start and end byte offsets of successive non-overlapping, non-empty
-   * matches in text, at most `limit` of them, flattened: [s0, e0, s1, e1, …].
+   * matches in text that start at or after `from` (default 0), at most
+   * `limit` of them, flattened: [s0, e0, s1, e1, …].
    */
-  ranges(text: Buffer, limit: number): number[];
+  ranges(text: Buffer, limit: number, from?: number): number[];
 }
 
 export function compileMatcher(pattern: Pick<PatternNode, 'value' | 'regex' | 'caseSensitive'>): Matcher {
@@ -31,10 +32,9 @@ const FIND_BATCH = 1024;
 function literalMatcher(needle: Buffer): Matcher {
   const found = new Uint32Array(FIND_BATCH);
   return {
-    ranges(text, limit) {
+    ranges(text, limit, from = 0) {
       const ranges: number[] = [];
       if (needle.length === 0) return ranges;
-      let from = 0;
       while (ranges.length < 2 * limit) {
         const wanted = Math.min(FIND_BATCH, limit - ranges.length / 2);
         const count = native.findLiteral(text, needle, from, found.subarray(0, wanted));
@@ -49,9 +49,9 @@ function literalMatcher(needle: Buffer): Matcher {
 
 function regexMatcher(regex: RE2): Matcher {
   return {
-    ranges(text, limit) {
+    ranges(text, limit, from = 0) {
       const ranges: number[] = [];
-      regex.lastIndex = 0;
+      regex.lastIndex = from; // in bytes: the text is a Buffer
       while (ranges.length < 2 * limit) {
         const match = regex.exec(text);
         if (match === null) break;

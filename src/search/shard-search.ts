@@ -146,6 +146,7 @@ interface BranchMask {
 class Evaluator {
   private readonly regexesConsidered = new Set<PatternNode>();
   private readonly branchMasks = new Map<PatternNode, BranchMask>();
+  private readonly blockCandidates = new Map<PatternNode, Candidates>();
   private doc = 0;
   private rangeBudget = 0;
   private content: Buffer | null = null;
@@ -217,16 +218,17 @@ class Evaluator {
   private patternHolds(node: PatternNode, out: Ranges): boolean {
     switch (node.target) {
       case 'content':
-        return this.collect(out.content, this.matcher(node).ranges(this.loadContent(), this.budget()));
+        return this.collect(out.content, this.contentRanges(node));
       case 'path':
         return this.collect(out.path, this.matcher(node).ranges(this.shard.pathBytes(this.doc), this.budget()));
       case 'contentOrPath': {
-        const inContent = this.collect(out.content, this.matcher(node).ranges(this.loadContent(), this.budget()));
+        const inContent = this.collect(out.content, this.contentRanges(node));
         const inPath = this.collect(out.path, this.matcher(node).ranges(this.shard.pathBytes(this.doc), this.budget()));
         return inContent || inPath;
       }
       case 'symbol': {
         const content = this.loadContent();
+        this.stats.contentBytesLoaded += content.length;
         // Decoding every definition of a file is costly: first make sure the text the pattern needs is there at all.
         if (!literalsPresent(this.literalPlan(node), content)) return false;
         const found: number[] = [];
@@ -296,13 +298,59 @@ class Evaluator {
     return cached(matchers, node, () => compileMatcher(node));
   }
 
+  /** The current document's content (a view of the mapping); the bytes searched are counted where they are searched. */
   private loadContent(): Buffer {
     if (this.content === null) {
       this.content = this.shard.content(this.doc);
       this.stats.filesLoaded++;
-      this.stats.contentBytesLoaded += this.content.length;
     }
     return this.content;
+  }
+
+  /**
+   * The matches of a content pattern in the current document. In a document
+   * with blocks (docs/index-format.md, BLKS), a literal is searched only in
+   * the runs of blocks whose trigrams can hold it: an occurrence that starts
+   * in a block has all its trigrams in that block's postings.
+   */
+  private contentRanges(node: PatternNode): number[] {
+    const content = this.loadContent();
+    const matcher = this.matcher(node);
+    const { first, end } = this.shard.blocksOf(this.doc);
+    const blocks = first === end ? 'all' : this.candidateBlocks(node);
+    if (blocks === 'all') {
+      this.stats.contentBytesLoaded += content.length;
+      return matcher.ranges(content, this.budget());
+    }
+    // A case-insensitive match can be up to 3 bytes per byte of the literal (a 1-byte letter matching a 3-byte one).
+    const longestMatch = 3 * Buffer.byteLength(node.value, 'utf8');
+    const blockBytes = this.shard.blockBytes;
+    const found: number[] = [];
+    for (let i = lowerBound(blocks, first); i < blocks.length && blocks[i]! < end; ) {
+      let runEnd = i + 1;
+      while (runEnd < blocks.length && blocks[runEnd]! < end && blocks[runEnd] === blocks[runEnd - 1]! + 1) runEnd++;
+      const from = (blocks[i]! - first) * blockBytes;
+      const to = Math.min(content.length, (blocks[runEnd - 1]! - first + 1) * blockBytes); // occurrences start before `to`
+      const window = content.subarray(0, Math.min(content.length, to + longestMatch - 1));
+      this.stats.contentBytesLoaded += window.length - from;
+      const ranges = matcher.ranges(window, Math.max(1, this.budget() - found.length / 2), from);
+      for (let r = 0; r < ranges.length && ranges[r]! < to; r += 2) found.push(ranges[r]!, ranges[r + 1]!);
+      if (found.length / 2 >= this.budget()) break;
+      i = runEnd;
+    }
+    return found;
+  }
+
+  /** Blocks of this shard that can hold a plain literal's occurrences ('all' when the block index cannot tell). */
+  private candidateBlocks(node: PatternNode): Candidates {
+    let blocks = this.blockCandidates.get(node);
+    if (blocks === undefined) {
+      const plan = this.literalPlan(node);
+      const usable = !node.regex && plan.type === 'literal' && Buffer.byteLength(plan.text, 'utf8') <= this.shard.blockReach + 1;
+      blocks = usable ? candidates(plan, this.shard.blockTrigrams, this.stats) : 'all';
+      this.blockCandidates.set(node, blocks);
+    }
+    return blocks;
   }
 
   /** At least one range is always asked for, so a file is decided even when the budget is spent. */
@@ -314,6 +362,18 @@ class Evaluator {
     into.push(...ranges);
     return ranges.length > 0;
   }
+}
+
+/** Index of the first value ≥ `value` in an ascending array. */
+function lowerBound(values: Uint32Array, value: number): number {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (values[mid]! < value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 /**

@@ -5,7 +5,7 @@ import zlib from 'node:zlib';
 import { ShardWriter } from '../../src/index/shard-writer.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { ShardFormatError } from '../../src/index/errors.js';
-import { DocumentFlags, HEADER_SIZE, TOC_ENTRY_SIZE, Section } from '../../src/index/format.js';
+import { BLOCKED_DOCUMENT_BYTES, BLOCK_BYTES, BLOCK_REACH, DocumentFlags, HEADER_SIZE, TOC_ENTRY_SIZE, Section } from '../../src/index/format.js';
 import { caseVariants, trigramAt } from '../../src/index/trigrams.js';
 import type { DocumentInput, ShardMeta } from '../../src/index/model.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -106,6 +106,31 @@ t.test('trigram postings list exactly the documents containing each trigram', as
   t.same(variants('1_;'), ['1_;'], 'non-letters have one form');
 });
 
+t.test('documents over the block threshold get blocks whose postings cover their bytes and the reach after them', async (t) => {
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const text = (length: number) => Array.from({ length }, () => 'abcdefgh\n'[Math.floor(random() * 9)]).join('');
+  const big = text(5 * BLOCK_BYTES + BLOCK_REACH + 50) + 'QQQ'; // QQQ: in the last block, past the reach of the one before
+  const docs = [doc('small.txt', text(100)), doc('big.txt', big), doc('exact.txt', text(BLOCKED_DOCUMENT_BYTES)), doc('bigger.txt', text(BLOCKED_DOCUMENT_BYTES + 1))];
+  const shard = Shard.open(writeShard(tempDir(t), docs));
+  t.same(shard.blocksOf(0), { first: 0, end: 0 }, 'a small document has no blocks');
+  t.same(shard.blocksOf(2), { first: 6, end: 6 }, 'nor has one of exactly the threshold');
+  t.same(shard.blocksOf(1), { first: 0, end: 6 }, 'a big one has one block per BLOCK_BYTES, the last one partial');
+  t.same(shard.blocksOf(3), { first: 6, end: 6 + Math.ceil((BLOCKED_DOCUMENT_BYTES + 1) / BLOCK_BYTES) });
+  t.equal(shard.blockBytes, BLOCK_BYTES);
+  t.equal(shard.blockReach, BLOCK_REACH);
+  const bytes = Buffer.from(big);
+  const expected = new Map<number, number[]>();
+  for (let block = 0; block * BLOCK_BYTES < bytes.length; block++) {
+    const covered = bytes.subarray(block * BLOCK_BYTES, Math.min(bytes.length, (block + 1) * BLOCK_BYTES + BLOCK_REACH));
+    const seen = new Set<number>();
+    for (let i = 0; i + 3 <= covered.length; i++) seen.add(trigramAt(covered, i));
+    for (const trigram of seen) expected.set(trigram, [...(expected.get(trigram) ?? []), block]);
+  }
+  for (const [trigram, blocks] of expected) t.same([...shard.blockTrigrams.postingsOf(trigram)!].filter((block) => block < 6), blocks);
+  t.same([...shard.blockTrigrams.postingsOf(trigramAt(Buffer.from('QQQ'), 0))!], [5], 'a trigram of one block is posted for it alone');
+});
+
 /** Sections of a shard as the table of contents lists them. */
 function tableOfContents(bytes: Buffer): { tag: string; offset: number; length: number; entry: number }[] {
   const count = bytes.readUInt32LE(12);
@@ -204,6 +229,10 @@ t.test('structurally impossible values with valid checksums are CORRUPT errors',
   mutate('duplicate section', (b) => b.write(Section.paths, tableOfContents(b)[0]!.entry, 'latin1'));
   const symbols = sections.get(Section.symbols)!;
   mutate('symbol end past its document', (b) => b.writeUInt32LE(0xffff, symbols.offset + 4));
+  const blocks = sections.get(Section.blocks)!;
+  mutate('block size 0', (b) => b.writeUInt32LE(0, blocks.offset));
+  mutate('blocks for a document too small to have them', (b) => b.fill(0x01, blocks.offset + 12, blocks.offset + 4 * (3 + documents.length)));
+  mutate('first block not 0', (b) => b.writeUInt32LE(1, blocks.offset + 8));
 
   // Damage only visible when decoding a varint stream: the newline table of document 0.
   const lines = sections.get(Section.lines)!;

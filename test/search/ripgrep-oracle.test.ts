@@ -16,6 +16,8 @@ import { LineIndex } from '../../src/search/positions.js';
 import { tempDir } from '../helpers/tmp.js';
 import { writeFiles } from '../helpers/git.js';
 
+const LONG_LITERAL = `long_${'x'.repeat(140)}_literal`;
+
 const corpus: Record<string, string> = {
   'src/main.c': '#include <stdio.h>\n\nint main(void) {\n\tprintf("Hello, World\\n");\n\treturn 0; /* PM_RESUME */\n}\n',
   'src/power.h': '#define PM_RESUME 1\n#define PM_SUSPEND 2\n#define pm_resume_lower 3\nstatic int PM_RESUME_COUNT;\n',
@@ -24,7 +26,28 @@ const corpus: Record<string, string> = {
   'docs/notes.md': 'TODO: resume work\ntodo: lower\nToDo: Mixed\nnothing here\n',
   'lib/util.py': 'def resume_all(items):\n    for item in items:\n        item.resume()\n    return len(items)  # resume count\n',
   'empty.txt': '',
+  'big/registers.h': bigFile(),
 };
+
+/**
+ * A file long enough to be cut into index blocks (docs/index-format.md,
+ * BLKS: 16 KiB blocks for files over 64 KiB), with occurrences across block
+ * boundaries, at a block's first byte, in its last bytes, and at the end of
+ * the file.
+ */
+function bigFile(): string {
+  const block = 16384;
+  const lines: string[] = [];
+  for (let i = 0; lines.join('').length < 10 * block; i++) lines.push(`#define reg_${String(i).padStart(5, '0')}_mask 0x${i.toString(16)}\n`);
+  const text = Buffer.from(lines.join(''));
+  const put = (offset: number, value: string) => Buffer.from(value).copy(text, offset);
+  put(block - 4, 'PM_RESUME'); // across the first boundary
+  put(3 * block, 'pm_Resume'); // a block's first byte
+  put(5 * block - 2, LONG_LITERAL); // longer than a block's reach
+  put(7 * block - 3, 'RÉSUMÉ'); // multi-byte, across a boundary
+  put(8 * block - 1, 'PM_RESUME'); // starting at a block's last byte
+  return text.toString() + 'ToDo PM_RESUME';
+}
 
 /** [pattern, regex, case-sensitive, the same pattern for ripgrep where its syntax differs]. */
 const queries: [pattern: string, regex: boolean, caseSensitive: boolean, forRipgrep?: string][] = [
@@ -40,6 +63,10 @@ const queries: [pattern: string, regex: boolean, caseSensitive: boolean, forRipg
   ['\t', false, true],
   ['with tabs', false, true],
   ['line', false, true],
+  ['pm_resume', false, true],
+  [LONG_LITERAL, false, true],
+  [LONG_LITERAL.toUpperCase(), false, false],
+  ['reg_00042_mask', false, true],
   ['[A-Z]+_RESUME', true, true],
   ['pm_\\w+', true, false],
   ['^#define\\s+PM_', true, true],
