@@ -26,6 +26,14 @@ export interface NativeAddon {
    * bytes.length − 2 more.
    */
   collectTrigrams(bytes: Uint8Array, seenBits: Uint8Array, nextMasks: Uint8Array, out: Uint32Array, outLength: number): number;
+  /**
+   * Appends the distinct trigrams of `pairs` (trigrams with next-byte masks in
+   * bits 24–31, as collectTrigrams writes them) to out[outLength…], each with
+   * the OR of its masks, and returns the new length: the set of a text from the
+   * sets of pieces that cover it. Scratch tables as for collectTrigrams; out
+   * must have room for pairs.length more and not overlap pairs.
+   */
+  uniteTrigrams(pairs: Uint32Array, seenBits: Uint8Array, nextMasks: Uint8Array, out: Uint32Array, outLength: number): number;
   /** Appends the offset of every '\n' in bytes to out[outLength…]; returns the new length. */
   collectNewlines(bytes: Uint8Array, out: Uint32Array, outLength: number): number;
   /**

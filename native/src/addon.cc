@@ -201,6 +201,17 @@ bool IntegerArg(const Napi::CallbackInfo& info, size_t index, const char* what, 
 // three bits, which an ASCII letter shares with its other case.
 inline uint8_t NextByteBit(uint8_t byte) { return static_cast<uint8_t>(1u << (byte & 7)); }
 
+// Puts the collected masks into out[first, end) (bits 24-31) and clears both
+// scratch tables behind them, entry by entry.
+void AttachMasks(uint8_t* seen, uint8_t* next, uint32_t* out, size_t first, size_t end) {
+  for (size_t i = first; i < end; i++) {
+    uint32_t trigram = out[i];
+    seen[trigram >> 3] = 0;
+    out[i] = trigram | static_cast<uint32_t>(next[trigram]) << 24;
+    next[trigram] = 0;
+  }
+}
+
 // collectTrigrams(bytes, seenBits, nextMasks, out, outLength) -> new outLength.
 // Appends to out the distinct trigrams (3 bytes, case kept) of bytes, in
 // first-seen order, each with its next-byte mask in bits 24-31: the OR of
@@ -248,12 +259,53 @@ Napi::Value CollectTrigrams(const Napi::CallbackInfo& info) {
       if (i + 1 < bytes.length) next[trigram] |= NextByteBit(data[i + 1]);
     }
   }
-  for (size_t i = first; i < outLength; i++) {
-    uint32_t trigram = out[i];
-    seen[trigram >> 3] = 0;
-    out[i] = trigram | static_cast<uint32_t>(next[trigram]) << 24;
-    next[trigram] = 0;
+  AttachMasks(seen, next, out, first, outLength);
+  return Napi::Number::New(env, static_cast<double>(outLength));
+}
+
+// uniteTrigrams(pairs, seenBits, nextMasks, out, outLength) -> new outLength.
+// Appends to out the distinct trigrams of pairs (trigrams with next-byte masks
+// in bits 24-31, as collectTrigrams writes them), each with the OR of its
+// masks: the trigram set of a text from the sets of pieces that cover it.
+// Scratch tables and out as for collectTrigrams; out needs room for
+// pairs.length more and must not overlap pairs.
+Napi::Value UniteTrigrams(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  TypedView pairs = TypedArg(info, 0, napi_uint32_array, "uniteTrigrams: pairs (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  TypedView bits = TypedArg(info, 1, napi_uint8_array, "uniteTrigrams: seenBits (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  TypedView masks = TypedArg(info, 2, napi_uint8_array, "uniteTrigrams: nextMasks (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  TypedView outView = TypedArg(info, 3, napi_uint32_array, "uniteTrigrams: out (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  int64_t outLengthArg;
+  if (!IntegerArg(info, 4, "uniteTrigrams: outLength", &outLengthArg)) return env.Undefined();
+  size_t outLength = static_cast<size_t>(outLengthArg);
+  const uint32_t* in = reinterpret_cast<const uint32_t*>(pairs.data);
+  uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
+  bool overlapping = in < out + outView.length && out < in + pairs.length;
+  if (bits.length != kTrigramSpace / 8 || masks.length != kTrigramSpace || outLength > outView.length ||
+      outView.length - outLength < pairs.length || overlapping) {
+    Napi::RangeError::New(env,
+                          "uniteTrigrams: seenBits must hold 2^24 bits, nextMasks 2^24 bytes and out room for "
+                          "pairs.length more, apart from pairs")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
   }
+  uint8_t* seen = bits.data;
+  uint8_t* next = masks.data;
+  size_t first = outLength;
+  for (size_t i = 0; i < pairs.length; i++) {
+    uint32_t trigram = in[i] & (kTrigramSpace - 1);
+    uint8_t bit = static_cast<uint8_t>(1u << (trigram & 7));
+    if (!(seen[trigram >> 3] & bit)) {
+      seen[trigram >> 3] |= bit;
+      out[outLength++] = trigram;
+    }
+    next[trigram] |= static_cast<uint8_t>(in[i] >> 24);
+  }
+  AttachMasks(seen, next, out, first, outLength);
   return Napi::Number::New(env, static_cast<double>(outLength));
 }
 
@@ -527,6 +579,7 @@ Napi::Value DecodeAscending(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("buildPostings", Napi::Function::New(env, BuildPostings, "buildPostings"));
   exports.Set("collectTrigrams", Napi::Function::New(env, CollectTrigrams, "collectTrigrams"));
+  exports.Set("uniteTrigrams", Napi::Function::New(env, UniteTrigrams, "uniteTrigrams"));
   exports.Set("decodeAscending", Napi::Function::New(env, DecodeAscending, "decodeAscending"));
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("findLiteral", Napi::Function::New(env, FindLiteral, "findLiteral"));

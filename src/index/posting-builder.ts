@@ -22,6 +22,12 @@ export interface TrigramPostings {
 let seenBits: Uint8Array | null = null;
 let nextMasks: Uint8Array | null = null;
 
+function scratch(): [Uint8Array, Uint8Array] {
+  seenBits ??= new Uint8Array(TRIGRAM_SPACE / 8);
+  nextMasks ??= new Uint8Array(TRIGRAM_SPACE);
+  return [seenBits, nextMasks];
+}
+
 export class TrigramPostingsBuilder {
   /** Distinct trigrams of every document with their next-byte masks (bits 24–31), document after document. */
   private readonly trigrams = new GrowableUint32Array(1 << 16);
@@ -32,10 +38,20 @@ export class TrigramPostingsBuilder {
   addDocument(bytes: Uint8Array): void {
     this.firstPair.push(this.trigrams.length);
     if (bytes.length < 3) return;
-    seenBits ??= new Uint8Array(TRIGRAM_SPACE / 8);
-    nextMasks ??= new Uint8Array(TRIGRAM_SPACE);
     const out = this.trigrams.reserve(bytes.length - 2);
-    this.trigrams.length = native.collectTrigrams(bytes, seenBits, nextMasks, out, this.trigrams.length);
+    this.trigrams.length = native.collectTrigrams(bytes, ...scratch(), out, this.trigrams.length);
+  }
+
+  /**
+   * Records the next document as the union of `pieces`' documents from
+   * `firstPiece` on (their trigrams, masks ORed): a document whose blocks
+   * cover all its trigrams, without scanning its bytes again.
+   */
+  addUnionOf(pieces: TrigramPostingsBuilder, firstPiece: number): void {
+    this.firstPair.push(this.trigrams.length);
+    const pairs = pieces.trigrams.view().subarray(pieces.firstPair.view()[firstPiece] ?? pieces.trigrams.length);
+    const out = this.trigrams.reserve(pairs.length);
+    this.trigrams.length = native.uniteTrigrams(pairs, ...scratch(), out, this.trigrams.length);
   }
 
   get documentCount(): number {

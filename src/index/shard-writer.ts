@@ -123,13 +123,16 @@ export class ShardWriter {
     this.pathBytes += path.length;
     this.contentBytes += content.length;
     this.linesBytes += lines.bytes.length;
-    this.contentTrigrams.addDocument(content);
     this.pathTrigrams.addDocument(path);
-    this.firstBlock.push(this.blockTrigrams.documentCount);
+    const firstBlock = this.blockTrigrams.documentCount;
+    this.firstBlock.push(firstBlock);
     if (content.length > BLOCKED_DOCUMENT_BYTES) {
       for (let start = 0; start < content.length; start += BLOCK_BYTES) {
         this.blockTrigrams.addDocument(content.subarray(start, Math.min(content.length, start + BLOCK_BYTES + BLOCK_REACH)));
       }
+      this.contentTrigrams.addUnionOf(this.blockTrigrams, firstBlock); // the blocks cover every trigram of the document
+    } else {
+      this.contentTrigrams.addDocument(content);
     }
     this.documentCount++;
   }

@@ -38,7 +38,8 @@ const OUT_FULL = -5;
 /** The decoder's output buffer, shared by every call on this thread (results are copied out of it). */
 let scratch = new Uint32Array(1 << 16);
 
-function decode(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
+/** The decoded values as a view of the thread's scratch buffer, valid until the next decode on this thread. */
+function decodeToScratch(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
   // No stream holds more values than bytes (or count), so the scratch needs no more room than that.
   const room = count >= 0 ? count : end - start;
   if (scratch.length < room) scratch = new Uint32Array(Math.max(room, 2 * scratch.length));
@@ -47,7 +48,11 @@ function decode(bytes: Uint8Array, start: number, end: number, section: string, 
     if (n === OUT_FULL) throw new Error('decodeAscending: scratch smaller than the stream'); // unreachable: room covers it
     throw new ShardFormatError('CORRUPT', `${section}: ${DECODE_FAILURES[n]}`);
   }
-  return scratch.slice(0, n);
+  return scratch.subarray(0, n);
+}
+
+function decode(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
+  return decodeToScratch(bytes, start, end, section, count, stop, need).slice();
 }
 
 /**
@@ -70,6 +75,16 @@ export function decodeAscending(bytes: Uint8Array, start: number, end: number, s
  */
 export function decodeMaskedPostings(bytes: Uint8Array, start: number, end: number, section: string, need: number): Uint32Array {
   return decode(bytes, start, end, section, -1, undefined, need);
+}
+
+/**
+ * decodeMaskedPostings without the copy: a view of this thread's decode
+ * buffer, overwritten by the next decode on the thread. For a list that is
+ * consumed at once (intersected with a shorter one): copying a long list
+ * cost as much as decoding it.
+ */
+export function decodeMaskedPostingsTransient(bytes: Uint8Array, start: number, end: number, section: string, need: number): Uint32Array {
+  return decodeToScratch(bytes, start, end, section, -1, undefined, need);
 }
 
 /** Encoded size of an ascending sequence in the form decodeAscending reads. */

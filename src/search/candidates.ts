@@ -87,9 +87,11 @@ function literalCandidates(text: string, caseSensitive: boolean, table: TrigramT
   let result: Uint32Array | null = null;
   for (const group of groups) {
     if (result !== null && (result.length <= FEW_CANDIDATES || group.encodedLength > PRUNING_WORTH_BYTES_PER_CANDIDATE * result.length)) break;
+    // One list to intersect with is consumed straight from the decoder's buffer: copying a long list costs as much as decoding it.
+    const transient: boolean = result !== null && group.indexes.length === 1;
     let documents: Uint32Array | null = null;
     for (const index of group.indexes) {
-      const postings = table.postingsAt(index, group.followedBy);
+      const postings: Uint32Array = transient ? table.transientPostingsAt(index, group.followedBy) : table.postingsAt(index, group.followedBy);
       stats.indexBytesLoaded += table.encodedLength(index);
       stats.ngramMatches += postings.length;
       documents = documents === null ? postings : union(documents, postings);

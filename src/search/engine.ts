@@ -315,10 +315,15 @@ function resultTypeOf(query: QueryNode): 'file' | 'repo' | undefined {
   return undefined;
 }
 
+/** The ranges by start; one pattern's ranges (the common case) already are, and are returned as they are. */
 function sortedPairs(flat: number[]): number[] {
-  return rangePairs(flat)
-    .sort((a, b) => a[0] - b[0])
-    .flat();
+  let sorted = true;
+  for (let i = 2; i < flat.length && sorted; i += 2) sorted = flat[i - 2]! <= flat[i]!;
+  if (sorted) return flat;
+  const pairs = rangePairs(flat).sort((a, b) => a[0] - b[0]);
+  const out: number[] = [];
+  for (const [start, end] of pairs) out.push(start, end);
+  return out;
 }
 
 function emptyStats(): SearchStats {

@@ -6,7 +6,7 @@ import { ShardWriter } from '../../src/index/shard-writer.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { ShardFormatError } from '../../src/index/errors.js';
 import { BLOCKED_DOCUMENT_BYTES, BLOCK_BYTES, BLOCK_REACH, DocumentFlags, HEADER_SIZE, TOC_ENTRY_SIZE, Section } from '../../src/index/format.js';
-import { caseVariants, trigramAt } from '../../src/index/trigrams.js';
+import { caseVariants, nextByteBit, trigramAt } from '../../src/index/trigrams.js';
 import type { DocumentInput, ShardMeta } from '../../src/index/model.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -129,7 +129,25 @@ t.test('documents over the block threshold get blocks whose postings cover their
   }
   for (const [trigram, blocks] of expected) t.same([...shard.blockTrigrams.postingsOf(trigram)!].filter((block) => block < 6), blocks);
   t.same([...shard.blockTrigrams.postingsOf(trigramAt(Buffer.from('QQQ'), 0))!], [5], 'a trigram of one block is posted for it alone');
+
+  // The document's own postings are the union of its blocks' (not a second scan): every trigram, every next-byte bit, no more.
+  const masks = new Map<number, number>();
+  for (let i = 0; i + 3 <= bytes.length; i++) masks.set(trigramAt(bytes, i), (masks.get(trigramAt(bytes, i)) ?? 0) | (i + 3 < bytes.length ? nextByteBit(bytes[i + 3]!) : 0));
+  let wrong = 0;
+  for (const [trigram, mask] of masks) {
+    const index = shard.contentTrigrams.locate(trigram);
+    for (let bit = 1; bit < 256; bit <<= 1) if ([...shard.contentTrigrams.postingsAt(index, bit)].includes(1) !== ((mask & bit) !== 0)) wrong++;
+  }
+  t.equal(wrong, 0, `big.txt's ${masks.size} trigrams and their next-byte masks are posted exactly`);
+  t.equal(countDocumentTrigrams(shard, 1), masks.size, 'and no trigram it lacks');
 });
+
+/** How many content trigram keys list document `doc`. */
+function countDocumentTrigrams(shard: Shard, doc: number): number {
+  let count = 0;
+  for (let index = 0; index < shard.contentTrigrams.size; index++) if (shard.contentTrigrams.postingsAt(index).includes(doc)) count++;
+  return count;
+}
 
 /** Sections of a shard as the table of contents lists them. */
 function tableOfContents(bytes: Buffer): { tag: string; offset: number; length: number; entry: number }[] {

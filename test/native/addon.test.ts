@@ -188,3 +188,21 @@ t.test('findLiteral stops at out.length, resumes from `from`, and rejects bad ar
   t.throws(() => native.findLiteral(haystack, Buffer.alloc(0), 0, rest), { name: 'RangeError', message: /needle must not be empty/ });
   t.throws(() => native.findLiteral(haystack, needle, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
 });
+
+t.test('uniteTrigrams gives the trigram set of pieces that cover a text, masks ORed, and leaves its scratch clean', async (t) => {
+  const seen = new Uint8Array(1 << 21);
+  const masks = new Uint8Array(1 << 24);
+  const text = Buffer.from('abcabd abcx abce '.repeat(40));
+  const whole = new Uint32Array(text.length);
+  const expected = [...whole.subarray(0, native.collectTrigrams(text, seen, masks, whole, 0))].sort((a, b) => a - b);
+  // Overlapping pieces, as blocks with their reach are: every trigram start inside one of them.
+  const pieces = new Uint32Array(4 * text.length);
+  let length = 0;
+  for (let start = 0; start < text.length; start += 100) length = native.collectTrigrams(text.subarray(start, Math.min(text.length, start + 110)), seen, masks, pieces, length);
+  const out = new Uint32Array(length);
+  const united = native.uniteTrigrams(pieces.subarray(0, length), seen, masks, out, 0);
+  t.same([...out.subarray(0, united)].sort((a, b) => a - b), expected, 'the same trigrams with the same next-byte masks as one scan');
+  t.ok(seen.every((byte) => byte === 0) && masks.every((byte) => byte === 0), 'both scratch tables are zero again');
+  t.throws(() => native.uniteTrigrams(pieces, seen, masks, pieces, 0), { name: 'RangeError', message: /apart from pairs/ }, 'out may not overlap pairs');
+  t.throws(() => native.uniteTrigrams(pieces.subarray(0, length), seen, masks, new Uint32Array(1), 0), { name: 'RangeError', message: /room/ });
+});
