@@ -53,6 +53,11 @@ export class SearchPool {
       minThreads: options.workers,
       maxThreads: options.workers,
       idleTimeout: Number.POSITIVE_INFINITY,
+      // A task that finds every worker busy goes back to the head of the queue: by default Piscina puts it
+      // at the tail, so under sustained load searches overtake each other and p99 was 3.7 × p50 at c = 64.
+      stricterFIFO: true,
+      // Piscina's run and wait histograms are not read anywhere (the daemon keeps its own metrics).
+      recordTiming: false,
     });
   }
 
