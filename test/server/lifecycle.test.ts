@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import http from 'node:http';
 import path from 'node:path';
-import { startDaemon, waitFor } from '../helpers/daemon.js';
+import { type Daemon, startDaemon, waitFor } from '../helpers/daemon.js';
 import { commitAll, makeRepository, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 import { fixtureRepository } from './fixture.js';
@@ -14,6 +14,18 @@ function slowCorpus(t: Test) {
   return { name: 'example.com/acme/slow', path: root, public: true };
 }
 const SLOW_QUERY = { query: '[a-z]{3}[0-9]{11}', matches: 10, isRegexEnabled: true };
+
+/**
+ * Starts `count` slow searches on a one-worker daemon and resolves once at
+ * least two are in flight: one such search takes only tens of milliseconds,
+ * so a signal sent after a fixed delay can come after all of them are answered.
+ */
+async function searchesInFlight(daemon: Daemon, count: number) {
+  const responses = Array.from({ length: count }, () => daemon.post('/api/search', SLOW_QUERY));
+  const queueDepth = async () => Number(/^trawl_search_queue_depth (\d+)$/m.exec(await (await daemon.fetch('/metrics')).text())?.[1]);
+  await waitFor(async () => (await queueDepth()) >= 2, 10_000, 'searches to be in flight');
+  return responses;
+}
 
 t.test('a commit to a watched repository becomes searchable without a restart', async (t) => {
   const repo = fixtureRepository(t);
@@ -29,20 +41,19 @@ t.test('a commit to a watched repository becomes searchable without a restart', 
 });
 
 t.test('SIGTERM during a search lets it finish, then exits 0', async (t) => {
-  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
-  const pending = daemon.post('/api/search', SLOW_QUERY);
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } });
+  const pending = await searchesInFlight(daemon, 16);
   daemon.process.kill('SIGTERM');
-  const response = await pending;
-  t.equal(response.status, 200, 'the search in flight was answered');
-  const body = await response.json();
-  t.equal(body.stats.flushReason, 'FINAL_FLUSH', 'and it ran to the end');
+  const responses = await Promise.all(pending);
+  t.same(new Set(responses.map((response) => response.status)), new Set([200]), 'the searches in flight were answered');
+  const bodies = await Promise.all(responses.map((response) => response.json()));
+  t.same(new Set(bodies.map((body) => body.stats.flushReason)), new Set(['FINAL_FLUSH']), 'and ran to the end');
   t.equal(await daemon.exited, 0, 'exit status 0');
-  t.match(daemon.stderr(), /"inFlight":1,"msg":"shutting down"/, 'the search was in flight when the signal came');
+  t.match(daemon.stderr(), /"inFlight":[1-9]\d*,"msg":"shutting down"/, 'searches were in flight when the signal came');
 });
 
 t.test('while stopping, new requests get 503; a second signal exits at once', async (t) => {
-  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { shutdownDrainSeconds: 60 } });
+  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { shutdownDrainSeconds: 60, workers: 1 } });
   // One kept-alive connection, opened before the signal, to send a request on after it.
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   t.teardown(() => agent.destroy());
@@ -57,8 +68,7 @@ t.test('while stopping, new requests get 503; a second signal exits at once', as
         .on('error', reject);
     });
   t.equal((await get('/api/version')).status, 200, 'a connection is open');
-  const slow = Array.from({ length: 4 }, () => daemon.post('/api/search', SLOW_QUERY).catch(() => null));
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  const slow = (await searchesInFlight(daemon, 16)).map((response) => response.catch(() => null));
   daemon.process.kill('SIGTERM');
   await daemon.waitForLog(/shutting down/, 'shutdown to begin');
   const refused = await get('/api/repos');
