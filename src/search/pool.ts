@@ -3,13 +3,15 @@
  * one task per shard group of the visible repositories (as many groups as
  * the search's share of the workers), merges the groups' matches by score and
  * builds the response (chunks for the returned files only) from its own
- * mappings of the same shards.
+ * mappings of the same shards. A search answered as JSON that runs as one
+ * task has its response built and serialized by the worker instead: the
+ * front end's thread is the one every request passes through.
  */
 import { Piscina } from 'piscina';
-import type { SearchRequest, SearchResponse } from '../api/types.js';
+import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import type { RepositoryConfig, SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
-import type { SearchTask, SearchTaskResult } from '../worker/protocol.js';
+import type { RenderedResponse, SearchTask, SearchTaskResult } from '../worker/protocol.js';
 import { groupShards, type Catalog } from './catalog.js';
 import { buildResponse, emptyEvaluationStats, planSearch, type Found, type ShardsOutcome } from './engine.js';
 import { ShardCache } from './shard-cache.js';
@@ -38,6 +40,18 @@ export interface SearchCall {
   signal?: SearchSignal;
   /** Receives each shard group's part of the response as it completes (streaming), within the match budget. */
   onPartial?: (partial: SearchResponse) => void;
+}
+
+/** A search's response as JSON text, and its stats. */
+export interface SearchJson {
+  stats: SearchStats;
+  text: string;
+}
+
+/** When a search started and when its query was planned (performance.now() of this thread). */
+interface Timings {
+  started: number;
+  planned: number;
 }
 
 export class SearchPool {
@@ -104,6 +118,30 @@ export class SearchPool {
    * SearchQueueFullError when too many searches are in flight.
    */
   async search(request: SearchRequest, call: SearchCall, prebuilt?: QueryNode): Promise<SearchResponse> {
+    return this.admit(request, call, prebuilt, (query, signal, timings) => this.fanOut(request, query, call, signal, timings, this.groupsFor(call)));
+  }
+
+  /**
+   * Like `search`, answering the response as JSON text. A search that runs
+   * as one task (every search under load) has it built by its worker.
+   */
+  async searchJson(request: SearchRequest, call: Omit<SearchCall, 'onPartial'>, prebuilt?: QueryNode): Promise<SearchJson> {
+    return this.admit(request, call, prebuilt, async (query, signal, timings) => {
+      const groups = this.groupsFor(call);
+      if (groups.length !== 1) return jsonOf(await this.fanOut(request, query, call, signal, timings, groups));
+      const { timeOrigin } = performance;
+      const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned };
+      const submitted = performance.now();
+      const result = await this.runTask({ ...this.taskBase(request, query, signal, timings), shardFiles: groups[0]!, render });
+      const waitMs = performance.now() - submitted;
+      if ('resultsJson' in result) return renderedJson(result, waitMs);
+      // The worker failed: its crash outcome is answered from here.
+      return jsonOf(this.respond(request, query, this.resolve(result, groups[0]!), [result], timings, waitMs));
+    });
+  }
+
+  /** Counts the search in flight (or refuses it) for as long as `run` runs. */
+  private async admit<T>(request: SearchRequest, call: Pick<SearchCall, 'signal'>, prebuilt: QueryNode | undefined, run: (query: QueryNode, signal: SearchSignal, timings: Timings) => Promise<T>): Promise<T> {
     const started = performance.now();
     const query = prebuilt ?? planSearch(request, this.options.contexts);
     const planned = performance.now();
@@ -111,36 +149,45 @@ export class SearchPool {
     this.inFlight++;
     const signal = call.signal ?? createSignal();
     try {
-      return await this.fanOut(request, query, call, signal, { started, planned });
+      return await run(query, signal, { started, planned });
     } finally {
       this.inFlight--;
       cancelSearch(signal); // tasks still queued for a finished search return at once
     }
   }
 
-  private async fanOut(request: SearchRequest, query: QueryNode, call: SearchCall, signal: SearchSignal, timings: { started: number; planned: number }): Promise<SearchResponse> {
-    const catalog = this.catalog;
-    const files = catalog.repositories.filter((repo) => call.visible(repo.config)).flatMap((repo) => repo.shards);
-    const base: Omit<SearchTask, 'shardFiles'> = {
-      generation: catalog.generation,
+  /**
+   * The shard groups of the shards `call` may see, one per task. Each search in flight gets an equal
+   * share of the workers, at least one. Splitting a search only pays while workers would otherwise
+   * idle: under load it adds task round trips, and parallel groups of a capped search both scan
+   * until together they have enough.
+   */
+  private groupsFor(call: Pick<SearchCall, 'visible'>): string[][] {
+    const files = this.catalog.repositories.filter((repo) => call.visible(repo.config)).flatMap((repo) => repo.shards);
+    return groupShards(files, Math.max(1, Math.floor(this.options.workers / this.inFlight)));
+  }
+
+  private taskBase(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings): Omit<SearchTask, 'shardFiles'> {
+    return {
+      generation: this.catalog.generation,
       query,
       contexts: this.options.contexts,
       wanted: request.matches + 1,
       deadlineEpochMs: performance.timeOrigin + timings.started + this.options.timeBudgetMs,
       signal,
     };
+  }
+
+  private async fanOut(request: SearchRequest, query: QueryNode, call: SearchCall, signal: SearchSignal, timings: Timings, groups: string[][]): Promise<SearchResponse> {
+    const base = this.taskBase(request, query, signal, timings);
     const found: Found[] = [];
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
     let budget = request.matches;
     let waitMs = 0;
-    // Each search in flight gets an equal share of the workers, at least one. Splitting a search only
-    // pays while workers would otherwise idle: under load it adds task round trips, and parallel
-    // groups of a capped search both scan until together they have enough.
-    const share = Math.max(1, Math.floor(this.options.workers / this.inFlight));
     await Promise.all(
-      groupShards(files, share).map(async (shardFiles) => {
+      groups.map(async (shardFiles) => {
         const submitted = performance.now();
-        const outcome = await this.runTask({ ...base, shardFiles });
+        const outcome = (await this.runTask({ ...base, shardFiles })) as ShardsOutcome; // a task without `render` answers its outcome
         waitMs = Math.max(waitMs, performance.now() - submitted);
         const groupFound = this.resolve(outcome, shardFiles);
         found.push(...groupFound);
@@ -152,12 +199,16 @@ export class SearchPool {
         }
       }),
     );
+    return this.respond(request, query, found, outcomes, timings, waitMs);
+  }
+
+  private respond(request: SearchRequest, query: QueryNode, found: Found[], outcomes: Omit<ShardsOutcome, 'matches'>[], timings: Timings, waitMs: number): SearchResponse {
     const response = buildResponse(request, query, found, outcomes, this.options.publicUrl, { ...timings, searched: performance.now() });
-    response.stats.wait = Math.round(waitMs * 1e6);
+    response.stats.wait = nanoseconds(waitMs);
     return response;
   }
 
-  private async runTask(task: SearchTask): Promise<ShardsOutcome> {
+  private async runTask(task: SearchTask): Promise<SearchTaskResult> {
     try {
       return (await this.piscina.run(task)) as SearchTaskResult;
     } catch {
@@ -200,3 +251,16 @@ export class SearchPool {
     await this.piscina.destroy();
   }
 }
+
+function jsonOf(response: SearchResponse): SearchJson {
+  return { stats: response.stats, text: JSON.stringify(response) };
+}
+
+/** The worker's response with the wait for it, its members in SearchResponse's order. */
+function renderedJson(rendered: RenderedResponse, waitMs: number): SearchJson {
+  const { stats, resultsJson, isSearchExhaustive } = rendered;
+  stats.wait = nanoseconds(waitMs);
+  return { stats, text: `{"stats":${JSON.stringify(stats)},${resultsJson},"isSearchExhaustive":${isSearchExhaustive}}` };
+}
+
+const nanoseconds = (ms: number) => Math.round(ms * 1e6);

@@ -62,7 +62,7 @@ export interface HandlerHooks {
   unexpected(request: Request, error: unknown): void;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
   201: 'Created',

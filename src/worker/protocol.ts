@@ -3,6 +3,7 @@
  * Everything here is structured-cloneable; the signal is a SharedArrayBuffer
  * view, so it is shared, not copied.
  */
+import type { SearchRequest, SearchStats } from '../api/types.js';
 import type { SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
 import type { ShardsOutcome } from '../search/engine.js';
@@ -21,7 +22,34 @@ export interface SearchTask {
   /** Wall-clock deadline, milliseconds since the epoch (threads have different performance.now() origins). */
   deadlineEpochMs: number;
   signal: SearchSignal;
+  /** Set when the task is the whole search: the worker then builds the response itself (see RenderedResponse). */
+  render?: RenderSpec;
 }
 
-/** The group's matches (`shard` indexes SearchTask.shardFiles) and counters; a shard that failed to open counts as a crash. */
-export type SearchTaskResult = ShardsOutcome;
+/** What a worker needs to build a search's response. */
+export interface RenderSpec {
+  request: SearchRequest;
+  publicUrl: string;
+  /** When the search started and was planned, milliseconds since the epoch. */
+  startedEpochMs: number;
+  plannedEpochMs: number;
+}
+
+/**
+ * A search's response built by the worker that ran it, so that the front
+ * end's thread (the bottleneck under load) neither receives the matches nor
+ * builds and serializes the files. The front end adds `stats.wait`.
+ */
+export interface RenderedResponse {
+  stats: SearchStats;
+  isSearchExhaustive: boolean;
+  /** The response's `"files":[…],"repositoryInfo":[…]` members as JSON. */
+  resultsJson: string;
+}
+
+/**
+ * The group's matches (`shard` indexes SearchTask.shardFiles) and counters, a
+ * shard that failed to open counting as a crash; the response itself for a
+ * task with `render`.
+ */
+export type SearchTaskResult = ShardsOutcome | RenderedResponse;

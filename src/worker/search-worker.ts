@@ -1,12 +1,14 @@
 /**
  * The Piscina worker entry: searches the shard group of a task with the
- * shards this thread has mapped. A shard that cannot be opened is counted in
- * `crashes`, like a shard that fails mid-search.
+ * shards this thread has mapped, and builds the response when the task is
+ * the whole search. A shard that cannot be opened is counted in `crashes`,
+ * like a shard that fails mid-search.
  */
-import { searchShards } from '../search/engine.js';
+import { buildResponse, searchShards } from '../search/engine.js';
 import { ShardCache } from '../search/shard-cache.js';
 import type { Shard } from '../index/shard-reader.js';
-import type { SearchTask, SearchTaskResult } from './protocol.js';
+import type { RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from './protocol.js';
+import type { ShardsOutcome } from '../search/engine.js';
 
 const cache = new ShardCache();
 
@@ -27,8 +29,17 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   const outcome = searchShards(task.query, shards, task.contexts, { wanted: task.wanted, deadline, signal: task.signal });
   outcome.stats.crashes += unopened;
   outcome.stats.shardFilesConsidered += unopened;
+  if (task.render) return render(task, task.render, outcome, shards);
   for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
   return outcome;
+}
+
+function render(task: SearchTask, spec: RenderSpec, outcome: ShardsOutcome, shards: readonly Shard[]): RenderedResponse {
+  const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
+  const local = (epochMs: number) => epochMs - performance.timeOrigin;
+  const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
+  const { stats, files, repositoryInfo, isSearchExhaustive } = buildResponse(spec.request, task.query, found, [outcome], spec.publicUrl, timings);
+  return { stats, isSearchExhaustive, resultsJson: JSON.stringify({ files, repositoryInfo }).slice(1, -1) };
 }
 
 /** The watchdog's liveness probe: answered only by a worker that takes tasks. */

@@ -36,3 +36,51 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
     'first submitted, first answered',
   );
 });
+
+t.test('a search answered as JSON is the search, whether its worker or the front end builds it', async (t) => {
+  const root = tempDir(t);
+  const repos = ['alpha', 'beta'].map((name) => {
+    const dir = path.join(root, name);
+    makeRepository(dir, {
+      'src/main.c': `#include <stdio.h>\nint ${name}_count = 0;\nint main(void) {\n  printf("hello ${name}\\n");\n  return ${name}_count;\n}\n`,
+      'src/util.h': `/* ${name} helpers: hello */\nint ${name}_helper(int hello);\n`,
+      'README.md': `# ${name}\nSay hello.\n`,
+    });
+    return { name: `example.com/${name}`, path: dir, public: true };
+  });
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
+  await runIndex(config);
+  const catalog = loadCatalog(config);
+  t.equal(catalog.repositories.flatMap((repo) => repo.shards).length, 2, 'two shards');
+  // One worker: each search is one task, built by the worker. Two workers and one search at a time:
+  // two tasks, merged and built by the front end.
+  const pools = [1, 2].map((workers) => {
+    const pool = new SearchPool({ workers, maxQueuedSearches: 10, timeBudgetMs: 10_000, publicUrl: 'http://trawl.test', contexts: {} });
+    t.teardown(() => pool.close());
+    pool.setCatalog(catalog);
+    return pool;
+  });
+  const everything = () => true;
+  const timing = new Set(['duration', 'wait', 'matchTreeConstruction', 'matchTreeSearch']);
+  const withoutTimings = (response: { stats: object }) => ({ ...response, stats: Object.fromEntries(Object.entries(response.stats).filter(([key]) => !timing.has(key))) });
+  const requests = [
+    { query: 'hello', matches: 100, contextLines: 1 },
+    { query: 'hello', matches: 3 },
+    { query: 'hel+o\\b', isRegexEnabled: true, matches: 100, whole: true },
+    { query: 'hello type:file', matches: 100 },
+    { query: 'nothing_matches_this', matches: 10 },
+  ];
+  for (const request of requests) {
+    for (const [index, pool] of pools.entries()) {
+      const object = await pool.search(request, { visible: everything });
+      const json = await pool.searchJson(request, { visible: everything });
+      const parsed = JSON.parse(json.text) as typeof object;
+      t.same(Object.keys(parsed), ['stats', 'files', 'repositoryInfo', 'isSearchExhaustive'], `${request.query}, ${index + 1} worker(s): members in order`);
+      t.same(withoutTimings(parsed), withoutTimings(object), `${request.query}, ${index + 1} worker(s): the same response`);
+      t.same(parsed.stats, json.stats, 'the stats returned are those written');
+      t.ok(parsed.stats.wait > 0 && parsed.stats.duration > 0, 'timed');
+    }
+  }
+  const visibleAlpha = await pools[0]!.searchJson({ query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
+  t.same([...new Set((JSON.parse(visibleAlpha.text) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');
+});

@@ -38,7 +38,9 @@ async function call(route: Route, caller: Caller, context: ServerContext, input:
     signal: new AbortController().signal,
   };
   try {
-    return ((await route.handle(request, caller, context)) as JsonReply).body;
+    const reply = await route.handle(request, caller, context);
+    // The search route answers its JSON already serialized (built by a worker).
+    return 'text' in reply ? JSON.parse(reply.text) : (reply as JsonReply).body;
   } catch (error) {
     throw asApiError(error);
   }

@@ -8,7 +8,7 @@ import { queryClass } from '../../query/query-class.js';
 import { planSearch } from '../../search/engine.js';
 import { cancelSearch, createSignal } from '../../search/signal.js';
 import { audit, type Caller } from '../access.js';
-import type { Request } from '../http.js';
+import { JSON_TYPE, type Request } from '../http.js';
 import { asApiError } from '../known-errors.js';
 import type { Route, ServerContext } from '../route.js';
 
@@ -22,7 +22,7 @@ export function signalFor(request: Request) {
   return signal;
 }
 
-async function timedSearch(context: ServerContext, query: QueryNode, run: () => Promise<SearchResponseBody>): Promise<SearchResponseBody> {
+async function timedSearch<T>(context: ServerContext, query: QueryNode, run: () => Promise<T>): Promise<T> {
   const stop = context.metrics.searchSeconds.startTimer({ class: queryClass(query) });
   try {
     return await run();
@@ -45,9 +45,9 @@ export const searchRoute: Route = {
     const search = parseBody(body, request.body);
     const query = planSearch(search, context.config.contexts);
     const signal = signalFor(request);
-    const response = await timedSearch(context, query, () => context.pool.search(search, { visible: caller.canSee, signal }, query));
-    audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: response.stats.actualMatchCount });
-    return { status: 200, body: response };
+    const { stats, text } = await timedSearch(context, query, () => context.pool.searchJson(search, { visible: caller.canSee, signal }, query));
+    audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: stats.actualMatchCount });
+    return { status: 200, text, contentType: JSON_TYPE };
   },
 };
 
