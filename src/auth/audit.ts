@@ -1,8 +1,10 @@
 /**
  * The audit trail: who did what, in a second append-only log (`audit.log`,
  * the state log's format). Recording never delays the request it describes:
- * records are group-committed in the background and a failed write is
- * reported, not thrown. The log grows by a record per search, so it is kept
+ * records wait up to `commitDelayMs` to be written together, with one
+ * fdatasync (a busy daemon records hundreds of searches a second, and no
+ * reply waits for its record: a crash loses at most that window), and a
+ * failed write is reported, not thrown. Reading writes what waits first. The log grows by a record per search, so it is kept
  * in segments: past `segmentBytes`, or a day after its first record, it is
  * renamed `audit-<ms>.log` (the time it was closed: no record in it is later)
  * and a new one begun; segments closed longer ago than the retention are
@@ -27,7 +29,11 @@ export interface AuditTrailOptions {
   /** Days a closed segment is kept (counted from when it was closed); 0 keeps every segment. */
   retentionDays: number;
   segmentBytes?: number;
+  /** How long a record may wait for others to share its write (default 100 ms; 0 writes each at once). */
+  commitDelayMs?: number;
 }
+
+const COMMIT_DELAY_MS = 100;
 
 /** 'system': the offline `trawl admin` command on the server itself. */
 export type ActorType = 'user' | 'anonymous' | 'system';
@@ -57,6 +63,11 @@ export class AuditTrail {
   private rotationNotBefore = 0;
   private readonly now: () => number;
   private readonly onError: (error: Error) => void;
+  /** Records not yet handed to the log, and the timer that will. */
+  private waiting: StateRecord[] = [];
+  private commitTimer: NodeJS.Timeout | null = null;
+  /** Settles once every record handed to the log so far is written (or reported). */
+  private written: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly log: StateLog,
@@ -86,7 +97,10 @@ export class AuditTrail {
       return;
     }
     const record: StateRecord = { v: 1, type: 'audit', at: this.now(), id: randomUUID(), ...event };
-    this.log.append(record).catch(this.onError);
+    this.waiting.push(record);
+    const delay = this.options.commitDelayMs ?? COMMIT_DELAY_MS;
+    if (delay === 0) void this.commit();
+    else this.commitTimer ??= setTimeout(() => void this.commit(), delay);
     this.segmentStartedAt ??= record.at;
     const full = this.log.bytes >= (this.options.segmentBytes ?? AUDIT_SEGMENT_BYTES);
     if (!this.rotating && record.at >= this.rotationNotBefore && (full || record.at - this.segmentStartedAt >= SEGMENT_MAX_AGE_MS)) {
@@ -94,8 +108,9 @@ export class AuditTrail {
     }
   }
 
-  /** Entries in [since, until] (ms; either open), newest first. */
-  list(since: number | undefined, until: number | undefined): AuditEntry[] {
+  /** Entries in [since, until] (ms; either open), newest first, every record made before included. */
+  async list(since: number | undefined, until: number | undefined): Promise<AuditEntry[]> {
+    await this.commit();
     // The current segment is read before the closed ones: a rotation in between shows its records twice (dropped by id), never not at all.
     const current = StateLog.readRecords(this.currentFile());
     const closed = this.segments()
@@ -116,8 +131,18 @@ export class AuditTrail {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.commit();
     await this.rotating;
     await this.log.close();
+  }
+
+  /** Hands the waiting records to the log as one batch; resolves once they and every record before are written. */
+  private commit(): Promise<unknown> {
+    if (this.commitTimer) clearTimeout(this.commitTimer);
+    this.commitTimer = null;
+    const batch = this.waiting.splice(0).map((record) => this.log.append(record).catch(this.onError));
+    this.written = Promise.all([this.written, ...batch]);
+    return this.written;
   }
 
   private async rotate(): Promise<void> {

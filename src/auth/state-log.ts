@@ -262,7 +262,10 @@ export class StateLog {
 
   private kick(): void {
     if (!this.flushing && !this.replacing && this.pending.length > 0) {
-      this.flushing = this.flush().finally(() => {
+      // Started in a microtask: appends made in the same turn of the event loop share one write and fdatasync.
+      this.flushing = Promise.resolve()
+        .then(() => this.flush())
+        .finally(() => {
         this.flushing = null;
         this.kick();
       });

@@ -1,6 +1,8 @@
 import t from 'tap';
 import fs from 'node:fs';
+import path from 'node:path';
 import { AuditTrail, type AuditEvent } from '../../src/auth/audit.js';
+import { StateLog } from '../../src/auth/state-log.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const DAY_MS = 86_400_000;
@@ -12,7 +14,8 @@ function event(n: number): AuditEvent {
 /** Records `count` events numbered from `first`, one millisecond apart on `clock`, and waits until they are on disk. */
 async function recordAll(directory: string, clock: { at: number }, first: number, count: number, options: { retentionDays: number; segmentBytes?: number }): Promise<void> {
   const errors: Error[] = [];
-  const trail = await AuditTrail.open(directory, { ...options, now: () => clock.at, onError: (error) => errors.push(error) });
+  // Each record written at once, as in a trail busy enough to fill a batch at every turn, so that segments fill between the pauses.
+  const trail = await AuditTrail.open(directory, { ...options, commitDelayMs: 0, now: () => clock.at, onError: (error) => errors.push(error) });
   for (let n = first; n < first + count; n++) {
     trail.record(event(n));
     clock.at++;
@@ -31,11 +34,11 @@ t.test('the audit log rotates into segments and lists every record once, newest 
   t.ok(segmentFiles(directory).length >= 5, `${segmentFiles(directory).length} closed segments`);
   const trail = await AuditTrail.open(directory, { retentionDays: 0, onError: (error) => t.error(error) });
   t.teardown(() => trail.close());
-  const numbers = trail.list(undefined, undefined).map((entry) => entry.metadata.n);
+  const numbers = (await trail.list(undefined, undefined)).map((entry) => entry.metadata.n);
   t.same(numbers, Array.from({ length: 300 }, (_, i) => 299 - i), 'all 300, newest first, none twice');
   const since = clock.at - 50;
   t.same(
-    trail.list(since, since + 9).map((entry) => entry.metadata.n),
+    (await trail.list(since, since + 9)).map((entry) => entry.metadata.n),
     Array.from({ length: 10 }, (_, i) => 259 - i),
     'a time window reads the segments that can hold it',
   );
@@ -53,7 +56,7 @@ t.test('segments closed longer ago than the retention are deleted; the rest stay
   t.same(kept.filter((name) => old.includes(name)), [], 'every segment closed 31 days before is gone');
   const trail = await AuditTrail.open(directory, { retentionDays: 30, now: () => clock.at, onError: (error) => t.error(error) });
   t.teardown(() => trail.close());
-  const numbers = trail.list(undefined, undefined).map((entry) => entry.metadata.n as number);
+  const numbers = (await trail.list(undefined, undefined)).map((entry) => entry.metadata.n as number);
   t.ok(numbers.length >= 100 && numbers.length < 300, `${numbers.length} records left`);
   t.same(numbers.slice(0, 100), Array.from({ length: 100 }, (_, i) => 299 - i), 'the recent records are all there');
   t.ok(numbers.every((n, i) => i === 0 || n < numbers[i - 1]!), 'newest first');
@@ -82,6 +85,30 @@ t.test('a quiet trail is closed a day after its first record, so the retention a
   const trail = await AuditTrail.open(directory, { retentionDays: 30, now: () => clock.at, onError: (error) => t.error(error) });
   t.teardown(() => trail.close());
   t.same(segmentFiles(directory), [], 'and deleted once it is older than the retention');
-  const left = trail.list(undefined, undefined).map((entry) => entry.metadata.n as number);
+  const left = (await trail.list(undefined, undefined)).map((entry) => entry.metadata.n as number);
   t.notOk(left.some((n) => n < 5), 'with the records in it');
+});
+
+t.test('records wait to be written together; reading and closing write what waits', async (t) => {
+  const directory = tempDir(t);
+  const onDisk = () => StateLog.readRecords(path.join(directory, 'audit.log')).length;
+  const trail = await AuditTrail.open(directory, { retentionDays: 0, commitDelayMs: 60_000, onError: (error) => t.error(error) });
+  for (let n = 0; n < 200; n++) trail.record(event(n));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(onDisk(), 0, 'nothing written within the delay');
+  t.same(
+    (await trail.list(undefined, undefined)).map((entry) => entry.metadata.n),
+    Array.from({ length: 200 }, (_, i) => 199 - i),
+    'a reader sees every record made before it',
+  );
+  t.equal(onDisk(), 200, 'all written by then');
+  trail.record(event(200));
+  await trail.close();
+  t.equal(onDisk(), 201, 'closing writes the record that waited');
+
+  const quick = await AuditTrail.open(directory, { retentionDays: 0, commitDelayMs: 20, onError: (error) => t.error(error) });
+  t.teardown(() => quick.close());
+  quick.record(event(201));
+  for (let tries = 0; tries < 500 && onDisk() < 202; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.equal(onDisk(), 202, 'and the delay passing writes it with nobody reading');
 });

@@ -99,7 +99,7 @@ export const auditRoute: Route = {
   errors: ['INVALID_QUERY_PARAMS', ...OWNER_ERRORS],
   async handle(request: Request, _caller: Caller, context: ServerContext) {
     const params = parseQuery(auditQuery, request.query);
-    const records = context.audit.list(dateParameter(params.since, 'since')?.getTime(), dateParameter(params.until, 'until')?.getTime());
+    const records = await context.audit.list(dateParameter(params.since, 'since')?.getTime(), dateParameter(params.until, 'until')?.getTime());
     const { items, headers } = paginate(records, params, context.config.publicUrl, '/api/ee/audit', request.query);
     return { status: 200, body: items, headers };
   },
