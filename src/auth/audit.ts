@@ -4,16 +4,19 @@
  * records wait up to `commitDelayMs` to be written together, with one
  * fdatasync (a busy daemon records hundreds of searches a second, and no
  * reply waits for its record: a crash loses at most that window), and a
- * failed write is reported, not thrown. Reading writes what waits first. The log grows by a record per search, so it is kept
- * in segments: past `segmentBytes`, or a day after its first record, it is
- * renamed `audit-<ms>.log` (the time it was closed: no record in it is later)
- * and a new one begun; segments closed longer ago than the retention are
- * deleted. Reading (owners, GET /api/ee/audit) decodes the segments as they
- * are on disk.
+ * failed write is reported, not thrown. The log grows by a record per
+ * search, so it is kept in segments: past `segmentBytes`, or a day after its
+ * first record, it is renamed `audit-<ms>.log` (the time it was closed: no
+ * record in it is later) and a new one begun; segments closed longer ago
+ * than the retention are deleted. Reading (owners, GET /api/ee/audit) writes
+ * what waits first, then reads one page from the segments as they are on
+ * disk, without holding a whole trail in memory.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { AuditSegment } from './audit-segment.js';
 import { AUDIT_LOG_NAME, StateLog, type StateRecord } from './state-log.js';
 
 const DAY_MS = 86_400_000;
@@ -66,6 +69,8 @@ export class AuditTrail {
   /** Records not yet handed to the log, and the timer that will. */
   private waiting: StateRecord[] = [];
   private commitTimer: NodeJS.Timeout | null = null;
+  /** Closed segments' record counts and first record times, by file, as read by listings. */
+  private readonly summaries = new Map<string, { count: number; firstAt: number }>();
   /** Settles once every record handed to the log so far is written (or reported). */
   private written: Promise<unknown> = Promise.resolve();
 
@@ -108,25 +113,51 @@ export class AuditTrail {
     }
   }
 
-  /** Entries in [since, until] (ms; either open), newest first, every record made before included. */
-  async list(since: number | undefined, until: number | undefined): Promise<AuditEntry[]> {
+  /**
+   * Entries `[offset, offset + limit)` of those made in [since, until] (ms;
+   * either open), newest first, and how many there are in all; every record
+   * made before is included. Only the segments that the page or the count
+   * need are read, a record decoded only when shown: a closed segment's count
+   * and first time, once read, are remembered.
+   */
+  async page(since: number | undefined, until: number | undefined, offset: number, limit: number): Promise<{ total: number; entries: AuditEntry[] }> {
     await this.commit();
-    // The current segment is read before the closed ones: a rotation in between shows its records twice (dropped by id), never not at all.
-    const current = StateLog.readRecords(this.currentFile());
+    while (this.rotating) await this.rotating;
+    // Taken together, with no rotation in between: each record is in exactly one of them.
+    const current = new AuditSegment(readIfPresent(this.currentFile()));
     const closed = this.segments()
       .filter((segment) => since === undefined || segment.closedAt >= since)
-      .flatMap((segment) => StateLog.readRecords(segment.file));
-    const seen = new Set<string>();
+      .reverse();
     const entries: AuditEntry[] = [];
-    for (const record of [...closed, ...current]) {
-      if (record.type !== 'audit' || (since !== undefined && record.at < since) || (until !== undefined && record.at > until)) continue;
-      const id = String(record.id);
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const { action, actorId, actorType, targetId, targetType, metadata } = record as unknown as AuditEvent;
-      entries.push({ id, timestamp: new Date(record.at).toISOString(), action, actorId, actorType, targetId, targetType, metadata });
+    let total = 0;
+    const take = (segment: AuditSegment) => {
+      const { from, to } = segment.window(since, until);
+      // Newest first: this segment's k-th entry is its record to - 1 - k.
+      const end = Math.min(to - from, offset + limit - total);
+      for (let k = Math.max(0, offset - total); k < end; k++) entries.push(entryOf(segment.record(to - 1 - k)));
+      total += to - from;
+    };
+    take(current);
+    for (const { file, closedAt } of closed) {
+      const known = this.summaries.get(file);
+      if (known) {
+        if (until !== undefined && known.firstAt > until) continue;
+        const whole = (since === undefined || known.firstAt >= since) && (until === undefined || closedAt <= until);
+        if (whole && (total + known.count <= offset || total >= offset + limit)) {
+          total += known.count;
+          continue;
+        }
+      }
+      let segment: AuditSegment;
+      try {
+        segment = new AuditSegment(await fsp.readFile(file));
+      } catch {
+        continue; // deleted by the retention meanwhile
+      }
+      this.summaries.set(file, { count: segment.count, firstAt: segment.count > 0 ? segment.record(0).at : Number.POSITIVE_INFINITY });
+      take(segment);
     }
-    return entries.reverse();
+    return { total, entries };
   }
 
   async close(): Promise<void> {
@@ -180,6 +211,25 @@ export class AuditTrail {
   private deleteExpiredSegments(): void {
     if (this.options.retentionDays === 0) return;
     const cutoff = this.now() - this.options.retentionDays * DAY_MS;
-    for (const segment of this.segments()) if (segment.closedAt < cutoff) fs.rmSync(segment.file, { force: true });
+    for (const segment of this.segments()) {
+      if (segment.closedAt >= cutoff) continue;
+      fs.rmSync(segment.file, { force: true });
+      this.summaries.delete(segment.file);
+    }
   }
+}
+
+function readIfPresent(file: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
+    throw error;
+  }
+}
+
+/** Every record of an audit log is an audit event. */
+function entryOf(record: StateRecord): AuditEntry {
+  const { action, actorId, actorType, targetId, targetType, metadata } = record as unknown as AuditEvent;
+  return { id: String(record.id), timestamp: new Date(record.at).toISOString(), action, actorId, actorType, targetId, targetType, metadata };
 }

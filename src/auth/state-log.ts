@@ -64,6 +64,27 @@ export function encodeRecord(record: StateRecord): Buffer {
 }
 
 /**
+ * Walks the framing of `bytes`, calling `visit` with each whole, intact
+ * record's body and offset; stops at the first that is not, or when `visit`
+ * returns a problem. Returns where the good records end, and why.
+ */
+function scanRecords(bytes: Buffer, visit: (body: Buffer, offset: number) => string | null): { goodBytes: number; problem: string | null } {
+  let at = 0;
+  while (at < bytes.length) {
+    if (bytes.length - at < HEADER_BYTES) return { goodBytes: at, problem: `a torn record header at byte ${at}` };
+    const length = bytes.readUInt32LE(at);
+    if (length > MAX_RECORD_BYTES) return { goodBytes: at, problem: `an impossible record length ${length} at byte ${at}` };
+    if (bytes.length - at - HEADER_BYTES < length) return { goodBytes: at, problem: `a torn record at byte ${at} (${length} bytes announced)` };
+    const body = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
+    if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return { goodBytes: at, problem: `a checksum mismatch at byte ${at}` };
+    const problem = visit(body, at);
+    if (problem !== null) return { goodBytes: at, problem };
+    at += HEADER_BYTES + length;
+  }
+  return { goodBytes: at, problem: null };
+}
+
+/**
  * The good records at the start of `bytes`, and where and why they end when
  * something follows that is not a whole, intact record. Without
  * `decodeBodies` only the framing and checksums are checked (no records are
@@ -71,29 +92,37 @@ export function encodeRecord(record: StateRecord): Buffer {
  */
 export function decodeRecords(bytes: Buffer, decodeBodies = true): { records: StateRecord[]; goodBytes: number; problem: string | null } {
   const records: StateRecord[] = [];
-  let at = 0;
-  while (at < bytes.length) {
-    if (bytes.length - at < HEADER_BYTES) return { records, goodBytes: at, problem: `a torn record header at byte ${at}` };
-    const length = bytes.readUInt32LE(at);
-    if (length > MAX_RECORD_BYTES) return { records, goodBytes: at, problem: `an impossible record length ${length} at byte ${at}` };
-    if (bytes.length - at - HEADER_BYTES < length) return { records, goodBytes: at, problem: `a torn record at byte ${at} (${length} bytes announced)` };
-    const body = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
-    if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return { records, goodBytes: at, problem: `a checksum mismatch at byte ${at}` };
-    if (!decodeBodies) {
-      at += HEADER_BYTES + length;
-      continue;
-    }
+  const { goodBytes, problem } = scanRecords(bytes, (body, at) => {
+    if (!decodeBodies) return null;
     let record: unknown;
     try {
       record = decode(body);
     } catch {
-      return { records, goodBytes: at, problem: `an undecodable record at byte ${at}` };
+      return `an undecodable record at byte ${at}`;
     }
-    if (!isRecord(record)) return { records, goodBytes: at, problem: `a record without v, type and at at byte ${at}` };
+    if (!isRecord(record)) return `a record without v, type and at at byte ${at}`;
     records.push(record);
-    at += HEADER_BYTES + length;
-  }
-  return { records, goodBytes: at, problem: null };
+    return null;
+  });
+  return { records, goodBytes, problem };
+}
+
+/** Where each intact record at the start of `bytes` begins: framing and checksums checked, nothing decoded. */
+export function recordOffsets(bytes: Buffer): number[] {
+  const offsets: number[] = [];
+  scanRecords(bytes, (_body, at) => {
+    offsets.push(at);
+    return null;
+  });
+  return offsets;
+}
+
+/** The record at `offset` of `bytes`, one of `recordOffsets(bytes)`. */
+export function decodeRecordAt(bytes: Buffer, offset: number): StateRecord {
+  const body = bytes.subarray(offset + HEADER_BYTES, offset + HEADER_BYTES + bytes.readUInt32LE(offset));
+  const record: unknown = decode(body);
+  if (!isRecord(record)) throw new Error(`a record without v, type and at at byte ${offset}`);
+  return record;
 }
 
 function isRecord(value: unknown): value is StateRecord {

@@ -24,8 +24,13 @@ export function pageHeaders(total: number, page: Page, publicUrl: string, path: 
   return headers;
 }
 
-/** Page `page` (default 1) of `all` at `perPage` (default 30) items, with the headers that describe it. */
+/** The page a request asks for: `page` (default 1) at `perPage` (default 30) items. */
+export function requestedPage(params: { page?: number; perPage?: number }): Page {
+  return { number: params.page ?? 1, size: params.perPage ?? 30 };
+}
+
+/** The requested page of `all`, with the headers that describe it. */
 export function paginate<T>(all: T[], params: { page?: number; perPage?: number }, publicUrl: string, path: string, rawQuery: string): { items: T[]; headers: Record<string, string> } {
-  const page = { number: params.page ?? 1, size: params.perPage ?? 30 };
+  const page = requestedPage(params);
   return { items: all.slice((page.number - 1) * page.size, page.number * page.size), headers: pageHeaders(all.length, page, publicUrl, path, rawQuery) };
 }

@@ -25,6 +25,11 @@ async function recordAll(directory: string, clock: { at: number }, first: number
   if (errors.length > 0) throw errors[0];
 }
 
+/** Every entry in [since, until], newest first. */
+async function listAll(trail: AuditTrail, since: number | undefined, until: number | undefined) {
+  return (await trail.page(since, until, 0, Number.POSITIVE_INFINITY)).entries;
+}
+
 const segmentFiles = (directory: string) => fs.readdirSync(directory).filter((name) => /^audit-\d+\.log$/.test(name));
 
 t.test('the audit log rotates into segments and lists every record once, newest first', async (t) => {
@@ -34,11 +39,11 @@ t.test('the audit log rotates into segments and lists every record once, newest 
   t.ok(segmentFiles(directory).length >= 5, `${segmentFiles(directory).length} closed segments`);
   const trail = await AuditTrail.open(directory, { retentionDays: 0, onError: (error) => t.error(error) });
   t.teardown(() => trail.close());
-  const numbers = (await trail.list(undefined, undefined)).map((entry) => entry.metadata.n);
+  const numbers = (await listAll(trail, undefined, undefined)).map((entry) => entry.metadata.n);
   t.same(numbers, Array.from({ length: 300 }, (_, i) => 299 - i), 'all 300, newest first, none twice');
   const since = clock.at - 50;
   t.same(
-    (await trail.list(since, since + 9)).map((entry) => entry.metadata.n),
+    (await listAll(trail, since, since + 9)).map((entry) => entry.metadata.n),
     Array.from({ length: 10 }, (_, i) => 259 - i),
     'a time window reads the segments that can hold it',
   );
@@ -56,7 +61,7 @@ t.test('segments closed longer ago than the retention are deleted; the rest stay
   t.same(kept.filter((name) => old.includes(name)), [], 'every segment closed 31 days before is gone');
   const trail = await AuditTrail.open(directory, { retentionDays: 30, now: () => clock.at, onError: (error) => t.error(error) });
   t.teardown(() => trail.close());
-  const numbers = (await trail.list(undefined, undefined)).map((entry) => entry.metadata.n as number);
+  const numbers = (await listAll(trail, undefined, undefined)).map((entry) => entry.metadata.n as number);
   t.ok(numbers.length >= 100 && numbers.length < 300, `${numbers.length} records left`);
   t.same(numbers.slice(0, 100), Array.from({ length: 100 }, (_, i) => 299 - i), 'the recent records are all there');
   t.ok(numbers.every((n, i) => i === 0 || n < numbers[i - 1]!), 'newest first');
@@ -85,7 +90,7 @@ t.test('a quiet trail is closed a day after its first record, so the retention a
   const trail = await AuditTrail.open(directory, { retentionDays: 30, now: () => clock.at, onError: (error) => t.error(error) });
   t.teardown(() => trail.close());
   t.same(segmentFiles(directory), [], 'and deleted once it is older than the retention');
-  const left = (await trail.list(undefined, undefined)).map((entry) => entry.metadata.n as number);
+  const left = (await listAll(trail, undefined, undefined)).map((entry) => entry.metadata.n as number);
   t.notOk(left.some((n) => n < 5), 'with the records in it');
 });
 
@@ -97,7 +102,7 @@ t.test('records wait to be written together; reading and closing write what wait
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(onDisk(), 0, 'nothing written within the delay');
   t.same(
-    (await trail.list(undefined, undefined)).map((entry) => entry.metadata.n),
+    (await listAll(trail, undefined, undefined)).map((entry) => entry.metadata.n),
     Array.from({ length: 200 }, (_, i) => 199 - i),
     'a reader sees every record made before it',
   );
@@ -111,4 +116,41 @@ t.test('records wait to be written together; reading and closing write what wait
   quick.record(event(201));
   for (let tries = 0; tries < 500 && onDisk() < 202; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
   t.equal(onDisk(), 202, 'and the delay passing writes it with nobody reading');
+});
+
+t.test('a page of a time window across segments: the same entries and total as listing everything, read again from what was remembered', async (t) => {
+  const directory = tempDir(t);
+  const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
+  await recordAll(directory, clock, 0, 300, { retentionDays: 0, segmentBytes: 4096 });
+  t.ok(segmentFiles(directory).length >= 5, `${segmentFiles(directory).length} closed segments`);
+  const trail = await AuditTrail.open(directory, { retentionDays: 0, now: () => clock.at, onError: (error) => t.error(error) });
+  t.teardown(() => trail.close());
+  const everything = await listAll(trail, undefined, undefined);
+  t.equal(everything.length, 300);
+  const first = Date.parse(everything[299]!.timestamp);
+  const windows: [number | undefined, number | undefined][] = [
+    [undefined, undefined],
+    [first + 37, undefined],
+    [undefined, first + 211],
+    [first + 37, first + 211],
+    [first + 500, undefined],
+    [undefined, first - 1],
+  ];
+  for (const round of ['first reading', 'remembered counts']) {
+    for (const [since, until] of windows) {
+      const expected = everything.filter((entry) => {
+        const at = Date.parse(entry.timestamp);
+        return (since === undefined || at >= since) && (until === undefined || at <= until);
+      });
+      for (const [offset, limit] of [[0, 30], [30, 30], [95, 10], [170, 50], [290, 30], [0, 1000]] as const) {
+        const page = await trail.page(since, until, offset, limit);
+        t.equal(page.total, expected.length, `${round}: total of [${since}, ${until}]`);
+        t.same(
+          page.entries.map((entry) => entry.id),
+          expected.slice(offset, offset + limit).map((entry) => entry.id),
+          `${round}: [${since}, ${until}] entries ${offset}..${offset + limit}`,
+        );
+      }
+    }
+  }
 });

@@ -5,7 +5,7 @@ import type { User } from '../../auth/model.js';
 import { userView } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
-import { paginate } from '../pagination.js';
+import { pageHeaders, requestedPage } from '../pagination.js';
 import type { Route, ServerContext } from '../route.js';
 
 const TAG = 'Enterprise Management';
@@ -99,8 +99,10 @@ export const auditRoute: Route = {
   errors: ['INVALID_QUERY_PARAMS', ...OWNER_ERRORS],
   async handle(request: Request, _caller: Caller, context: ServerContext) {
     const params = parseQuery(auditQuery, request.query);
-    const records = await context.audit.list(dateParameter(params.since, 'since')?.getTime(), dateParameter(params.until, 'until')?.getTime());
-    const { items, headers } = paginate(records, params, context.config.publicUrl, '/api/ee/audit', request.query);
-    return { status: 200, body: items, headers };
+    const page = requestedPage(params);
+    const since = dateParameter(params.since, 'since')?.getTime();
+    const until = dateParameter(params.until, 'until')?.getTime();
+    const { total, entries } = await context.audit.page(since, until, (page.number - 1) * page.size, page.size);
+    return { status: 200, body: entries, headers: pageHeaders(total, page, context.config.publicUrl, '/api/ee/audit', request.query) };
   },
 };
