@@ -63,23 +63,24 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   const everything = () => true;
   const timing = new Set(['duration', 'wait', 'matchTreeConstruction', 'matchTreeSearch']);
   const withoutTimings = (response: { stats: object }) => ({ ...response, stats: Object.fromEntries(Object.entries(response.stats).filter(([key]) => !timing.has(key))) });
-  const requests = [
+  const uncapped = [
     { query: 'hello', matches: 100, contextLines: 1 },
-    { query: 'hello', matches: 3 },
     { query: 'hel+o\\b', isRegexEnabled: true, matches: 100, whole: true },
     { query: 'hello type:file', matches: 100 },
     { query: 'nothing_matches_this', matches: 10 },
   ];
-  for (const request of requests) {
-    for (const [index, pool] of pools.entries()) {
-      const object = await pool.search(request, { visible: everything });
-      const json = await pool.searchJson(request, { visible: everything });
-      const parsed = JSON.parse(json.text) as typeof object;
-      t.same(Object.keys(parsed), ['stats', 'files', 'repositoryInfo', 'isSearchExhaustive'], `${request.query}, ${index + 1} worker(s): members in order`);
-      t.same(withoutTimings(parsed), withoutTimings(object), `${request.query}, ${index + 1} worker(s): the same response`);
-      t.same(parsed.stats, json.stats, 'the stats returned are those written');
-      t.ok(parsed.stats.wait > 0 && parsed.stats.duration > 0, 'timed');
-    }
+  // The two tasks of a capped search race (the first to find enough stops the other), so its counters
+  // vary from run to run: it is compared with one worker only.
+  const capped = { query: 'hello', matches: 3 };
+  const cases = [...uncapped.flatMap((request) => pools.map((pool, index) => ({ request, pool, index }))), { request: capped, pool: pools[0]!, index: 0 }];
+  for (const { request, pool, index } of cases) {
+    const object = await pool.search(request, { visible: everything });
+    const json = await pool.searchJson(request, { visible: everything });
+    const parsed = JSON.parse(json.text) as typeof object;
+    t.same(Object.keys(parsed), ['stats', 'files', 'repositoryInfo', 'isSearchExhaustive'], `${request.query}, ${index + 1} worker(s): members in order`);
+    t.same(withoutTimings(parsed), withoutTimings(object), `${request.query}, ${index + 1} worker(s): the same response`);
+    t.same(parsed.stats, json.stats, 'the stats returned are those written');
+    t.ok(parsed.stats.wait > 0 && parsed.stats.duration > 0, 'timed');
   }
   const visibleAlpha = await pools[0]!.searchJson({ query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
   t.same([...new Set((JSON.parse(visibleAlpha.text) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');
