@@ -270,11 +270,6 @@ export class StateLog {
     }
   }
 
-  /** The good records of a log file as it is on disk now, without taking the lock (a record being appended is not yet there). */
-  static readRecords(file: string): StateRecord[] {
-    return fs.existsSync(file) ? decodeRecords(fs.readFileSync(file)).records : [];
-  }
-
   /** Bytes of good records in the log. */
   get bytes(): number {
     return this.size;
@@ -295,9 +290,9 @@ export class StateLog {
       this.flushing = Promise.resolve()
         .then(() => this.flush())
         .finally(() => {
-        this.flushing = null;
-        this.kick();
-      });
+          this.flushing = null;
+          this.kick();
+        });
     }
   }
 

@@ -87,8 +87,20 @@ export function search(request: SearchRequest, shards: readonly Shard[], environ
   const planned = performance.now();
   const limits = { wanted: request.matches + 1, deadline: started + environment.timeBudgetMs, signal: environment.signal ?? createSignal() };
   const outcome = searchShards(query, shards, environment.contexts, limits);
+  return buildLocalResponse(request, query, outcome, shards, environment.publicUrl, { started, planned, searched: performance.now() });
+}
+
+/** buildResponse for the one outcome of `searchShards` over `shards`, which this thread has mapped. */
+export function buildLocalResponse(
+  request: SearchRequest,
+  query: QueryNode,
+  outcome: ShardsOutcome,
+  shards: readonly Shard[],
+  publicUrl: string,
+  timings: { started: number; planned: number; searched: number },
+): SearchResponse {
   const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
-  return buildResponse(request, query, found, [outcome], environment.publicUrl, { started, planned, searched: performance.now() });
+  return buildResponse(request, query, found, [outcome], publicUrl, timings);
 }
 
 /**

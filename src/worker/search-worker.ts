@@ -4,11 +4,10 @@
  * the whole search. A shard that cannot be opened is counted in `crashes`,
  * like a shard that fails mid-search.
  */
-import { buildResponse, searchShards } from '../search/engine.js';
+import { buildLocalResponse, searchShards, type ShardsOutcome } from '../search/engine.js';
 import { ShardCache } from '../search/shard-cache.js';
 import type { Shard } from '../index/shard-reader.js';
 import type { RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from './protocol.js';
-import type { ShardsOutcome } from '../search/engine.js';
 
 const cache = new ShardCache();
 
@@ -35,10 +34,9 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
 }
 
 function render(task: SearchTask, spec: RenderSpec, outcome: ShardsOutcome, shards: readonly Shard[]): RenderedResponse {
-  const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
   const local = (epochMs: number) => epochMs - performance.timeOrigin;
   const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
-  const { stats, files, repositoryInfo, isSearchExhaustive } = buildResponse(spec.request, task.query, found, [outcome], spec.publicUrl, timings);
+  const { stats, files, repositoryInfo, isSearchExhaustive } = buildLocalResponse(spec.request, task.query, outcome, shards, spec.publicUrl, timings);
   return { stats, isSearchExhaustive, resultsJson: JSON.stringify({ files, repositoryInfo }).slice(1, -1) };
 }
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AuditTrail, type AuditEvent } from '../../src/auth/audit.js';
-import { StateLog } from '../../src/auth/state-log.js';
+import { decodeRecords } from '../../src/auth/state-log.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const DAY_MS = 86_400_000;
@@ -96,7 +96,7 @@ t.test('a quiet trail is closed a day after its first record, so the retention a
 
 t.test('records wait to be written together; reading and closing write what waits', async (t) => {
   const directory = tempDir(t);
-  const onDisk = () => StateLog.readRecords(path.join(directory, 'audit.log')).length;
+  const onDisk = () => decodeRecords(fs.readFileSync(path.join(directory, 'audit.log'))).records.length;
   const trail = await AuditTrail.open(directory, { retentionDays: 0, commitDelayMs: 60_000, onError: (error) => t.error(error) });
   for (let n = 0; n < 200; n++) trail.record(event(n));
   await new Promise((resolve) => setTimeout(resolve, 50));
