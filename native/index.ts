@@ -45,6 +45,14 @@ export interface NativeAddon {
    * need's bits.
    */
   decodeAscending(bytes: Uint8Array, start: number, end: number, count: number, stopValue: number, stopExtra: number, need: number, out: Uint32Array): number;
+  /**
+   * Keeps, in place at the front of candidates[0, length) (ascending), the
+   * documents of the masked posting list in bytes[start, end) (as
+   * decodeAscending reads with need ≥ 0) whose mask has all of need's bits,
+   * and returns how many it kept, or a negative status as decodeAscending.
+   * Decoding stops after the last candidate.
+   */
+  intersectPostings(bytes: Uint8Array, start: number, end: number, need: number, candidates: Uint32Array, length: number): number;
   /** CRC-32C (Castagnoli) of bytes, continuing from `initial` (default 0): crc32c(b, crc32c(a)) === crc32c(a ‖ b). */
   crc32c(bytes: Uint8Array, initial?: number): number;
   /**

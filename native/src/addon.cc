@@ -511,8 +511,78 @@ Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
   return result;
 }
 
-// Statuses DecodeAscending returns instead of a count (the JavaScript wrapper names them).
+// Statuses the decoders return instead of a count (the JavaScript wrapper names them).
 constexpr int kEndsEarly = -1, kTooLong = -2, kOverflow = -3, kStrayBytes = -4, kOutFull = -5;
+
+// Reads an ascending sequence stored as gap - 1 varints (src/index/varint.ts),
+// each followed by a mask byte when `masked`, bounds-checked against `stop`.
+class AscendingReader {
+ public:
+  AscendingReader(const uint8_t* at, const uint8_t* stop, bool masked) : at_(at), stop_(stop), masked_(masked) {}
+
+  bool AtEnd() const { return at_ >= stop_; }
+  int status() const { return status_; }
+
+  // The next value and its mask byte (0 when unmasked); false, with status()
+  // set, when the stream ends early, a varint is overlong or a value passes 2^32 - 1.
+  inline bool Next(uint32_t* value, uint8_t* mask) {
+    if (at_ >= stop_) return Fail(kEndsEarly);
+    uint64_t gap = *at_++;
+    if (gap >= 0x80) {
+      gap &= 0x7f;
+      for (int shift = 7;; shift += 7) {
+        if (shift > 28) return Fail(kTooLong);
+        if (at_ >= stop_) return Fail(kEndsEarly);
+        uint8_t byte = *at_++;
+        gap |= static_cast<uint64_t>(byte & 0x7f) << shift;
+        if (byte < 0x80) break;
+      }
+    }
+    previous_ += static_cast<int64_t>(gap) + 1;
+    if (previous_ > 0xffffffffLL) return Fail(kOverflow);
+    *mask = 0;
+    if (masked_) {
+      if (at_ >= stop_) return Fail(kEndsEarly);
+      *mask = *at_++;
+    }
+    *value = static_cast<uint32_t>(previous_);
+    return true;
+  }
+
+ private:
+  bool Fail(int status) {
+    status_ = status;
+    return false;
+  }
+
+  const uint8_t* at_;
+  const uint8_t* const stop_;
+  const bool masked_;
+  int64_t previous_ = -1;
+  int status_ = 0;
+};
+
+// What a decoder calls its stream arguments in errors (literals: no string is built per call).
+struct StreamArgNames {
+  const char* bytes;
+  const char* start;
+  const char* end;
+  const char* outOfBounds;
+};
+
+// The stream bytes[start, end) of a decoder's arguments; on a bad argument an
+// exception is pending (an empty stream may have null data).
+TypedView StreamArg(const Napi::CallbackInfo& info, const StreamArgNames& names) {
+  TypedView bytes = TypedArg(info, 0, napi_uint8_array, names.bytes);
+  if (info.Env().IsExceptionPending()) return {nullptr, 0};
+  int64_t start, end;
+  if (!IntegerArg(info, 1, names.start, &start) || !IntegerArg(info, 2, names.end, &end)) return {nullptr, 0};
+  if (start < 0 || end < start || static_cast<uint64_t>(end) > bytes.length) {
+    Napi::RangeError::New(info.Env(), names.outOfBounds).ThrowAsJavaScriptException();
+    return {nullptr, 0};
+  }
+  return {bytes.data + start, static_cast<size_t>(end - start)};
+}
 
 // decodeAscending(bytes, start, end, count, stopValue, stopExtra, need, out) -> n or a status < 0.
 // Decodes the ascending sequence in bytes[start, end) (src/index/varint.ts:
@@ -522,58 +592,74 @@ constexpr int kEndsEarly = -1, kTooLong = -2, kOverflow = -3, kStrayBytes = -4, 
 // mask holds every bit of need are emitted (need < 0: plain varints).
 Napi::Value DecodeAscending(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  TypedView bytes = TypedArg(info, 0, napi_uint8_array, "decodeAscending: bytes (Uint8Array)");
+  TypedView stream = StreamArg(info, {"decodeAscending: bytes (Uint8Array)", "decodeAscending: start", "decodeAscending: end",
+                                      "decodeAscending: start..end must lie within bytes"});
   if (env.IsExceptionPending()) return env.Undefined();
-  int64_t start, end, count, stopValue, stopExtra, need;
-  if (!IntegerArg(info, 1, "decodeAscending: start", &start) || !IntegerArg(info, 2, "decodeAscending: end", &end) ||
-      !IntegerArg(info, 3, "decodeAscending: count", &count) ||
+  int64_t count, stopValue, stopExtra, need;
+  if (!IntegerArg(info, 3, "decodeAscending: count", &count) ||
       !IntegerArg(info, 4, "decodeAscending: stopValue", &stopValue) ||
       !IntegerArg(info, 5, "decodeAscending: stopExtra", &stopExtra) || !IntegerArg(info, 6, "decodeAscending: need", &need)) {
     return env.Undefined();
   }
   TypedView outView = TypedArg(info, 7, napi_uint32_array, "decodeAscending: out (Uint32Array)");
   if (env.IsExceptionPending()) return env.Undefined();
-  if (start < 0 || end < start || static_cast<uint64_t>(end) > bytes.length || need > 0xff) {
-    Napi::RangeError::New(env, "decodeAscending: start..end must lie within bytes and need be a byte")
-        .ThrowAsJavaScriptException();
+  if (need > 0xff) {
+    Napi::RangeError::New(env, "decodeAscending: need must be a byte").ThrowAsJavaScriptException();
     return env.Undefined();
   }
-  const uint8_t* at = bytes.data + start;
-  const uint8_t* stop = bytes.data + end;
+  AscendingReader reader(stream.data, stream.data + stream.length, need >= 0);
   uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
   const size_t capacity = outView.length;
-  const bool masked = need >= 0;
-  const uint8_t required = masked ? static_cast<uint8_t>(need) : 0;
+  const uint8_t required = need >= 0 ? static_cast<uint8_t>(need) : 0;
   size_t emitted = 0;
   int64_t beyond = 0;
-  int64_t previous = -1;
-  for (int64_t read = 0; count < 0 ? at < stop : read < count; read++) {
-    if (at >= stop) return Napi::Number::New(env, kEndsEarly);
-    uint64_t value = *at++;
-    if (value >= 0x80) {
-      value &= 0x7f;
-      for (int shift = 7;; shift += 7) {
-        if (shift > 28) return Napi::Number::New(env, kTooLong);
-        if (at >= stop) return Napi::Number::New(env, kEndsEarly);
-        uint8_t byte = *at++;
-        value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-        if (byte < 0x80) break;
-      }
-    }
-    previous += static_cast<int64_t>(value) + 1;
-    if (previous > 0xffffffffLL) return Napi::Number::New(env, kOverflow);
-    if (masked) {
-      if (at >= stop) return Napi::Number::New(env, kEndsEarly);
-      if ((*at++ & required) != required) continue;
-    }
+  for (int64_t read = 0; count < 0 ? !reader.AtEnd() : read < count; read++) {
+    uint32_t value;
+    uint8_t mask;
+    if (!reader.Next(&value, &mask)) return Napi::Number::New(env, reader.status());
+    if ((mask & required) != required) continue;
     if (emitted == capacity) return Napi::Number::New(env, kOutFull);
-    out[emitted++] = static_cast<uint32_t>(previous);
-    if (stopValue >= 0 && previous > stopValue && ++beyond >= stopExtra) {
-      return Napi::Number::New(env, static_cast<double>(emitted));
+    out[emitted++] = value;
+    if (stopValue >= 0 && value > stopValue && ++beyond >= stopExtra) return Napi::Number::New(env, static_cast<double>(emitted));
+  }
+  if (!reader.AtEnd()) return Napi::Number::New(env, kStrayBytes);
+  return Napi::Number::New(env, static_cast<double>(emitted));
+}
+
+// intersectPostings(bytes, start, end, need, candidates, length) -> n or a status < 0.
+// Keeps, in place at the front of candidates[0, length) (ascending), the
+// values of the masked posting list in bytes[start, end) whose mask holds
+// every bit of need, and returns how many it kept. Decoding stops after the
+// last candidate, so the rest of the list is not checked.
+Napi::Value IntersectPostings(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  TypedView stream = StreamArg(info, {"intersectPostings: bytes (Uint8Array)", "intersectPostings: start", "intersectPostings: end",
+                                      "intersectPostings: start..end must lie within bytes"});
+  if (env.IsExceptionPending()) return env.Undefined();
+  int64_t need, length;
+  if (!IntegerArg(info, 3, "intersectPostings: need", &need)) return env.Undefined();
+  TypedView candidatesView = TypedArg(info, 4, napi_uint32_array, "intersectPostings: candidates (Uint32Array)");
+  if (env.IsExceptionPending() || !IntegerArg(info, 5, "intersectPostings: length", &length)) return env.Undefined();
+  if (need < 0 || need > 0xff || length < 0 || static_cast<uint64_t>(length) > candidatesView.length) {
+    Napi::RangeError::New(env, "intersectPostings: need must be a byte and length within candidates").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  AscendingReader reader(stream.data, stream.data + stream.length, true);
+  uint32_t* candidates = reinterpret_cast<uint32_t*>(candidatesView.data);
+  const uint8_t required = static_cast<uint8_t>(need);
+  size_t kept = 0;
+  size_t next = 0;  // the first candidate not yet passed
+  while (next < static_cast<size_t>(length) && !reader.AtEnd()) {
+    uint32_t value;
+    uint8_t mask;
+    if (!reader.Next(&value, &mask)) return Napi::Number::New(env, reader.status());
+    while (next < static_cast<size_t>(length) && candidates[next] < value) next++;
+    if (next < static_cast<size_t>(length) && candidates[next] == value) {
+      if ((mask & required) == required) candidates[kept++] = value;
+      next++;
     }
   }
-  if (at != stop) return Napi::Number::New(env, kStrayBytes);
-  return Napi::Number::New(env, static_cast<double>(emitted));
+  return Napi::Number::New(env, static_cast<double>(kept));
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -581,6 +667,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("collectTrigrams", Napi::Function::New(env, CollectTrigrams, "collectTrigrams"));
   exports.Set("uniteTrigrams", Napi::Function::New(env, UniteTrigrams, "uniteTrigrams"));
   exports.Set("decodeAscending", Napi::Function::New(env, DecodeAscending, "decodeAscending"));
+  exports.Set("intersectPostings", Napi::Function::New(env, IntersectPostings, "intersectPostings"));
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("findLiteral", Napi::Function::New(env, FindLiteral, "findLiteral"));
   exports.Set("collectNewlines", Napi::Function::New(env, CollectNewlines, "collectNewlines"));

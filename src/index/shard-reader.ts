@@ -24,7 +24,7 @@ import {
   type SectionTag,
 } from './format.js';
 import { ShardFormatError } from './errors.js';
-import { decodeAscending, decodeMaskedPostings, decodeMaskedPostingsTransient, type StopAfter } from './varint.js';
+import { decodeAscending, decodeMaskedPostings, intersectMaskedPostings, type StopAfter } from './varint.js';
 import type { DocumentSymbol, ShardMeta } from './model.js';
 
 export interface OpenShardOptions {
@@ -89,10 +89,14 @@ export class TrigramTable {
     return decodeMaskedPostings(this.bytes, start, start + this.encodedLength(index), this.name, followedBy);
   }
 
-  /** As postingsAt, but a view of the decoder's buffer that the next decode on this thread overwrites: use it at once. */
-  transientPostingsAt(index: number, followedBy: number): Uint32Array {
+  /**
+   * The documents of `candidates` (ascending; overwritten) that postingsAt(index,
+   * followedBy) holds, as a view of `candidates`: an intersection that decodes
+   * the list only up to the last candidate and never copies it.
+   */
+  intersectPostingsAt(index: number, followedBy: number, candidates: Uint32Array): Uint32Array {
     const start = this.postings.offset + this.offsets[index]!;
-    return decodeMaskedPostingsTransient(this.bytes, start, start + this.encodedLength(index), this.name, followedBy);
+    return intersectMaskedPostings(this.bytes, start, start + this.encodedLength(index), this.name, followedBy, candidates);
   }
 
   /** Ascending document ids containing the trigram, or null when none does. */
@@ -115,6 +119,8 @@ export class Shard {
   private readonly firstBlocks: Uint32Array;
   private readonly documents: Uint32Array;
   private readonly symbolRecords: Uint32Array;
+  /** The longest symbol name (end − start) in the shard: bounds how far back a symbol overlapping an offset can start. */
+  private longestSymbol = 0;
   private readonly parentNames: string[];
   private readonly spans: Map<string, SectionSpan>;
 
@@ -254,14 +260,17 @@ export class Shard {
     for (const [i, [, end]] of pairs.entries()) furthestEnd.push(Math.max(end, furthestEnd[i - 1] ?? 0));
     const base = this.record(doc);
     const first = this.documents[base + F.firstSymbol]!;
+    const last = first + this.documents[base + F.symbolCount]!;
     const found: DocumentSymbol[] = [];
     const lowest = pairs[0]![0];
     const highest = furthestEnd[furthestEnd.length - 1]!;
-    for (let i = first; i < first + this.documents[base + F.symbolCount]!; i++) {
+    // Symbols are by start and none is longer than longestSymbol, so only those from here can end after `lowest`.
+    for (let i = this.firstSymbolFrom(first, last, lowest - this.longestSymbol + 1); i < last; i++) {
       const r = i * SYMBOL_RECORD_WORDS;
       const start = this.symbolRecords[r + S.start]!;
       const end = this.symbolRecords[r + S.end]!;
-      if (end <= lowest || start >= highest) continue; // outside every range: most symbols of a big file
+      if (start >= highest) break;
+      if (end <= lowest) continue;
       let low = 0;
       let high = pairs.length; // first pair starting at or after the symbol's end
       while (low < high) {
@@ -272,6 +281,18 @@ export class Shard {
       if (low > 0 && furthestEnd[low - 1]! > start) found.push(this.symbolAt(i));
     }
     return found;
+  }
+
+  /** The first symbol in [first, last) that starts at or after `offset` (last when none does). */
+  private firstSymbolFrom(first: number, last: number, offset: number): number {
+    let low = first;
+    let high = last;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.symbolRecords[mid * SYMBOL_RECORD_WORDS + S.start]! < offset) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 
   private symbolAt(index: number): DocumentSymbol {
@@ -359,6 +380,8 @@ export class Shard {
       for (let i = first; i < first + d[b + F.symbolCount]!; i++) {
         const s = i * SYMBOL_RECORD_WORDS;
         if (!(r[s + S.start]! <= r[s + S.end]! && r[s + S.end]! <= contentLength)) throw corrupt(`SYMB record ${i}: range outside its document`);
+        if (i > first && r[s + S.start]! < r[s - SYMBOL_RECORD_WORDS + S.start]!) throw corrupt(`SYMB record ${i}: not ordered by start`);
+        this.longestSymbol = Math.max(this.longestSymbol, r[s + S.end]! - r[s + S.start]!);
         if (r[s + S.kind]! >= kinds || r[s + S.parentKind]! > kinds) throw corrupt(`SYMB record ${i}: unknown kind`);
         if (r[s + S.parentName]! > this.parentNames.length) throw corrupt(`SYMB record ${i}: unknown parent name`);
       }

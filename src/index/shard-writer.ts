@@ -91,10 +91,11 @@ export class ShardWriter {
     const language = this.languages.intern(document.language);
     if (language > 0xffff) throw new RangeError('a shard can hold at most 65536 languages');
     const firstSymbol = this.symbols.length / 5;
-    for (const symbol of document.symbols) {
+    for (const [i, symbol] of document.symbols.entries()) {
       if (!(symbol.start <= symbol.end && symbol.end <= content.length)) {
         throw new RangeError(`${document.path}: symbol range ${symbol.start}-${symbol.end} is outside the content`);
       }
+      if (i > 0 && symbol.start < document.symbols[i - 1]!.start) throw new RangeError(`${document.path}: symbols are not ordered by start`);
       this.symbols.push(symbol.start);
       this.symbols.push(symbol.end);
       this.symbols.push(this.symbolKinds.intern(symbol.kind));

@@ -39,7 +39,7 @@ const OUT_FULL = -5;
 let scratch = new Uint32Array(1 << 16);
 
 /** The decoded values as a view of the thread's scratch buffer, valid until the next decode on this thread. */
-function decodeToScratch(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
+function decodeInto(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
   // No stream holds more values than bytes (or count), so the scratch needs no more room than that.
   const room = count >= 0 ? count : end - start;
   if (scratch.length < room) scratch = new Uint32Array(Math.max(room, 2 * scratch.length));
@@ -52,7 +52,7 @@ function decodeToScratch(bytes: Uint8Array, start: number, end: number, section:
 }
 
 function decode(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
-  return decodeToScratch(bytes, start, end, section, count, stop, need).slice();
+  return decodeInto(bytes, start, end, section, count, stop, need).slice();
 }
 
 /**
@@ -78,13 +78,17 @@ export function decodeMaskedPostings(bytes: Uint8Array, start: number, end: numb
 }
 
 /**
- * decodeMaskedPostings without the copy: a view of this thread's decode
- * buffer, overwritten by the next decode on the thread. For a list that is
- * consumed at once (intersected with a shorter one): copying a long list
- * cost as much as decoding it.
+ * Keeps, at the front of `candidates` (ascending; overwritten), the documents
+ * of the posting list in bytes[start, end) that are candidates and whose mask
+ * has every bit of `need`, and returns them as a view of `candidates`. The
+ * list is decoded only up to the last candidate and never copied: for a long
+ * list against a few candidates, that is most of the cost. Throws
+ * ShardFormatError for a malformed stream as decodeAscending does.
  */
-export function decodeMaskedPostingsTransient(bytes: Uint8Array, start: number, end: number, section: string, need: number): Uint32Array {
-  return decodeToScratch(bytes, start, end, section, -1, undefined, need);
+export function intersectMaskedPostings(bytes: Uint8Array, start: number, end: number, section: string, need: number, candidates: Uint32Array): Uint32Array {
+  const n = native.intersectPostings(bytes, start, end, need, candidates, candidates.length);
+  if (n < 0) throw new ShardFormatError('CORRUPT', `${section}: ${DECODE_FAILURES[n]}`);
+  return candidates.subarray(0, n);
 }
 
 /** Encoded size of an ascending sequence in the form decodeAscending reads. */

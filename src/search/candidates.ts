@@ -15,7 +15,7 @@ export type Candidates = 'all' | Uint32Array;
 export interface CandidateStats {
   /** Posting lists looked up. */
   ngramLookups: number;
-  /** Posting entries read. */
+  /** Posting entries yielded: a list's documents, or those it kept of the candidates it was intersected with. */
   ngramMatches: number;
   /** Encoded posting bytes read. */
   indexBytesLoaded: number;
@@ -26,7 +26,7 @@ export function candidates(tree: LiteralTree, table: TrigramTable, stats: Candid
     case 'any':
       return 'all';
     case 'literal':
-      return literalCandidates(tree.text, tree.caseSensitive, table, stats);
+      return literalCandidates(tree, table, stats);
     case 'and':
       return intersectAll(tree.operands, (operand) => candidates(operand, table, stats));
     case 'or':
@@ -64,16 +64,35 @@ export function uniteAll<T>(operands: readonly T[], candidatesOf: (operand: T) =
 const FEW_CANDIDATES = 4;
 const PRUNING_WORTH_BYTES_PER_CANDIDATE = 256;
 
-function literalCandidates(text: string, caseSensitive: boolean, table: TrigramTable, stats: CandidateStats): Candidates {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length < 3) return 'all';
-  const followedBy = nextByteMasks(bytes, caseSensitive);
+/** A trigram of a literal: the casings to look up (one when case-sensitive) and its next-byte mask. */
+interface TrigramKey {
+  variants: number[];
+  followedBy: number;
+}
+
+/** Keys of each literal, computed once per query rather than once per shard. */
+const literalKeys = new WeakMap<LiteralTree, TrigramKey[] | null>();
+
+/** The distinct trigrams of a literal with their casings and masks, or null when it is shorter than a trigram. */
+function keysOf(literal: Extract<LiteralTree, { type: 'literal' }>): TrigramKey[] | null {
+  let keys = literalKeys.get(literal);
+  if (keys === undefined) {
+    const bytes = Buffer.from(literal.text, 'utf8');
+    keys = bytes.length < 3 ? null : [...nextByteMasks(bytes, literal.caseSensitive)].map(([trigram, followedBy]) => ({ variants: literal.caseSensitive ? [trigram] : caseVariants(trigram), followedBy }));
+    literalKeys.set(literal, keys);
+  }
+  return keys;
+}
+
+function literalCandidates(literal: Extract<LiteralTree, { type: 'literal' }>, table: TrigramTable, stats: CandidateStats): Candidates {
+  const keys = keysOf(literal);
+  if (keys === null) return 'all';
   // Per trigram, where the postings of each casing present are (case-insensitive: any casing will do).
   const groups: { indexes: number[]; followedBy: number; encodedLength: number }[] = [];
-  for (const [trigram, mask] of followedBy) {
+  for (const { variants, followedBy } of keys) {
     const indexes: number[] = [];
     let encodedLength = 0;
-    for (const variant of caseSensitive ? [trigram] : caseVariants(trigram)) {
+    for (const variant of variants) {
       stats.ngramLookups++;
       const index = table.locate(variant);
       if (index < 0) continue;
@@ -81,22 +100,28 @@ function literalCandidates(text: string, caseSensitive: boolean, table: TrigramT
       encodedLength += table.encodedLength(index);
     }
     if (indexes.length === 0) return new Uint32Array(0);
-    groups.push({ indexes, followedBy: mask, encodedLength });
+    groups.push({ indexes, followedBy, encodedLength });
   }
   groups.sort((a, b) => a.encodedLength - b.encodedLength); // the rarest trigram first keeps every intersection small
   let result: Uint32Array | null = null;
   for (const group of groups) {
     if (result !== null && (result.length <= FEW_CANDIDATES || group.encodedLength > PRUNING_WORTH_BYTES_PER_CANDIDATE * result.length)) break;
-    // One list to intersect with is consumed straight from the decoder's buffer: copying a long list costs as much as decoding it.
-    const transient: boolean = result !== null && group.indexes.length === 1;
-    let documents: Uint32Array | null = null;
-    for (const index of group.indexes) {
-      const postings: Uint32Array = transient ? table.transientPostingsAt(index, group.followedBy) : table.postingsAt(index, group.followedBy);
+    if (result !== null && group.indexes.length === 1) {
+      // Intersected as it is decoded: copying out a long list cost as much as decoding it.
+      const index = group.indexes[0]!;
       stats.indexBytesLoaded += table.encodedLength(index);
-      stats.ngramMatches += postings.length;
-      documents = documents === null ? postings : union(documents, postings);
+      result = table.intersectPostingsAt(index, group.followedBy, result);
+      stats.ngramMatches += result.length;
+    } else {
+      let documents: Uint32Array | null = null;
+      for (const index of group.indexes) {
+        const postings = table.postingsAt(index, group.followedBy);
+        stats.indexBytesLoaded += table.encodedLength(index);
+        stats.ngramMatches += postings.length;
+        documents = documents === null ? postings : union(documents, postings);
+      }
+      result = result === null ? documents! : intersect(result, documents!);
     }
-    result = result === null ? documents! : intersect(result, documents!);
     if (result.length === 0) break;
   }
   return result!;

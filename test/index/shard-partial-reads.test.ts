@@ -13,6 +13,9 @@ t.test('newlines with a stop and symbolsOverlapping agree with the full decode',
   const content = Buffer.from(lines.join('\n') + '\n');
   const symbols: DocumentSymbol[] = [];
   for (let at = 0; at < content.length - 10; at += 1 + Math.floor(random() * 200)) symbols.push({ start: at, end: at + 1 + Math.floor(random() * 8), kind: 'function' });
+  // One long name: a symbol overlapping a range can start far before it.
+  symbols.push({ start: 1000, end: 1900, kind: 'macro' });
+  symbols.sort((a, b) => a.start - b.start);
   const writer = new ShardWriter({
     repository: { id: 1, name: 'r', codeHostType: 'genericGitHost', public: true, archived: false, fork: false },
     branches: [{ name: 'HEAD', commit: 'c'.repeat(40) }],

@@ -29,8 +29,8 @@ const documents: DocumentInput[] = [
     language: 'Go',
     branchMask: 3n,
     symbols: [
-      { start: 19, end: 23, kind: 'function' },
       { start: 8, end: 12, kind: 'package', parent: { symbol: 'root', kind: 'namespace' } },
+      { start: 19, end: 23, kind: 'function' },
     ],
   }),
   doc('docs/héllo wörld.md', 'Grüße, 世界!\r\nsecond line', { language: 'Markdown', branchMask: 2n }),
@@ -66,13 +66,20 @@ t.test('a written shard reads back document by document', async (t) => {
     t.same([...shard.newlines(i)], newlines, `newlines ${i}`);
   });
   t.same(shard.symbols(0), [
-    { start: 19, end: 23, kind: 'function' },
     { start: 8, end: 12, kind: 'package', parent: { symbol: 'root', kind: 'namespace' } },
+    { start: 19, end: 23, kind: 'function' },
   ]);
   t.equal(shard.content(0).subarray(19, 23).toString(), 'Main');
   t.equal(shard.content(0).subarray(8, 12).toString(), 'main');
   t.same(shard.symbols(1), []);
   t.throws(() => shard.path(documents.length), RangeError);
+});
+
+t.test('the writer refuses symbols outside their document or out of order', async (t) => {
+  const symbolsOf = (symbols: DocumentInput['symbols']) => () => new ShardWriter(identity).add(doc('a.c', 'int a, b;\n', { symbols }));
+  t.throws(symbolsOf([{ start: 4, end: 40, kind: 'variable' }]), { name: 'RangeError', message: /outside the content/ });
+  t.throws(symbolsOf([{ start: 7, end: 8, kind: 'variable' }, { start: 4, end: 5, kind: 'variable' }]), { name: 'RangeError', message: /not ordered by start/ });
+  t.doesNotThrow(symbolsOf([{ start: 4, end: 5, kind: 'variable' }, { start: 7, end: 8, kind: 'variable' }]));
 });
 
 t.test('trigram postings list exactly the documents containing each trigram', async (t) => {
@@ -247,6 +254,10 @@ t.test('structurally impossible values with valid checksums are CORRUPT errors',
   mutate('duplicate section', (b) => b.write(Section.paths, tableOfContents(b)[0]!.entry, 'latin1'));
   const symbols = sections.get(Section.symbols)!;
   mutate('symbol end past its document', (b) => b.writeUInt32LE(0xffff, symbols.offset + 4));
+  mutate('symbols not ordered by start', (b) => {
+    b.writeUInt32LE(5, symbols.offset + 20); // document 0's second symbol (19–23) moved before its first (8–12)
+    b.writeUInt32LE(6, symbols.offset + 24);
+  });
   const blocks = sections.get(Section.blocks)!;
   mutate('block size 0', (b) => b.writeUInt32LE(0, blocks.offset));
   mutate('blocks for a document too small to have them', (b) => b.fill(0x01, blocks.offset + 12, blocks.offset + 4 * (3 + documents.length)));

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ascendingLength, decodeAscending, decodeMaskedPostings, writeAscending } from '../../src/index/varint.js';
+import { ascendingLength, decodeAscending, decodeMaskedPostings, intersectMaskedPostings, writeAscending } from '../../src/index/varint.js';
 
 function encode(values: number[]): Uint8Array {
   const bytes = new Uint8Array(ascendingLength(values));
@@ -38,8 +38,8 @@ t.test('corrupt streams are typed errors naming the section', async (t) => {
   corrupt([1, 2, 3], 2, /LINE: stray bytes after varints/, 'bytes after the counted values');
 });
 
-t.test('posting lists: each value followed by its mask byte, filtered by the bits needed', async (t) => {
-  const postings: [number, number][] = [[3, 0b0001], [200, 0b0110], [201, 0], [70_000, 0xff]];
+/** A posting list stream (docs/index-format.md, CTRP): each gap varint followed by the document's mask byte. */
+function encodePostings(postings: [number, number][]): number[] {
   const bytes: number[] = [];
   let previous = -1;
   for (const [value, mask] of postings) {
@@ -47,9 +47,39 @@ t.test('posting lists: each value followed by its mask byte, filtered by the bit
     bytes.push(...gap.subarray(0, writeAscending(gap, 0, [value - previous - 1])), mask);
     previous = value;
   }
+  return bytes;
+}
+
+t.test('posting lists: each value followed by its mask byte, filtered by the bits needed', async (t) => {
+  const bytes = encodePostings([[3, 0b0001], [200, 0b0110], [201, 0], [70_000, 0xff]]);
   const decode = (need: number, stream = bytes) => [...decodeMaskedPostings(Uint8Array.from(stream), 0, stream.length, 'CTRP', need)];
   t.same(decode(0), [3, 200, 201, 70_000], 'need 0 keeps every document');
   t.same(decode(0b0010), [200, 70_000], 'only masks with the bit');
   t.same(decode(0b0011), [70_000], 'every bit of need');
   t.throws(() => decode(0, bytes.slice(0, -1)), { name: 'ShardFormatError', code: 'CORRUPT', message: /CTRP: varint stream ends early/ }, 'a missing mask byte');
+});
+
+t.test('a posting list intersected with candidates equals decoding it and intersecting', async (t) => {
+  let seed = 11;
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  const postings: [number, number][] = [];
+  for (let value = -1, i = 0; i < 5_000; i++) postings.push([(value += 1 + Math.floor(random() < 0.95 ? random() * 40 : random() * 2 ** 20)), Math.floor(random() * 256)]);
+  const bytes = Uint8Array.from(encodePostings(postings));
+  const listed = new Set(postings.map(([value]) => value));
+  const cases: [string, number[]][] = [
+    ['none', []],
+    ['every listed document', postings.map(([value]) => value)],
+    ['a few, some listed', [postings[10]![0], postings[10]![0] + 1, postings[2_500]![0], 2 ** 31]],
+    ['only before the list', [0, 1, 2].filter((value) => !listed.has(value))],
+    ['every other of a range', Array.from({ length: 20_000 }, (_, i) => 2 * i)],
+  ];
+  for (const [what, candidates] of cases) {
+    for (const need of [0, 0b1000_0001]) {
+      const expected = decodeMaskedPostings(bytes, 0, bytes.length, 'CTRP', need).filter((value) => candidates.includes(value));
+      const kept = intersectMaskedPostings(bytes, 0, bytes.length, 'CTRP', need, Uint32Array.from(candidates));
+      t.same([...kept], [...expected], `${what}, need ${need}`);
+    }
+  }
+  t.throws(() => intersectMaskedPostings(Uint8Array.from([0x85]), 0, 1, 'CTRP', 0, Uint32Array.of(7)), { name: 'ShardFormatError', message: /CTRP: varint stream ends early/ }, 'a corrupt list before the last candidate');
+  t.throws(() => intersectMaskedPostings(bytes, 0, bytes.length + 1, 'CTRP', 0, Uint32Array.of(7)), RangeError, 'a stream past the bytes');
 });
