@@ -39,7 +39,7 @@ const OUT_FULL = -5;
 let scratch = new Uint32Array(1 << 16);
 
 /** The decoded values as a view of the thread's scratch buffer, valid until the next decode on this thread. */
-function decodeInto(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
+function decodeToScratch(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
   // No stream holds more values than bytes (or count), so the scratch needs no more room than that.
   const room = count >= 0 ? count : end - start;
   if (scratch.length < room) scratch = new Uint32Array(Math.max(room, 2 * scratch.length));
@@ -52,7 +52,7 @@ function decodeInto(bytes: Uint8Array, start: number, end: number, section: stri
 }
 
 function decode(bytes: Uint8Array, start: number, end: number, section: string, count: number, stop: StopAfter | undefined, need: number): Uint32Array {
-  return decodeInto(bytes, start, end, section, count, stop, need).slice();
+  return decodeToScratch(bytes, start, end, section, count, stop, need).slice();
 }
 
 /**
