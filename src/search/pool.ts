@@ -54,6 +54,9 @@ interface Timings {
   planned: number;
 }
 
+/** How much lower the search workers' scheduling priority is than the front end's (nice(2) steps). */
+export const WORKER_NICE_INCREMENT = 10;
+
 export class SearchPool {
   private readonly piscina: Piscina;
   private readonly shards = new ShardCache();
@@ -73,6 +76,10 @@ export class SearchPool {
       // A second task waits in a busy worker's port, so the worker starts it the moment it is done instead of
       // idling for the front end's round trip (workers were idle ≈ 20 % of the time under full load).
       concurrentTasksPerWorker: 2,
+      // Workers yield the CPU to the front end's thread, which feeds them and answers for them: with the
+      // cores saturated, a front end left waiting for a core left the workers waiting for tasks (machine idle
+      // 7 % → 3 %, requests/s median 876 → 975 and p99 120 → 106 ms over six alternating runs at c = 64).
+      niceIncrement: WORKER_NICE_INCREMENT,
       // Piscina's run and wait histograms are not read anywhere (the daemon keeps its own metrics).
       recordTiming: false,
     });

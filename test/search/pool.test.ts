@@ -1,13 +1,15 @@
 import t from 'tap';
+import fs from 'node:fs';
 import path from 'node:path';
 import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import { loadCatalog } from '../../src/search/catalog.js';
+import { waitFor } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
 // The built pool: its workers load dist/src/worker/search-worker.js, as in the daemon.
-const { SearchPool } = (await import(new URL('../../dist/src/search/pool.js', import.meta.url).href)) as typeof import('../../src/search/pool.js');
+const { SearchPool, WORKER_NICE_INCREMENT } = (await import(new URL('../../dist/src/search/pool.js', import.meta.url).href)) as typeof import('../../src/search/pool.js');
 
 t.test('a saturated pool runs searches in the order they were submitted', async (t) => {
   const root = tempDir(t);
@@ -35,6 +37,27 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
     Array.from({ length: 40 }, (_, i) => i),
     'first submitted, first answered',
   );
+});
+
+/** The nice value of each thread of this process, by thread id (/proc/self/task/TID/stat, field 19). */
+function threadNiceValues(): Map<number, number> {
+  const values = new Map<number, number>();
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    values.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return values;
+}
+
+t.test('search workers run at a lower priority than the front end', async (t) => {
+  const before = threadNiceValues();
+  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: 10_000, publicUrl: 'http://127.0.0.1:1', contexts: {} });
+  t.teardown(() => pool.close());
+  t.ok(await pool.ping(10_000), 'a worker answers');
+  const lowered = () => [...threadNiceValues()].filter(([tid, nice]) => !before.has(tid) && nice === before.get(process.pid)! + WORKER_NICE_INCREMENT).length;
+  await waitFor(async () => lowered() >= 2, 10_000, 'both workers to start'); // each renices itself as it starts
+  t.equal(lowered(), 2, 'one thread per worker is reniced');
+  t.equal(threadNiceValues().get(process.pid), before.get(process.pid), "the front end's thread keeps its priority");
 });
 
 t.test('a search answered as JSON is the search, whether its worker or the front end builds it', async (t) => {
