@@ -7,6 +7,7 @@
 import type { TrigramTable } from '../index/shard-reader.js';
 import { caseVariants, nextByteBit, trigramAt } from '../index/trigrams.js';
 import type { LiteralTree } from '../query/literals.js';
+import { cached } from './memo.js';
 import { intersect, union } from './sorted-sets.js';
 
 /** Every document (no index constraint), or an ascending id list. */
@@ -75,13 +76,11 @@ const literalKeys = new WeakMap<LiteralTree, TrigramKey[] | null>();
 
 /** The distinct trigrams of a literal with their casings and masks, or null when it is shorter than a trigram. */
 function keysOf(literal: Extract<LiteralTree, { type: 'literal' }>): TrigramKey[] | null {
-  let keys = literalKeys.get(literal);
-  if (keys === undefined) {
+  return cached(literalKeys, literal, () => {
     const bytes = Buffer.from(literal.text, 'utf8');
-    keys = bytes.length < 3 ? null : [...nextByteMasks(bytes, literal.caseSensitive)].map(([trigram, followedBy]) => ({ variants: literal.caseSensitive ? [trigram] : caseVariants(trigram), followedBy }));
-    literalKeys.set(literal, keys);
-  }
-  return keys;
+    if (bytes.length < 3) return null;
+    return [...nextByteMasks(bytes, literal.caseSensitive)].map(([trigram, followedBy]) => ({ variants: literal.caseSensitive ? [trigram] : caseVariants(trigram), followedBy }));
+  });
 }
 
 function literalCandidates(literal: Extract<LiteralTree, { type: 'literal' }>, table: TrigramTable, stats: CandidateStats): Candidates {

@@ -16,6 +16,7 @@ import { requiredLiterals, type LiteralTree } from '../query/literals.js';
 import { globToRegExp } from '../config/glob.js';
 import type { SearchContextConfig } from '../config/config.js';
 import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates } from './candidates.js';
+import { cached } from './memo.js';
 import { compileMatcher, type Matcher } from './matcher.js';
 
 export interface ShardSearchLimits {
@@ -127,15 +128,6 @@ function mentionsBranches(node: QueryNode): boolean {
 const matchers = new WeakMap<PatternNode, Matcher>();
 const literalPlans = new WeakMap<PatternNode, LiteralTree>();
 const branchRegexes = new WeakMap<PatternNode, RE2>();
-
-function cached<T>(cache: WeakMap<PatternNode, T>, node: PatternNode, make: () => T): T {
-  let value = cache.get(node);
-  if (value === undefined) {
-    value = make();
-    cache.set(node, value);
-  }
-  return value;
-}
 
 interface BranchMask {
   bits: bigint;
