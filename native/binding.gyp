@@ -9,7 +9,7 @@
       "target_name": "trawl_find_avx2",
       "type": "static_library",
       "sources": ["src/find-avx2.cc"],
-      "cflags_cc": ["-mavx2", "-fPIC"]
+      "cflags_cc": ["-mavx2", "-mpopcnt", "-fPIC"]
     },
     {
       "target_name": "trawl_native",

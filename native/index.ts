@@ -36,6 +36,8 @@ export interface NativeAddon {
   uniteTrigrams(pairs: Uint32Array, seenBits: Uint8Array, nextMasks: Uint8Array, out: Uint32Array, outLength: number): number;
   /** Appends the offset of every '\n' in bytes to out[outLength…]; returns the new length. */
   collectNewlines(bytes: Uint8Array, out: Uint32Array, outLength: number): number;
+  /** How many '\n' bytes bytes[start, end) holds (SIMD: AVX2 when the CPU has it, else SSE2). */
+  countNewlines(bytes: Uint8Array, start: number, end: number): number;
   /**
    * Decodes the ascending varint sequence in bytes[start, end) into out and
    * returns how many values it wrote, or a negative status (src/index/varint.ts

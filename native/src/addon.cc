@@ -176,24 +176,28 @@ struct TypedView {
 };
 
 // The elements of a typed array argument of the expected type, or nullptr data on a type error (already thrown).
+// One napi_get_typedarray_info call: the Napi::TypedArray accessors make one each, and
+// these functions are called thousands of times per search, so the calls add up.
 TypedView TypedArg(const Napi::CallbackInfo& info, size_t index, napi_typedarray_type type, const char* what) {
-  Napi::Env env = info.Env();
-  if (info.Length() <= index || !info[index].IsTypedArray() ||
-      info[index].As<Napi::TypedArray>().TypedArrayType() != type) {
-    Napi::TypeError::New(env, std::string(what) + " has the wrong type").ThrowAsJavaScriptException();
+  napi_typedarray_type actual;
+  size_t length;
+  void* data;
+  // napi_get_typedarray_info fails (napi_invalid_arg) for a value that is not a typed array.
+  if (info.Length() <= index ||
+      napi_get_typedarray_info(info.Env(), info[index], &actual, &length, &data, nullptr, nullptr) != napi_ok ||
+      actual != type) {
+    Napi::TypeError::New(info.Env(), std::string(what) + " has the wrong type").ThrowAsJavaScriptException();
     return {nullptr, 0};
   }
-  auto array = info[index].As<Napi::TypedArray>();
-  return {static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset(), array.ElementLength()};
+  return {static_cast<uint8_t*>(data), length};  // data already points at the view's first element
 }
 
 // A numeric argument as an int64, or false (with a TypeError thrown) when it is missing or not a number.
 bool IntegerArg(const Napi::CallbackInfo& info, size_t index, const char* what, int64_t* value) {
-  if (info.Length() <= index || !info[index].IsNumber()) {
+  if (info.Length() <= index || napi_get_value_int64(info.Env(), info[index], value) != napi_ok) {
     Napi::TypeError::New(info.Env(), std::string(what) + " must be a number").ThrowAsJavaScriptException();
     return false;
   }
-  *value = info[index].As<Napi::Number>().Int64Value();
   return true;
 }
 
@@ -584,6 +588,18 @@ TypedView StreamArg(const Napi::CallbackInfo& info, const StreamArgNames& names)
   return {bytes.data + start, static_cast<size_t>(end - start)};
 }
 
+// countNewlines(bytes, start, end) -> how many '\n' bytes bytes[start, end) holds.
+Napi::Value CountNewlines(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  TypedView range = StreamArg(info, {"countNewlines: bytes (Uint8Array)", "countNewlines: start", "countNewlines: end",
+                                     "countNewlines: start..end must lie within bytes"});
+  if (env.IsExceptionPending()) return env.Undefined();
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  const uint8_t* end = range.data + range.length;
+  size_t count = avx2 ? trawl::CountAvx2(range.data, end, '\n') : trawl::CountWith<trawl::Sse2Lanes>(range.data, end, '\n');
+  return Napi::Number::New(env, static_cast<double>(count));
+}
+
 // decodeAscending(bytes, start, end, count, stopValue, stopExtra, need, out) -> n or a status < 0.
 // Decodes the ascending sequence in bytes[start, end) (src/index/varint.ts:
 // gap - 1 varints) into out. count < 0: to the end; else exactly count
@@ -671,6 +687,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("findLiteral", Napi::Function::New(env, FindLiteral, "findLiteral"));
   exports.Set("collectNewlines", Napi::Function::New(env, CollectNewlines, "collectNewlines"));
+  exports.Set("countNewlines", Napi::Function::New(env, CountNewlines, "countNewlines"));
   exports.Set("mmapFile", Napi::Function::New(env, MmapFile, "mmapFile"));
   exports.Set("madvise", Napi::Function::New(env, Madvise, "madvise"));
   exports.Set("tryLockExclusive", Napi::Function::New(env, TryLockExclusive, "tryLockExclusive"));

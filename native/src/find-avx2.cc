@@ -1,4 +1,4 @@
-// The AVX2 instantiation of trawl::FindWith (find.h). This file alone is
+// The AVX2 instantiations of trawl::FindWith and trawl::CountWith (find.h). This file alone is
 // compiled with -mavx2 (binding.gyp); addon.cc calls it only on CPUs with AVX2.
 #include "find.h"
 
@@ -13,6 +13,7 @@ struct Avx2Lanes {
     return static_cast<uint32_t>(
         _mm256_movemask_epi8(_mm256_and_si256(_mm256_cmpeq_epi8(a, x), _mm256_cmpeq_epi8(b, y))));
   }
+  static uint32_t Equal(__m256i a, __m256i x) { return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, x))); }
 };
 
 }  // namespace
@@ -20,5 +21,7 @@ struct Avx2Lanes {
 const uint8_t* FindAvx2(const uint8_t* at, const uint8_t* end, const uint8_t* needle, size_t length) {
   return FindWith<Avx2Lanes>(at, end, needle, length);
 }
+
+size_t CountAvx2(const uint8_t* at, const uint8_t* end, uint8_t byte) { return CountWith<Avx2Lanes>(at, end, byte); }
 
 }  // namespace trawl

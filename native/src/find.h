@@ -1,6 +1,6 @@
-// Substring search for literal queries, shared by the SSE2 code in addon.cc
-// and the AVX2 code in find-avx2.cc (compiled with -mavx2, called only when
-// the CPU has AVX2).
+// Substring search for literal queries and byte counting for line numbers,
+// shared by the SSE2 code in addon.cc and the AVX2 code in find-avx2.cc
+// (compiled with -mavx2, called only when the CPU has AVX2).
 #pragma once
 
 #include <cstddef>
@@ -34,6 +34,19 @@ inline const uint8_t* FindWith(const uint8_t* at, const uint8_t* end, const uint
   return nullptr;
 }
 
+// How many bytes of [at, end) equal `byte`: one compare, movemask and
+// popcount per Lanes::kWidth bytes.
+template <typename Lanes>
+inline size_t CountWith(const uint8_t* at, const uint8_t* end, uint8_t byte) {
+  const auto wanted = Lanes::Splat(static_cast<char>(byte));
+  size_t count = 0;
+  for (; static_cast<size_t>(end - at) >= Lanes::kWidth; at += Lanes::kWidth) {
+    count += static_cast<size_t>(__builtin_popcount(Lanes::Equal(Lanes::Load(at), wanted)));
+  }
+  for (; at < end; at++) count += *at == byte;
+  return count;
+}
+
 struct Sse2Lanes {
   static constexpr size_t kWidth = 16;
   static __m128i Splat(char byte) { return _mm_set1_epi8(byte); }
@@ -41,9 +54,11 @@ struct Sse2Lanes {
   static uint32_t BothEqual(__m128i a, __m128i x, __m128i b, __m128i y) {
     return static_cast<uint32_t>(_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, x), _mm_cmpeq_epi8(b, y))));
   }
+  static uint32_t Equal(__m128i a, __m128i x) { return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a, x))); }
 };
 
 // Defined in find-avx2.cc; call only when __builtin_cpu_supports("avx2").
 const uint8_t* FindAvx2(const uint8_t* at, const uint8_t* end, const uint8_t* needle, size_t length);
+size_t CountAvx2(const uint8_t* at, const uint8_t* end, uint8_t byte);
 
 }  // namespace trawl

@@ -5,45 +5,54 @@
  */
 import type { Chunk, Range, SymbolInfo } from '../api/types.js';
 import type { DocumentSymbol } from '../index/model.js';
-import type { LineIndex } from './positions.js';
+import { LineIndex } from './positions.js';
 import { rangePairs } from './ranges.js';
 
 export interface ChunkInput {
   content: Buffer;
-  lines: LineIndex;
   /** Flattened [start, end, …] byte ranges, in any order. */
   ranges: number[];
   contextLines: number;
   symbols: DocumentSymbol[];
 }
 
-export function buildChunks({ content, lines, ranges, contextLines, symbols }: ChunkInput): Chunk[] {
+export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInput): Chunk[] {
+  const lines = new LineIndex(content);
   const pairs = rangePairs(ranges).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  const lastLine = lines.lineCount;
-  const groups: { first: number; last: number; ranges: [number, number][] }[] = [];
+  // A group's byte bounds are found as soon as its lines are known: LineIndex walks from the
+  // offset it last counted to, which is then the group's latest range.
+  const groups: { last: number; from: number; to: number; startLine: number; ranges: [number, number][]; matchRanges: Range[] }[] = [];
   for (const [start, end] of pairs) {
-    const first = Math.max(1, lines.lineOf(start) - contextLines);
-    const last = Math.min(lastLine, lines.lineOf(Math.max(start, end - 1)) + contextLines);
+    const range: Range = { start: lines.position(start), end: lines.position(end) };
+    const first = Math.max(1, range.start.lineNumber - contextLines);
+    // A range ending with a '\n' ends on that newline's line. Past the last line, lineEnd is
+    // the end of the content, so `last` needs no clamp.
+    const last = range.end.lineNumber - (end > start && content[end - 1] === NEWLINE ? 1 : 0) + contextLines;
     const current = groups[groups.length - 1];
     if (current && first <= current.last + 1) {
-      current.last = Math.max(current.last, last);
+      if (last > current.last) {
+        current.last = last;
+        current.to = lines.lineEnd(last);
+      }
       current.ranges.push([start, end]);
+      current.matchRanges.push(range);
     } else {
-      groups.push({ first, last, ranges: [[start, end]] });
+      groups.push({ last, from: lines.lineStart(first), to: lines.lineEnd(last), startLine: first, ranges: [[start, end]], matchRanges: [range] });
     }
   }
   return groups.map((group) => {
-    const from = lines.lineStart(group.first);
     const chunk: Chunk = {
-      content: content.toString('utf8', from, lines.lineEnd(group.last)),
-      matchRanges: group.ranges.map(([start, end]): Range => ({ start: lines.position(start), end: lines.position(end) })),
-      contentStart: lines.position(from),
+      content: content.toString('utf8', group.from, group.to),
+      matchRanges: group.matchRanges,
+      contentStart: { byteOffset: group.from, lineNumber: group.startLine, column: 1 },
     };
     const definitions = symbolsAt(content, symbols, group.ranges);
     if (definitions.length > 0) chunk.symbols = definitions;
     return chunk;
   });
 }
+
+const NEWLINE = 0x0a;
 
 /** The distinct definitions whose names overlap any of the ranges. */
 function symbolsAt(content: Buffer, symbols: DocumentSymbol[], ranges: [number, number][]): SymbolInfo[] {

@@ -14,7 +14,7 @@ import type { QueryNode } from '../query/ast.js';
 import { parseQuery } from '../query/parser.js';
 import { buildChunks } from './chunks.js';
 import { browseUrl, externalUrl } from './links.js';
-import { LineIndex, codePointsBetween } from './positions.js';
+import { codePointsBetween } from './positions.js';
 import { scoreFile } from './rank.js';
 import { rangePairs } from './ranges.js';
 import { checkContexts, searchShard, type DocumentMatch, type StopReason } from './shard-search.js';
@@ -280,10 +280,6 @@ function fileResult(request: SearchRequest, shard: Shard, doc: number, pathRange
   const branches = branchesOf(shard, doc);
   const bit = shard.meta.branches.findIndex((branch) => branch.name === branches[0]);
   const content = shard.content(doc);
-  // Only the newlines up to the last match and the context lines after it are needed (big files have many).
-  const contextLines = request.contextLines ?? 0;
-  const lastEnd = contentRanges.reduce((max, offset) => Math.max(max, offset), 0);
-  const lines = new LineIndex(content, contentRanges.length > 0 ? shard.newlines(doc, { value: lastEnd, extra: contextLines + 1 }) : new Uint32Array(0));
   const result: FileResult = {
     fileName: { text: path, matchRanges: rangePairs(pathRanges).map(([start, end]) => ({ start: pathPosition(pathBytes, start), end: pathPosition(pathBytes, end) })) },
     webUrl: browseUrl(publicUrl, repository.name, branches[0] ?? 'HEAD', path),
@@ -292,7 +288,7 @@ function fileResult(request: SearchRequest, shard: Shard, doc: number, pathRange
     language: shard.language(doc),
     chunks:
       contentRanges.length > 0
-        ? buildChunks({ content, lines, ranges: contentRanges, contextLines, symbols: shard.symbolsOverlapping(doc, contentRanges) })
+        ? buildChunks({ content, ranges: contentRanges, contextLines: request.contextLines ?? 0, symbols: shard.symbolsOverlapping(doc, contentRanges) })
         : [],
     branches,
   };

@@ -25,8 +25,7 @@ t.test('matchers report non-overlapping, non-empty byte ranges', async (t) => {
 
 t.test('positions: bytes, 1-based lines, 1-based code point columns', async (t) => {
   const content = Buffer.from('a\tb\r\nçé x\n\nlast', 'utf8');
-  const newlines = new Uint32Array([...content.entries()].filter(([, byte]) => byte === 10).map(([at]) => at));
-  const lines = new LineIndex(content, newlines);
+  const lines = new LineIndex(content);
   t.same(lines.position(0), { byteOffset: 0, lineNumber: 1, column: 1 });
   t.same(lines.position(2), { byteOffset: 2, lineNumber: 1, column: 3 }, 'a tab is one column');
   t.same(lines.position(3), { byteOffset: 3, lineNumber: 1, column: 4 }, 'the \\r of CRLF is a column of its line');
@@ -35,13 +34,35 @@ t.test('positions: bytes, 1-based lines, 1-based code point columns', async (t) 
   t.same(lines.position(10), { byteOffset: 10, lineNumber: 2, column: 4 }, 'two-byte characters are one column each');
   t.same(lines.position(12), { byteOffset: 12, lineNumber: 3, column: 1 }, 'an empty line');
   t.same(lines.position(content.length), { byteOffset: content.length, lineNumber: 4, column: 5 }, 'the end of a file without a final newline');
-  t.equal(lines.lineCount, 4);
   t.equal(lines.lineStart(2), 5);
   t.equal(lines.lineEnd(2), 12);
   t.equal(lines.lineEnd(4), content.length);
-  const withFinalNewline = Buffer.from('x\ny\n');
-  t.equal(new LineIndex(withFinalNewline, new Uint32Array([1, 3])).lineCount, 2, 'a final newline does not start a line');
-  t.same(new LineIndex(Buffer.from('🙂x'), new Uint32Array(0)).position(4), { byteOffset: 4, lineNumber: 1, column: 2 }, 'an astral character is one code point');
+  t.equal(lines.lineEnd(9), content.length, 'past the last line, the end of the content');
+  t.same(new LineIndex(Buffer.from('🙂x')).position(4), { byteOffset: 4, lineNumber: 1, column: 2 }, 'an astral character is one code point');
+});
+
+t.test('LineIndex agrees with a newline table, asked in any order', async (t) => {
+  let seed = 11;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let round = 0; round < 40; round++) {
+    // Long runs without newlines and dense ones, so that both the addon's count and the short loop run.
+    const pieces: string[] = [];
+    for (let i = Math.floor(random() * 60); i > 0; i--) pieces.push(random() < 0.5 ? 'x'.repeat(Math.floor(random() * 300)) : '\n'.repeat(1 + Math.floor(random() * 3)));
+    const content = Buffer.from(pieces.join(''));
+    const newlines = [...content.entries()].filter(([, byte]) => byte === 10).map(([at]) => at);
+    const lines = new LineIndex(content);
+    const asked: string[] = [];
+    const expected: string[] = [];
+    for (let ask = 0; ask < 50; ask++) {
+      const offset = Math.floor(random() * (content.length + 1));
+      const line = 1 + Math.floor(random() * (newlines.length + 3));
+      asked.push(`line of ${offset} ${lines.lineOf(offset)}, line ${line} from ${lines.lineStart(line)} to ${lines.lineEnd(line)}`);
+      const start = line === 1 ? 0 : line - 2 < newlines.length ? newlines[line - 2]! + 1 : content.length;
+      const end = line - 1 < newlines.length ? newlines[line - 1]! + 1 : content.length;
+      expected.push(`line of ${offset} ${1 + newlines.filter((at) => at < offset).length}, line ${line} from ${start} to ${end}`);
+    }
+    t.same(asked, expected, `round ${round}: ${content.length} bytes, ${newlines.length} newlines`);
+  }
 });
 
 t.test('sorted set operations agree with a brute-force reference', async (t) => {

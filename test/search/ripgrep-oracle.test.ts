@@ -95,7 +95,7 @@ t.test('trawl finds exactly the lines ripgrep finds', async (t) => {
     for (const shard of shards) {
       const result = searchShard(shard, query, {}, { maxMatchRanges: 100000, deadline: Infinity, isCancelled: () => false });
       for (const match of result.matches) {
-        const lines = new LineIndex(shard.content(match.doc), shard.newlines(match.doc));
+        const lines = new LineIndex(shard.content(match.doc));
         for (let i = 0; i < match.content.length; i += 2) ours.add(`${shard.path(match.doc)}:${lines.lineOf(match.content[i]!)}`);
       }
     }
