@@ -5,7 +5,7 @@
  */
 import type { Chunk, Range, SymbolInfo } from '../api/types.js';
 import type { DocumentSymbol } from '../index/model.js';
-import { LineIndex } from './positions.js';
+import { LineIndex, NEWLINE } from './positions.js';
 import { rangePairs } from './ranges.js';
 
 export interface ChunkInput {
@@ -21,7 +21,7 @@ export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInp
   const pairs = rangePairs(ranges).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   // A group's byte bounds are found as soon as its lines are known: LineIndex walks from the
   // offset it last counted to, which is then the group's latest range.
-  const groups: { last: number; from: number; to: number; startLine: number; ranges: [number, number][]; matchRanges: Range[] }[] = [];
+  const groups: { last: number; from: number; to: number; startLine: number; matchRanges: Range[] }[] = [];
   for (const [start, end] of pairs) {
     const range: Range = { start: lines.position(start), end: lines.position(end) };
     const first = Math.max(1, range.start.lineNumber - contextLines);
@@ -34,10 +34,9 @@ export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInp
         current.last = last;
         current.to = lines.lineEnd(last);
       }
-      current.ranges.push([start, end]);
       current.matchRanges.push(range);
     } else {
-      groups.push({ last, from: lines.lineStart(first), to: lines.lineEnd(last), startLine: first, ranges: [[start, end]], matchRanges: [range] });
+      groups.push({ last, from: lines.lineStart(first), to: lines.lineEnd(last), startLine: first, matchRanges: [range] });
     }
   }
   return groups.map((group) => {
@@ -46,19 +45,17 @@ export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInp
       matchRanges: group.matchRanges,
       contentStart: { byteOffset: group.from, lineNumber: group.startLine, column: 1 },
     };
-    const definitions = symbolsAt(content, symbols, group.ranges);
+    const definitions = symbolsAt(content, symbols, group.matchRanges);
     if (definitions.length > 0) chunk.symbols = definitions;
     return chunk;
   });
 }
 
-const NEWLINE = 0x0a;
-
 /** The distinct definitions whose names overlap any of the ranges. */
-function symbolsAt(content: Buffer, symbols: DocumentSymbol[], ranges: [number, number][]): SymbolInfo[] {
+function symbolsAt(content: Buffer, symbols: DocumentSymbol[], ranges: Range[]): SymbolInfo[] {
   const found: SymbolInfo[] = [];
   for (const symbol of symbols) {
-    if (!ranges.some(([start, end]) => start < symbol.end && symbol.start < end)) continue;
+    if (!ranges.some(({ start, end }) => start.byteOffset < symbol.end && symbol.start < end.byteOffset)) continue;
     const info: SymbolInfo = { symbol: content.toString('utf8', symbol.start, symbol.end), kind: symbol.kind };
     if (symbol.parent) info.parent = symbol.parent;
     found.push(info);

@@ -51,8 +51,8 @@ export class LineIndex {
 
   position(byteOffset: number): Position {
     const lineNumber = this.lineOf(byteOffset);
-    const lineStart = byteOffset === 0 ? 0 : this.content.lastIndexOf(NEWLINE, byteOffset - 1) + 1;
-    return { byteOffset, lineNumber, column: 1 + codePointsBetween(this.content, lineStart, byteOffset) };
+    // lineOf left the known point at byteOffset, so this is one step back to the previous '\n'.
+    return { byteOffset, lineNumber, column: 1 + codePointsBetween(this.content, this.lineStart(lineNumber), byteOffset) };
   }
 
   /** '\n' bytes in content[from, to). Over a few dozen bytes a loop here costs less than a call into the addon. */
@@ -83,7 +83,7 @@ export class LineIndex {
   }
 }
 
-const NEWLINE = 0x0a;
+export const NEWLINE = 0x0a;
 /** Up to this many bytes, newlines are counted in JavaScript (measured: the addon's call costs ≈ 100 bytes of the loop). */
 const SHORT_COUNT = 64;
 
