@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
-import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig } from './corpus.js';
+import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
 import { formatMs as format, MATCHES, median, removeScratch, runWrk, scratch, searchBody, startDaemon, threadCpuSeconds, wrkScript } from './http-harness.js';
 import { QUERY_CLASSES } from './queries.js';
 import { writeReportBlock } from './report.js';
@@ -26,24 +26,6 @@ function memory(pid: number): { anonMiB: number; fileMiB: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { anonMiB: kib('RssAnon') / 1024, fileMiB: kib('RssFile') / 1024 };
-}
-
-/**
- * Reads every file under dir once, so the measurements start with the index in
- * the page cache ("warm page cache"): this VM was seen to shrink its page cache
- * below the index's size after the index benchmark.
- */
-function warmPageCache(dir: string): void {
-  const chunk = Buffer.alloc(1 << 20);
-  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const fd = fs.openSync(path.join(entry.parentPath, entry.name), 'r');
-    try {
-      while (fs.readSync(fd, chunk) > 0);
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
 }
 
 /** Seconds from `git commit` to the first search that finds the new text, on a small watched repository. */

@@ -14,7 +14,7 @@ import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { openShardSet } from '../src/search/shard-set.js';
 import { search } from '../src/search/engine.js';
-import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig } from './corpus.js';
+import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
 import { QUERY_CLASSES, type BenchQuery } from './queries.js';
 import { writeReportBlock } from './report.js';
 
@@ -27,6 +27,8 @@ const dataDir = path.join(benchDirectory(), 'data-linux');
 console.error('indexing (skipped when the index is current) …');
 const [outcome] = await runIndex(validateConfig({ dataDir, repos: [linuxRepositoryConfig(corpus)] }, 'bench'));
 if (outcome?.status === 'failed') throw new Error(`indexing failed: ${outcome.error}`);
+warmPageCache(dataDir); // trawl's side
+warmPageCache(corpus); // ripgrep's
 const opened = performance.now();
 const { shards, failures } = openShardSet(dataDir);
 if (failures.length > 0) throw new Error(`shards failed to open: ${failures.map((f) => f.error.message).join('; ')}`);

@@ -34,24 +34,20 @@ export interface NativeAddon {
    * must have room for pairs.length more and not overlap pairs.
    */
   uniteTrigrams(pairs: Uint32Array, seenBits: Uint8Array, nextMasks: Uint8Array, out: Uint32Array, outLength: number): number;
-  /** Appends the offset of every '\n' in bytes to out[outLength…]; returns the new length. */
-  collectNewlines(bytes: Uint8Array, out: Uint32Array, outLength: number): number;
   /** How many '\n' bytes bytes[start, end) holds (SIMD: AVX2 when the CPU has it, else SSE2). */
   countNewlines(bytes: Uint8Array, start: number, end: number): number;
   /**
-   * Decodes the ascending varint sequence in bytes[start, end) into out and
-   * returns how many values it wrote, or a negative status (src/index/varint.ts
-   * names them). count < 0 reads to `end`, else exactly count values;
-   * stopValue ≥ 0 stops after stopExtra values above it; need ≥ 0 reads a mask
-   * byte after every varint and writes only the values whose mask has all of
-   * need's bits.
+   * Decodes the posting list in bytes[start, end) (docs/index-format.md, CTRP:
+   * each gap − 1 varint followed by a mask byte) into out, writing only the
+   * values whose mask has all of need's bits (a byte), and returns how many it
+   * wrote, or a negative status (src/index/varint.ts names them).
    */
-  decodeAscending(bytes: Uint8Array, start: number, end: number, count: number, stopValue: number, stopExtra: number, need: number, out: Uint32Array): number;
+  decodePostings(bytes: Uint8Array, start: number, end: number, need: number, out: Uint32Array): number;
   /**
    * Keeps, in place at the front of candidates[0, length) (ascending), the
-   * documents of the masked posting list in bytes[start, end) (as
-   * decodeAscending reads with need ≥ 0) whose mask has all of need's bits,
-   * and returns how many it kept, or a negative status as decodeAscending.
+   * documents of the posting list in bytes[start, end) (as decodePostings
+   * reads it) whose mask has all of need's bits, and returns how many it
+   * kept, or a negative status as decodePostings.
    * Decoding stops after the last candidate.
    */
   intersectPostings(bytes: Uint8Array, start: number, end: number, need: number, candidates: Uint32Array, length: number): number;

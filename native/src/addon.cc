@@ -313,33 +313,6 @@ Napi::Value UniteTrigrams(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(outLength));
 }
 
-// collectNewlines(bytes, out, outLength) -> new outLength: appends the offset of every '\n'.
-Napi::Value CollectNewlines(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  TypedView bytes = TypedArg(info, 0, napi_uint8_array, "collectNewlines: bytes (Uint8Array)");
-  if (env.IsExceptionPending()) return env.Undefined();
-  TypedView outView = TypedArg(info, 1, napi_uint32_array, "collectNewlines: out (Uint32Array)");
-  if (env.IsExceptionPending()) return env.Undefined();
-  int64_t outLengthArg;
-  if (!IntegerArg(info, 2, "collectNewlines: outLength", &outLengthArg)) return env.Undefined();
-  size_t outLength = static_cast<size_t>(outLengthArg);
-  if (bytes.length > 0xffffffffu || outLength > outView.length || outView.length - outLength < bytes.length) {
-    Napi::RangeError::New(env, "collectNewlines: out needs room for bytes.length more offsets").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
-  const uint8_t* start = bytes.data;
-  const uint8_t* end = bytes.data + bytes.length;
-  for (const uint8_t* at = start; at < end;) {
-    const void* found = memchr(at, '\n', static_cast<size_t>(end - at));
-    if (!found) break;
-    const uint8_t* newline = static_cast<const uint8_t*>(found);
-    out[outLength++] = static_cast<uint32_t>(newline - start);
-    at = newline + 1;
-  }
-  return Napi::Number::New(env, static_cast<double>(outLength));
-}
-
 const uint8_t* Find(bool avx2, const uint8_t* at, const uint8_t* end, const uint8_t* needle, size_t length) {
   if (length == 1) return static_cast<const uint8_t*>(memchr(at, needle[0], static_cast<size_t>(end - at)));
   if (avx2) return trawl::FindAvx2(at, end, needle, length);
@@ -516,18 +489,18 @@ Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
 }
 
 // Statuses the decoders return instead of a count (the JavaScript wrapper names them).
-constexpr int kEndsEarly = -1, kTooLong = -2, kOverflow = -3, kStrayBytes = -4, kOutFull = -5;
+constexpr int kEndsEarly = -1, kTooLong = -2, kOverflow = -3, kOutFull = -4;
 
-// Reads an ascending sequence stored as gap - 1 varints (src/index/varint.ts),
-// each followed by a mask byte when `masked`, bounds-checked against `stop`.
-class AscendingReader {
+// Reads a posting list (docs/index-format.md, CTRP): ascending values stored
+// as gap - 1 varints, each followed by a mask byte, bounds-checked against `stop`.
+class PostingReader {
  public:
-  AscendingReader(const uint8_t* at, const uint8_t* stop, bool masked) : at_(at), stop_(stop), masked_(masked) {}
+  PostingReader(const uint8_t* at, const uint8_t* stop) : at_(at), stop_(stop) {}
 
   bool AtEnd() const { return at_ >= stop_; }
   int status() const { return status_; }
 
-  // The next value and its mask byte (0 when unmasked); false, with status()
+  // The next value and its mask byte; false, with status()
   // set, when the stream ends early, a varint is overlong or a value passes 2^32 - 1.
   inline bool Next(uint32_t* value, uint8_t* mask) {
     if (at_ >= stop_) return Fail(kEndsEarly);
@@ -544,11 +517,8 @@ class AscendingReader {
     }
     previous_ += static_cast<int64_t>(gap) + 1;
     if (previous_ > 0xffffffffLL) return Fail(kOverflow);
-    *mask = 0;
-    if (masked_) {
-      if (at_ >= stop_) return Fail(kEndsEarly);
-      *mask = *at_++;
-    }
+    if (at_ >= stop_) return Fail(kEndsEarly);
+    *mask = *at_++;
     *value = static_cast<uint32_t>(previous_);
     return true;
   }
@@ -561,7 +531,6 @@ class AscendingReader {
 
   const uint8_t* at_;
   const uint8_t* const stop_;
-  const bool masked_;
   int64_t previous_ = -1;
   int status_ = 0;
 };
@@ -600,45 +569,35 @@ Napi::Value CountNewlines(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(count));
 }
 
-// decodeAscending(bytes, start, end, count, stopValue, stopExtra, need, out) -> n or a status < 0.
-// Decodes the ascending sequence in bytes[start, end) (src/index/varint.ts:
-// gap - 1 varints) into out. count < 0: to the end; else exactly count
-// values. stopValue >= 0: stop after emitting stopExtra values above it.
-// need >= 0: every varint is followed by a mask byte and only values whose
-// mask holds every bit of need are emitted (need < 0: plain varints).
-Napi::Value DecodeAscending(const Napi::CallbackInfo& info) {
+// decodePostings(bytes, start, end, need, out) -> n or a status < 0.
+// Decodes the posting list in bytes[start, end) into out, keeping only the
+// values whose mask holds every bit of need.
+Napi::Value DecodePostings(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  TypedView stream = StreamArg(info, {"decodeAscending: bytes (Uint8Array)", "decodeAscending: start", "decodeAscending: end",
-                                      "decodeAscending: start..end must lie within bytes"});
+  TypedView stream = StreamArg(info, {"decodePostings: bytes (Uint8Array)", "decodePostings: start", "decodePostings: end",
+                                      "decodePostings: start..end must lie within bytes"});
   if (env.IsExceptionPending()) return env.Undefined();
-  int64_t count, stopValue, stopExtra, need;
-  if (!IntegerArg(info, 3, "decodeAscending: count", &count) ||
-      !IntegerArg(info, 4, "decodeAscending: stopValue", &stopValue) ||
-      !IntegerArg(info, 5, "decodeAscending: stopExtra", &stopExtra) || !IntegerArg(info, 6, "decodeAscending: need", &need)) {
+  int64_t need;
+  if (!IntegerArg(info, 3, "decodePostings: need", &need)) return env.Undefined();
+  TypedView outView = TypedArg(info, 4, napi_uint32_array, "decodePostings: out (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  if (need < 0 || need > 0xff) {
+    Napi::RangeError::New(env, "decodePostings: need must be a byte").ThrowAsJavaScriptException();
     return env.Undefined();
   }
-  TypedView outView = TypedArg(info, 7, napi_uint32_array, "decodeAscending: out (Uint32Array)");
-  if (env.IsExceptionPending()) return env.Undefined();
-  if (need > 0xff) {
-    Napi::RangeError::New(env, "decodeAscending: need must be a byte").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  AscendingReader reader(stream.data, stream.data + stream.length, need >= 0);
+  PostingReader reader(stream.data, stream.data + stream.length);
   uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
   const size_t capacity = outView.length;
-  const uint8_t required = need >= 0 ? static_cast<uint8_t>(need) : 0;
+  const uint8_t required = static_cast<uint8_t>(need);
   size_t emitted = 0;
-  int64_t beyond = 0;
-  for (int64_t read = 0; count < 0 ? !reader.AtEnd() : read < count; read++) {
+  while (!reader.AtEnd()) {
     uint32_t value;
     uint8_t mask;
     if (!reader.Next(&value, &mask)) return Napi::Number::New(env, reader.status());
     if ((mask & required) != required) continue;
     if (emitted == capacity) return Napi::Number::New(env, kOutFull);
     out[emitted++] = value;
-    if (stopValue >= 0 && value > stopValue && ++beyond >= stopExtra) return Napi::Number::New(env, static_cast<double>(emitted));
   }
-  if (!reader.AtEnd()) return Napi::Number::New(env, kStrayBytes);
   return Napi::Number::New(env, static_cast<double>(emitted));
 }
 
@@ -660,7 +619,7 @@ Napi::Value IntersectPostings(const Napi::CallbackInfo& info) {
     Napi::RangeError::New(env, "intersectPostings: need must be a byte and length within candidates").ThrowAsJavaScriptException();
     return env.Undefined();
   }
-  AscendingReader reader(stream.data, stream.data + stream.length, true);
+  PostingReader reader(stream.data, stream.data + stream.length);
   uint32_t* candidates = reinterpret_cast<uint32_t*>(candidatesView.data);
   const uint8_t required = static_cast<uint8_t>(need);
   size_t kept = 0;
@@ -682,11 +641,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("buildPostings", Napi::Function::New(env, BuildPostings, "buildPostings"));
   exports.Set("collectTrigrams", Napi::Function::New(env, CollectTrigrams, "collectTrigrams"));
   exports.Set("uniteTrigrams", Napi::Function::New(env, UniteTrigrams, "uniteTrigrams"));
-  exports.Set("decodeAscending", Napi::Function::New(env, DecodeAscending, "decodeAscending"));
+  exports.Set("decodePostings", Napi::Function::New(env, DecodePostings, "decodePostings"));
   exports.Set("intersectPostings", Napi::Function::New(env, IntersectPostings, "intersectPostings"));
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("findLiteral", Napi::Function::New(env, FindLiteral, "findLiteral"));
-  exports.Set("collectNewlines", Napi::Function::New(env, CollectNewlines, "collectNewlines"));
   exports.Set("countNewlines", Napi::Function::New(env, CountNewlines, "countNewlines"));
   exports.Set("mmapFile", Napi::Function::New(env, MmapFile, "mmapFile"));
   exports.Set("madvise", Napi::Function::New(env, Madvise, "madvise"));

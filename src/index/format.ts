@@ -13,10 +13,12 @@
  *   4 — documents over 64 KiB also have 16 KiB blocks with trigram postings of their own
  *       (BLKS, BTRK, BTRP): a literal is verified only in the blocks that can hold it, not in
  *       the whole of every big candidate file.
+ *   5 — no newline tables (LINE, and the three words of a document record that located
+ *       them): a search counts a match's line in the content it has just read.
  */
 
 export const SHARD_MAGIC = Buffer.from('TRAWLSHD', 'latin1');
-export const SHARD_FORMAT_VERSION = 4;
+export const SHARD_FORMAT_VERSION = 5;
 export const SHARD_FILE_EXTENSION = '.trawl';
 
 /** magic(8) version(4) sectionCount(4) tocOffset(4) tocCrc(4) fileLength(4) headerCrc(4). */
@@ -33,7 +35,6 @@ export const Section = {
   documents: 'DOCS',
   paths: 'PATH',
   contents: 'CONT',
-  lines: 'LINE',
   symbols: 'SYMB',
   strings: 'SSTR',
   contentTrigramKeys: 'CTRK',
@@ -60,24 +61,21 @@ export const BLOCK_BYTES = 16384;
 export const BLOCK_REACH = 128;
 export const BLOCKED_DOCUMENT_BYTES = 65536;
 
-/** Document record: 13 little-endian u32 words. */
+/** Document record: 10 little-endian u32 words. */
 export const DocumentField = {
   pathOffset: 0,
   pathLength: 1,
   contentOffset: 2,
   contentLength: 3,
   originalSize: 4,
-  linesOffset: 5,
-  linesLength: 6,
-  newlineCount: 7,
-  firstSymbol: 8,
-  symbolCount: 9,
-  branchMaskLow: 10,
-  branchMaskHigh: 11,
+  firstSymbol: 5,
+  symbolCount: 6,
+  branchMaskLow: 7,
+  branchMaskHigh: 8,
   /** low 16 bits: language index into META.languages; high 16 bits: DocumentFlags. */
-  languageAndFlags: 12,
+  languageAndFlags: 9,
 } as const;
-export const DOCUMENT_RECORD_WORDS = 13;
+export const DOCUMENT_RECORD_WORDS = 10;
 
 /** Symbol record: 5 u32 words. */
 export const SymbolField = {

@@ -24,13 +24,13 @@ import {
   type SectionTag,
 } from './format.js';
 import { ShardFormatError } from './errors.js';
-import { decodeAscending, decodeMaskedPostings, intersectMaskedPostings, type StopAfter } from './varint.js';
+import { decodeMaskedPostings, intersectMaskedPostings } from './varint.js';
 import type { DocumentSymbol, ShardMeta } from './model.js';
 
 export interface OpenShardOptions {
   /**
    * 'full' (default) checks every section's CRC-32 at open; 'structure' skips
-   * the checksums of the bulk sections (contents, postings, newlines) for a
+   * the checksums of the bulk sections (contents, postings) for a
    * fast open of a shard that was already verified once.
    */
   verify?: 'full' | 'structure';
@@ -41,7 +41,7 @@ interface SectionSpan {
   length: number;
 }
 
-const BULK_SECTIONS = new Set<string>([Section.contents, Section.contentTrigramPostings, Section.pathTrigramPostings, Section.blockTrigramPostings, Section.lines]);
+const BULK_SECTIONS = new Set<string>([Section.contents, Section.contentTrigramPostings, Section.pathTrigramPostings, Section.blockTrigramPostings]);
 const KNOWN_FLAGS = DocumentFlags.binary | DocumentFlags.tooLarge | DocumentFlags.invalidUtf8;
 
 /** A trigram table: ascending keys and the posting byte range of each. */
@@ -221,21 +221,6 @@ export class Shard {
     return (BigInt(this.documents[base + F.branchMaskHigh]!) << 32n) | BigInt(this.documents[base + F.branchMaskLow]!);
   }
 
-  /**
-   * Byte offsets of the '\n's in the content, ascending: all of them, or with
-   * `stop` only those up to `stop.value` and `stop.extra` more (a prefix).
-   */
-  newlines(doc: number, stop?: StopAfter): Uint32Array {
-    const base = this.record(doc);
-    const start = this.span(Section.lines).offset + this.documents[base + F.linesOffset]!;
-    const end = start + this.documents[base + F.linesLength]!;
-    const newlines = decodeAscending(this.bytes, start, end, Section.lines, this.documents[base + F.newlineCount]!, stop);
-    if (newlines.length > 0 && newlines[newlines.length - 1]! >= this.documents[base + F.contentLength]!) {
-      throw corrupt(`LINE: newline offset past the end of document ${doc}`);
-    }
-    return newlines;
-  }
-
   /** ctags definitions of the document, by start offset. */
   symbols(doc: number): DocumentSymbol[] {
     const base = this.record(doc);
@@ -338,7 +323,6 @@ export class Shard {
     const limits = {
       path: this.span(Section.paths).length,
       content: this.span(Section.contents).length,
-      lines: this.span(Section.lines).length,
     };
     const symbolCount = this.symbolRecords.length / SYMBOL_RECORD_WORDS;
     const allowedBranches = (1n << BigInt(this.meta.branches.length)) - 1n;
@@ -348,10 +332,8 @@ export class Shard {
       const where = `DOCS record ${doc}`;
       checkRange(d[b + F.pathOffset]!, d[b + F.pathLength]!, limits.path, `${where}: path`);
       checkRange(d[b + F.contentOffset]!, d[b + F.contentLength]!, limits.content, `${where}: content`);
-      checkRange(d[b + F.linesOffset]!, d[b + F.linesLength]!, limits.lines, `${where}: newlines`);
       checkRange(d[b + F.firstSymbol]!, d[b + F.symbolCount]!, symbolCount, `${where}: symbols`);
       if (d[b + F.contentLength]! > d[b + F.originalSize]!) throw corrupt(`${where}: content longer than the file`);
-      if (d[b + F.newlineCount]! > d[b + F.contentLength]!) throw corrupt(`${where}: more newlines than bytes`);
       const languageAndFlags = d[b + F.languageAndFlags]!;
       if ((languageAndFlags & 0xffff) >= this.meta.languages.length) throw corrupt(`${where}: unknown language index`);
       if ((languageAndFlags >>> 16) & ~KNOWN_FLAGS) throw corrupt(`${where}: unknown flag bits`);

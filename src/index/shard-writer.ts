@@ -22,9 +22,7 @@ import {
 } from './format.js';
 import { GrowableUint32Array } from './growable.js';
 import { TrigramPostingsBuilder, type TrigramPostings } from './posting-builder.js';
-import { ascendingLength, writeAscending } from './varint.js';
 import { AtomicFileWriter } from './atomic-file.js';
-import { native } from '../../native/index.js';
 import type { DocumentInput, ShardMeta } from './model.js';
 
 export type ShardIdentity = Pick<ShardMeta, 'repository' | 'branches' | 'shardIndex'>;
@@ -60,8 +58,6 @@ export class ShardWriter {
   private readonly symbols = new GrowableUint32Array(1 << 14);
   private readonly paths: Buffer[] = [];
   private readonly contents: Buffer[] = [];
-  private readonly lines: Buffer[] = [];
-  private readonly newlines = new GrowableUint32Array(1 << 12);
   private readonly languages = new StringTable(['']);
   private readonly symbolKinds = new StringTable();
   private readonly parentNames = new StringTable();
@@ -72,7 +68,6 @@ export class ShardWriter {
   /** firstBlock[d]: the id of document d's first block (its blocks run to firstBlock[d + 1]). */
   private readonly firstBlock = new GrowableUint32Array();
   private pathBytes = 0;
-  private linesBytes = 0;
   /** Bytes of stored content so far; the indexer starts a new shard past its cap. */
   contentBytes = 0;
   documentCount = 0;
@@ -87,7 +82,6 @@ export class ShardWriter {
   add(document: DocumentInput): void {
     const path = Buffer.from(document.path, 'utf8');
     const content = document.content ?? Buffer.alloc(0);
-    const lines = this.encodeNewlines(content);
     const language = this.languages.intern(document.language);
     if (language > 0xffff) throw new RangeError('a shard can hold at most 65536 languages');
     const firstSymbol = this.symbols.length / 5;
@@ -108,9 +102,6 @@ export class ShardWriter {
       this.contentBytes,
       content.length,
       document.originalSize,
-      this.linesBytes,
-      lines.bytes.length,
-      lines.count,
       firstSymbol,
       document.symbols.length,
       Number(document.branchMask & 0xffffffffn),
@@ -120,10 +111,8 @@ export class ShardWriter {
     for (const word of record) this.documents.push(word >>> 0);
     this.paths.push(path);
     this.contents.push(content);
-    this.lines.push(lines.bytes);
     this.pathBytes += path.length;
     this.contentBytes += content.length;
-    this.linesBytes += lines.bytes.length;
     this.pathTrigrams.addDocument(path);
     const firstBlock = this.blockTrigrams.documentCount;
     this.firstBlock.push(firstBlock);
@@ -152,7 +141,6 @@ export class ShardWriter {
       section(Section.documents, [u32Bytes(this.documents.view())]),
       section(Section.paths, this.paths),
       section(Section.contents, this.contents),
-      section(Section.lines, this.lines),
       section(Section.symbols, [u32Bytes(this.symbols.view())]),
       section(Section.strings, [encodeStringPool(this.parentNames.values)]),
       ...trigramSections(Section.contentTrigramKeys, Section.contentTrigramPostings, this.contentTrigrams.finish()),
@@ -171,16 +159,6 @@ export class ShardWriter {
     table.set(this.firstBlock.view(), 2);
     table[2 + this.documentCount] = this.blockTrigrams.documentCount;
     return table;
-  }
-
-  private encodeNewlines(content: Buffer): { bytes: Buffer; count: number } {
-    const newlines = this.newlines;
-    newlines.length = 0;
-    newlines.length = native.collectNewlines(content, newlines.reserve(content.length), 0);
-    const positions = newlines.view();
-    const bytes = Buffer.allocUnsafe(ascendingLength(positions));
-    writeAscending(bytes, 0, positions);
-    return { bytes, count: positions.length };
   }
 }
 
