@@ -118,7 +118,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
     native.sdNotify('READY=1');
     logger.info({ url, repositories: config.repos.length }, 'serving');
   });
-  const watchdog = startWatchdog(pool, logger);
+  const watchdog = startWatchdog(pool, logger, config.server.searchTimeBudgetMs);
 
   /** SIGHUP: re-read the config file; repositories, contexts, links and anonymous access change without a restart. */
   const reload = async () => {
@@ -169,15 +169,19 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
 
 /**
  * Under systemd with WatchdogSec= ($WATCHDOG_USEC set), pings the watchdog
- * at half the interval, but only when a search worker answered a no-op task
- * in time: a wedged pool stops the pings and systemd restarts the daemon.
+ * at half the interval, but only while the search pool is responsive
+ * (searches answered since the last tick, or a no-op task answered in time):
+ * a wedged pool stops the pings and systemd restarts the daemon.
  */
-function startWatchdog(pool: SearchPool, logger: Logger): NodeJS.Timeout | null {
+function startWatchdog(pool: SearchPool, logger: Logger, searchTimeBudgetMs: number): NodeJS.Timeout | null {
   const usec = Number(process.env.WATCHDOG_USEC);
   if (!Number.isFinite(usec) || usec <= 0) return null;
   const intervalMs = Math.max(100, usec / 2000);
+  if (searchTimeBudgetMs >= intervalMs) {
+    logger.warn({ searchTimeBudgetMs, intervalMs }, 'server.searchTimeBudgetMs is not below half of WatchdogSec: one long search can make a busy pool look wedged');
+  }
   const timer = setInterval(() => {
-    void pool.ping(intervalMs).then((alive) => {
+    void pool.responsive(intervalMs).then((alive) => {
       if (alive) native.sdNotify('WATCHDOG=1');
       else logger.warn({ intervalMs }, 'search pool did not answer: watchdog not pinged');
     });

@@ -63,6 +63,9 @@ export class SearchPool {
   private catalog: Catalog = { generation: -1, repositories: [] };
   private inFlight = 0;
   private workerFailures = 0;
+  /** Tasks the workers answered, and how many had been when `responsive` last looked. */
+  private tasksAnswered = 0;
+  private answeredAtLastProbe = 0;
 
   constructor(private options: SearchPoolOptions) {
     this.piscina = new Piscina({
@@ -220,7 +223,9 @@ export class SearchPool {
 
   private async runTask(task: SearchTask): Promise<SearchTaskResult> {
     try {
-      return (await this.piscina.run(task)) as SearchTaskResult;
+      const result = (await this.piscina.run(task)) as SearchTaskResult;
+      this.tasksAnswered++;
+      return result;
     } catch {
       // A worker that failed (or died) costs its group's results, never the search.
       this.workerFailures++;
@@ -242,7 +247,22 @@ export class SearchPool {
     return found;
   }
 
-  /** Resolves true when a worker answers a no-op task within `timeoutMs` (the systemd watchdog's probe). */
+  /**
+   * Whether the workers take tasks (the systemd watchdog's probe): true when
+   * one answered a search since the last probe, else when one answers a no-op
+   * task within `timeoutMs`. Under load the no-op waits behind every queued
+   * search, so there progress is the sign of life: a busy pool is not a
+   * wedged one.
+   */
+  async responsive(timeoutMs: number): Promise<boolean> {
+    if (this.tasksAnswered !== this.answeredAtLastProbe) {
+      this.answeredAtLastProbe = this.tasksAnswered;
+      return true;
+    }
+    return this.ping(timeoutMs);
+  }
+
+  /** Resolves true when a worker answers a no-op task within `timeoutMs`. */
   async ping(timeoutMs: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
