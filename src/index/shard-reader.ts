@@ -325,19 +325,23 @@ export class Shard {
       content: this.span(Section.contents).length,
     };
     const symbolCount = this.symbolRecords.length / SYMBOL_RECORD_WORDS;
-    const allowedBranches = (1n << BigInt(this.meta.branches.length)) - 1n;
+    // The branch bits the shard has, as the two words of a record's mask (no BigInt per document).
+    const branches = this.meta.branches.length;
+    const allowedLow = branches >= 32 ? 0xffffffff : 2 ** branches - 1;
+    const allowedHigh = branches >= 64 ? 0xffffffff : branches > 32 ? 2 ** (branches - 32) - 1 : 0;
     const d = this.documents;
     for (let doc = 0; doc < this.documentCount; doc++) {
       const b = doc * DOCUMENT_RECORD_WORDS;
-      const where = `DOCS record ${doc}`;
-      checkRange(d[b + F.pathOffset]!, d[b + F.pathLength]!, limits.path, `${where}: path`);
-      checkRange(d[b + F.contentOffset]!, d[b + F.contentLength]!, limits.content, `${where}: content`);
-      checkRange(d[b + F.firstSymbol]!, d[b + F.symbolCount]!, symbolCount, `${where}: symbols`);
-      if (d[b + F.contentLength]! > d[b + F.originalSize]!) throw corrupt(`${where}: content longer than the file`);
+      checkRange(d[b + F.pathOffset]!, d[b + F.pathLength]!, limits.path, doc, 'path');
+      checkRange(d[b + F.contentOffset]!, d[b + F.contentLength]!, limits.content, doc, 'content');
+      checkRange(d[b + F.firstSymbol]!, d[b + F.symbolCount]!, symbolCount, doc, 'symbols');
+      if (d[b + F.contentLength]! > d[b + F.originalSize]!) throw badRecord(doc, 'content longer than the file');
       const languageAndFlags = d[b + F.languageAndFlags]!;
-      if ((languageAndFlags & 0xffff) >= this.meta.languages.length) throw corrupt(`${where}: unknown language index`);
-      if ((languageAndFlags >>> 16) & ~KNOWN_FLAGS) throw corrupt(`${where}: unknown flag bits`);
-      if ((this.branchMask(doc) & ~allowedBranches) !== 0n) throw corrupt(`${where}: branch mask names a branch the shard does not have`);
+      if ((languageAndFlags & 0xffff) >= this.meta.languages.length) throw badRecord(doc, 'unknown language index');
+      if ((languageAndFlags >>> 16) & ~KNOWN_FLAGS) throw badRecord(doc, 'unknown flag bits');
+      if ((d[b + F.branchMaskLow]! & ~allowedLow) !== 0 || (d[b + F.branchMaskHigh]! & ~allowedHigh) !== 0) {
+        throw badRecord(doc, 'branch mask names a branch the shard does not have');
+      }
     }
   }
 
@@ -390,8 +394,13 @@ function corrupt(message: string): ShardFormatError {
   return new ShardFormatError('CORRUPT', message);
 }
 
-function checkRange(offset: number, length: number, limit: number, what: string): void {
-  if (offset + length > limit) throw corrupt(`${what} ${offset}+${length} is past the end (${limit})`);
+/** A document record that fails validation (its message is built only then: a shard has thousands that pass). */
+function badRecord(doc: number, problem: string): ShardFormatError {
+  return corrupt(`DOCS record ${doc}: ${problem}`);
+}
+
+function checkRange(offset: number, length: number, limit: number, doc: number, what: string): void {
+  if (offset + length > limit) throw badRecord(doc, `${what} ${offset}+${length} is past the end (${limit})`);
 }
 
 function readTableOfContents(bytes: Buffer, verify: 'full' | 'structure'): Map<string, SectionSpan> {

@@ -244,6 +244,7 @@ t.test('structurally impossible values with valid checksums are CORRUPT errors',
   mutate('language index past META.languages', (b) => b.writeUInt32LE(0x00000fff, word(0, DocumentField.languageAndFlags)));
   mutate('unknown flag bits', (b) => b.writeUInt32LE(0x80000000, word(0, DocumentField.languageAndFlags)));
   mutate('branch bit beyond the branches', (b) => b.writeUInt32LE(4, word(0, DocumentField.branchMaskLow)));
+  mutate('branch bit beyond the branches, in the high word', (b) => b.writeUInt32LE(1, word(0, DocumentField.branchMaskHigh)));
   mutate('META not JSON', (b) => (b[sections.get(Section.meta)!.offset] = 0x7e));
   const keys = sections.get(Section.contentTrigramKeys)!;
   mutate('unsorted trigram keys', (b) => b.writeUInt32LE(0xffffff, keys.offset + 4));

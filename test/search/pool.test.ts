@@ -60,6 +60,22 @@ t.test('search workers run at a lower priority than the front end', async (t) =>
   t.equal(threadNiceValues().get(process.pid), before.get(process.pid), "the front end's thread keeps its priority");
 });
 
+t.test("a new generation's shards are mapped in the background, not while setCatalog holds the thread", async (t) => {
+  const root = tempDir(t);
+  const repos = ['one', 'two', 'three'].map((name) => {
+    makeRepository(path.join(root, name), { 'main.c': `int ${name} = 1;\n` });
+    return { name: `example.com/${name}`, path: path.join(root, name), public: true };
+  });
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
+  await runIndex(config);
+  const pool = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: 10_000, publicUrl: 'http://127.0.0.1:1', contexts: {} });
+  t.teardown(() => pool.close());
+  pool.setCatalog(loadCatalog(config));
+  t.equal(pool.shardsMapped, 0, 'setCatalog returns before mapping a shard');
+  await waitFor(async () => pool.shardsMapped === 3, 10_000, 'the three shards to be mapped');
+  t.equal(pool.shardsMapped, 3);
+});
+
 t.test('a search answered as JSON is the search, whether its worker or the front end builds it', async (t) => {
   const root = tempDir(t);
   const repos = ['alpha', 'beta'].map((name) => {
