@@ -1,10 +1,10 @@
 import t from 'tap';
-import fs from 'node:fs';
 import path from 'node:path';
 import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import { loadCatalog } from '../../src/search/catalog.js';
 import { waitFor } from '../helpers/daemon.js';
+import { threadNiceValues } from '../helpers/threads.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -38,16 +38,6 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
     'first submitted, first answered',
   );
 });
-
-/** The nice value of each thread of this process, by thread id (/proc/self/task/TID/stat, field 19). */
-function threadNiceValues(): Map<number, number> {
-  const values = new Map<number, number>();
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    values.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-  }
-  return values;
-}
 
 t.test('search workers run at a lower priority than the front end', async (t) => {
   const before = threadNiceValues();

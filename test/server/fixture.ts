@@ -20,3 +20,12 @@ export function fixtureRepository(t: Test, name = 'example.com/acme/widgets') {
   git(root, 'tag', 'v1.0');
   return { root, first, second, config: { name, path: root, public: true, codeHostType: 'github', webUrl: 'https://example.com/acme/widgets' } };
 }
+
+/** A repository with ~12 MB of text in which a regex without literals matches nowhere: searches for it take a while. */
+export function slowCorpus(t: Test) {
+  const root = path.join(tempDir(t, 'trawl-slow-'), 'slow');
+  const line = 'the quick brown fox jumps over the lazy dog 0123456789\n';
+  makeRepository(root, Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`text/file${i}.txt`, line.repeat(4500)])));
+  return { name: 'example.com/acme/slow', path: root, public: true };
+}
+export const SLOW_QUERY = { query: '[a-z]{3}[0-9]{11}', matches: 10, isRegexEnabled: true };

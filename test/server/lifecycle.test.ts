@@ -1,19 +1,9 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import http from 'node:http';
-import path from 'node:path';
 import { type Daemon, startDaemon, waitFor } from '../helpers/daemon.js';
-import { commitAll, makeRepository, writeFiles } from '../helpers/git.js';
-import { tempDir } from '../helpers/tmp.js';
-import { fixtureRepository } from './fixture.js';
-
-/** A repository with ~12 MB of text in which a regex without literals matches nowhere: searches for it take a while. */
-function slowCorpus(t: Test) {
-  const root = path.join(tempDir(t, 'trawl-slow-'), 'slow');
-  const line = 'the quick brown fox jumps over the lazy dog 0123456789\n';
-  makeRepository(root, Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`text/file${i}.txt`, line.repeat(4500)])));
-  return { name: 'example.com/acme/slow', path: root, public: true };
-}
-const SLOW_QUERY = { query: '[a-z]{3}[0-9]{11}', matches: 10, isRegexEnabled: true };
+import { commitAll, writeFiles } from '../helpers/git.js';
+import { threadNiceValues } from '../helpers/threads.js';
+import { fixtureRepository, SLOW_QUERY, slowCorpus } from './fixture.js';
 
 /**
  * Starts `count` slow searches on a one-worker daemon and resolves once at
@@ -38,6 +28,17 @@ t.test('a commit to a watched repository becomes searchable without a restart', 
   t.pass('searchable after the commit');
   const repos = await (await daemon.fetch('/api/repos')).json();
   t.equal(repos[0].indexState, 'ready');
+});
+
+t.test('indexing runs below the search workers, which run below the front end', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 2 } });
+  const pid = daemon.process.pid!;
+  const values = threadNiceValues(pid);
+  const frontEnd = values.get(pid)!;
+  const count = (nice: number) => [...values.values()].filter((value) => value === Math.min(19, nice)).length;
+  t.equal(count(frontEnd + 10), 2, 'the two search workers, 10 steps down');
+  t.equal(count(frontEnd + 15), 1, 'the index thread, 15 steps down');
 });
 
 t.test('SIGTERM during a search lets it finish, then exits 0', async (t) => {

@@ -3,9 +3,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDaemon, waitFor } from '../helpers/daemon.js';
-import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
-import { fixtureRepository } from '../server/fixture.js';
+import { fixtureRepository, SLOW_QUERY, slowCorpus } from '../server/fixture.js';
 
 const UNIT = fileURLToPath(new URL('../../systemd/trawl.service', import.meta.url));
 
@@ -46,23 +45,16 @@ t.test('under systemd: READY=1 after the first index pass, then watchdog pings w
 
 t.test('a busy pool keeps the watchdog pinged while searches queue for many of its intervals', async (t) => {
   const { socket, received } = await notifySocket(t);
-  // ≈ 12 MB of words of at most four characters, for regexes that match none of them to scan whole.
-  let seed = 3;
-  const word = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), (seed % 1_000_000).toString(36));
-  const files: Record<string, string> = {};
-  for (let i = 0; i < 16; i++) files[`words${i}.txt`] = Array.from({ length: 100_000 }, word).join(' ');
-  const repoDir = path.join(tempDir(t), 'words');
-  makeRepository(repoDir, files);
   const daemon = await startDaemon(
     t,
-    { repos: [{ name: 'example.com/words', path: repoDir, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } },
+    { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } },
     { env: { NOTIFY_SOCKET: socket, WATCHDOG_USEC: '400000' } }, // a probe every 200 ms
   );
   await waitFor(async () => /WATCHDOG=1/.test(received()), 10_000, 'a first watchdog ping');
   const pings = () => received().split('\n').filter((line) => line === 'WATCHDOG=1').length;
   const before = pings();
   const started = performance.now();
-  const searches = Array.from({ length: 160 }, (_, i) => daemon.post('/api/search', { query: `[a-z]{5,}${i % 10}`, isRegexEnabled: true, matches: 1 }));
+  const searches = Array.from({ length: 160 }, () => daemon.post('/api/search', SLOW_QUERY));
   const statuses = await Promise.all(searches.map(async (response) => (await response).status));
   const busyMs = performance.now() - started;
   t.same(new Set(statuses), new Set([200]), 'every search answered');
