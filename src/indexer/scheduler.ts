@@ -36,7 +36,6 @@ export class IndexScheduler {
   private readonly dirtySince = new Map<string, number>();
   /** The entries of dirtySince the running pass covers (restored if it fails). */
   private covered = new Map<string, number>();
-  private passEnded: (() => void)[] = [];
   private debounce: NodeJS.Timeout | null = null;
   private rescan: NodeJS.Timeout | null = null;
   private firstPass: Promise<void>;
@@ -165,7 +164,6 @@ export class IndexScheduler {
       this.options.onPublished(reply.outcomes);
     }
     if (!request.only) this.firstPassDone();
-    for (const notify of this.passEnded.splice(0)) notify();
     this.next();
   }
 
@@ -175,7 +173,10 @@ export class IndexScheduler {
     if (this.debounce) clearTimeout(this.debounce);
     if (this.rescan) clearInterval(this.rescan);
     await Promise.all([...this.watchers.values()].map((watcher) => watcher.close()));
-    if (this.running) await new Promise<void>((resolve) => this.passEnded.push(resolve));
+    // A pass in progress is abandoned, not awaited: re-indexing a large repository takes minutes, longer than a
+    // service manager waits for a stop. Shards and the manifest are published atomically, so the data directory
+    // keeps the last published generation, and the next pass removes the files an abandoned one left.
+    if (this.running) this.options.logger.info({ repositories: [...this.indexing] }, 'stopping: the index pass in progress is abandoned');
     await this.thread.terminate();
   }
 }

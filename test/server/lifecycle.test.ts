@@ -1,8 +1,11 @@
 import t from 'tap';
+import fs from 'node:fs';
 import http from 'node:http';
-import { type Daemon, startDaemon, waitFor } from '../helpers/daemon.js';
+import path from 'node:path';
+import { type Daemon, runDaemon, startDaemon, waitFor } from '../helpers/daemon.js';
 import { commitAll, writeFiles } from '../helpers/git.js';
 import { threadNiceValues } from '../helpers/threads.js';
+import { tempDir } from '../helpers/tmp.js';
 import { fixtureRepository, SLOW_QUERY, slowCorpus } from './fixture.js';
 
 /**
@@ -51,6 +54,25 @@ t.test('SIGTERM during a search lets it finish, then exits 0', async (t) => {
   t.same(new Set(bodies.map((body) => body.stats.flushReason)), new Set(['FINAL_FLUSH']), 'and ran to the end');
   t.equal(await daemon.exited, 0, 'exit status 0');
   t.match(daemon.stderr(), /"inFlight":[1-9]\d*,"msg":"shutting down"/, 'searches were in flight when the signal came');
+});
+
+t.test('SIGTERM during an index pass abandons the pass and exits at once; the next start indexes again', async (t) => {
+  // universal-ctags that takes 30 s to start: the first index pass waits for it.
+  const slowCtags = path.join(tempDir(t), 'slow-ctags');
+  fs.writeFileSync(slowCtags, '#!/bin/sh\nsleep 30\nexec ctags "$@"\n', { mode: 0o755 });
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: slowCtags } }, { waitForIndex: false });
+  const indexState = async () => ((await (await daemon.fetch('/api/repos')).json()) as { indexState: string }[])[0]?.indexState;
+  await waitFor(async () => (await indexState()) === 'indexing', 10_000, 'the first pass to start');
+  const signalled = performance.now();
+  t.equal(await daemon.stop(), 0, 'exit status 0');
+  const stopMs = performance.now() - signalled;
+  t.ok(stopMs < 10_000, `stopped in ${stopMs.toFixed(0)} ms, without waiting for the pass`);
+  t.match(daemon.stderr(), /the index pass in progress is abandoned/, 'and said so');
+
+  const restarted = await runDaemon(t, daemon.configFile, { waitForIndex: false });
+  await waitFor(async () => (await (await restarted.fetch('/api/repos')).json())[0]?.indexState === 'indexing', 10_000, 'the pass to start again');
+  t.pass('the abandoned repository is indexed again at the next start');
 });
 
 t.test('while stopping, new requests get 503; a second signal exits at once', async (t) => {
