@@ -569,26 +569,57 @@ Napi::Value CountNewlines(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(count));
 }
 
+// What a posting-list decoder calls its arguments in errors.
+struct PostingArgNames {
+  StreamArgNames stream;
+  const char* need;
+  const char* needNotByte;
+  const char* values;
+};
+
+// The arguments both posting-list decoders start with: the stream
+// bytes[start, end), `need` (the mask bits a posting must have: a byte) and a
+// Uint32Array. False, with an exception pending, on a bad argument.
+struct PostingArgs {
+  TypedView stream;
+  uint8_t required;
+  TypedView values;
+};
+
+bool ReadPostingArgs(const Napi::CallbackInfo& info, const PostingArgNames& names, PostingArgs* args) {
+  Napi::Env env = info.Env();
+  args->stream = StreamArg(info, names.stream);
+  if (env.IsExceptionPending()) return false;
+  int64_t need;
+  if (!IntegerArg(info, 3, names.need, &need)) return false;
+  if (need < 0 || need > 0xff) {
+    Napi::RangeError::New(env, names.needNotByte).ThrowAsJavaScriptException();
+    return false;
+  }
+  args->required = static_cast<uint8_t>(need);
+  args->values = TypedArg(info, 4, napi_uint32_array, names.values);
+  return !env.IsExceptionPending();
+}
+
 // decodePostings(bytes, start, end, need, out) -> n or a status < 0.
 // Decodes the posting list in bytes[start, end) into out, keeping only the
 // values whose mask holds every bit of need.
 Napi::Value DecodePostings(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  TypedView stream = StreamArg(info, {"decodePostings: bytes (Uint8Array)", "decodePostings: start", "decodePostings: end",
-                                      "decodePostings: start..end must lie within bytes"});
-  if (env.IsExceptionPending()) return env.Undefined();
-  int64_t need;
-  if (!IntegerArg(info, 3, "decodePostings: need", &need)) return env.Undefined();
-  TypedView outView = TypedArg(info, 4, napi_uint32_array, "decodePostings: out (Uint32Array)");
-  if (env.IsExceptionPending()) return env.Undefined();
-  if (need < 0 || need > 0xff) {
-    Napi::RangeError::New(env, "decodePostings: need must be a byte").ThrowAsJavaScriptException();
+  PostingArgs args;
+  if (!ReadPostingArgs(info,
+                       {{"decodePostings: bytes (Uint8Array)", "decodePostings: start", "decodePostings: end",
+                         "decodePostings: start..end must lie within bytes"},
+                        "decodePostings: need",
+                        "decodePostings: need must be a byte",
+                        "decodePostings: out (Uint32Array)"},
+                       &args)) {
     return env.Undefined();
   }
-  PostingReader reader(stream.data, stream.data + stream.length);
-  uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
-  const size_t capacity = outView.length;
-  const uint8_t required = static_cast<uint8_t>(need);
+  PostingReader reader(args.stream.data, args.stream.data + args.stream.length);
+  uint32_t* out = reinterpret_cast<uint32_t*>(args.values.data);
+  const size_t capacity = args.values.length;
+  const uint8_t required = args.required;
   size_t emitted = 0;
   while (!reader.AtEnd()) {
     uint32_t value;
@@ -608,20 +639,25 @@ Napi::Value DecodePostings(const Napi::CallbackInfo& info) {
 // last candidate, so the rest of the list is not checked.
 Napi::Value IntersectPostings(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  TypedView stream = StreamArg(info, {"intersectPostings: bytes (Uint8Array)", "intersectPostings: start", "intersectPostings: end",
-                                      "intersectPostings: start..end must lie within bytes"});
-  if (env.IsExceptionPending()) return env.Undefined();
-  int64_t need, length;
-  if (!IntegerArg(info, 3, "intersectPostings: need", &need)) return env.Undefined();
-  TypedView candidatesView = TypedArg(info, 4, napi_uint32_array, "intersectPostings: candidates (Uint32Array)");
-  if (env.IsExceptionPending() || !IntegerArg(info, 5, "intersectPostings: length", &length)) return env.Undefined();
-  if (need < 0 || need > 0xff || length < 0 || static_cast<uint64_t>(length) > candidatesView.length) {
-    Napi::RangeError::New(env, "intersectPostings: need must be a byte and length within candidates").ThrowAsJavaScriptException();
+  PostingArgs args;
+  if (!ReadPostingArgs(info,
+                       {{"intersectPostings: bytes (Uint8Array)", "intersectPostings: start", "intersectPostings: end",
+                         "intersectPostings: start..end must lie within bytes"},
+                        "intersectPostings: need",
+                        "intersectPostings: need must be a byte",
+                        "intersectPostings: candidates (Uint32Array)"},
+                       &args)) {
     return env.Undefined();
   }
-  PostingReader reader(stream.data, stream.data + stream.length);
-  uint32_t* candidates = reinterpret_cast<uint32_t*>(candidatesView.data);
-  const uint8_t required = static_cast<uint8_t>(need);
+  int64_t length;
+  if (!IntegerArg(info, 5, "intersectPostings: length", &length)) return env.Undefined();
+  if (length < 0 || static_cast<uint64_t>(length) > args.values.length) {
+    Napi::RangeError::New(env, "intersectPostings: length must lie within candidates").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  PostingReader reader(args.stream.data, args.stream.data + args.stream.length);
+  uint32_t* candidates = reinterpret_cast<uint32_t*>(args.values.data);
+  const uint8_t required = args.required;
   size_t kept = 0;
   size_t next = 0;  // the first candidate not yet passed
   while (next < static_cast<size_t>(length) && !reader.AtEnd()) {

@@ -16,9 +16,9 @@ export interface Position {
  * bytes around a match were just read to verify it, and counting newlines
  * there with SIMD cost less than decoding the newline table that shards
  * stored up to format v4 (`ioremap_wc` over the Linux index: 1.2 → 1.0 ms),
- * so shards no longer store one. Each lookup
- * starts from the offset the previous one counted to, so asking in ascending
- * offsets reads each byte about once.
+ * so shards no longer store one. Each lookup starts from the offset the
+ * previous one counted to, so asking in ascending offsets reads each byte
+ * about once.
  */
 export class LineIndex {
   /** A known point: `newlinesBefore` '\n' bytes precede `offset`. */
