@@ -75,6 +75,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
   const metrics = new Metrics({
     searchesInFlight: () => pool.searchesInFlight,
     shardsMapped: () => pool.shardsMapped,
+    workerShardsMapped: () => pool.workerShardsMapped,
     indexLagSeconds: () => scheduler.lagSeconds(),
     failedSearchTasks: () => pool.failedTasks,
   });

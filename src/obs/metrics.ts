@@ -8,6 +8,8 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 export interface MetricsSources {
   searchesInFlight(): number;
   shardsMapped(): number;
+  /** Shards of the current generation mapped by the search worker that has mapped the fewest. */
+  workerShardsMapped(): number;
   /** Seconds each repository's index is behind the change last seen (0 when current). */
   indexLagSeconds(): Map<string, number>;
   failedSearchTasks(): number;
@@ -34,6 +36,14 @@ export class Metrics {
   constructor(sources: MetricsSources) {
     new Gauge({ name: 'trawl_search_queue_depth', help: 'Searches in flight', registers: [this.registry], collect() { this.set(sources.searchesInFlight()); } });
     new Gauge({ name: 'trawl_shards_loaded', help: 'Shards mapped by the front end', registers: [this.registry], collect() { this.set(sources.shardsMapped()); } });
+    new Gauge({
+      name: 'trawl_worker_shards_loaded',
+      help: 'Shards of the current generation mapped by the search worker that has mapped the fewest',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.workerShardsMapped());
+      },
+    });
     new Gauge({
       name: 'trawl_index_lag_seconds',
       help: 'How far each repository index is behind its last seen change',

@@ -48,6 +48,16 @@ export interface RenderedResponse {
 }
 
 /**
+ * Map one shard of a new generation in the worker whose thread id the task
+ * names (the pool's load balancer reads it from the queue options), before a
+ * search needs it. Answered with how many shards that worker has mapped.
+ */
+export interface MapShardTask {
+  generation: number;
+  shardFile: string;
+}
+
+/**
  * The group's matches (`shard` indexes SearchTask.shardFiles) and counters, a
  * shard that failed to open counting as a crash; the response itself for a
  * task with `render`.

@@ -7,7 +7,7 @@
 import { buildLocalResponse, searchShards, type ShardsOutcome } from '../search/engine.js';
 import { ShardCache } from '../search/shard-cache.js';
 import type { Shard } from '../index/shard-reader.js';
-import type { RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from './protocol.js';
+import type { MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from './protocol.js';
 
 const cache = new ShardCache();
 
@@ -38,6 +38,17 @@ function render(task: SearchTask, spec: RenderSpec, outcome: ShardsOutcome, shar
   const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
   const { stats, files, repositoryInfo, isSearchExhaustive } = buildLocalResponse(spec.request, task.query, outcome, shards, spec.publicUrl, timings);
   return { stats, isSearchExhaustive, resultsJson: JSON.stringify({ files, repositoryInfo }).slice(1, -1) };
+}
+
+/** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */
+export function mapShard(task: MapShardTask): number {
+  cache.advance(task.generation);
+  try {
+    cache.get(task.shardFile);
+  } catch {
+    // counted as a crash by the searches that need it
+  }
+  return cache.size;
 }
 
 /** The watchdog's liveness probe: answered only by a worker that takes tasks. */

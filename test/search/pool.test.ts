@@ -50,7 +50,7 @@ t.test('search workers run at a lower priority than the front end', async (t) =>
   t.equal(threadNiceValues().get(process.pid), before.get(process.pid), "the front end's thread keeps its priority");
 });
 
-t.test("a new generation's shards are mapped in the background, not while setCatalog holds the thread", async (t) => {
+t.test("a new generation's shards are mapped in the background, by the front end and by every worker", async (t) => {
   const root = tempDir(t);
   const repos = ['one', 'two', 'three'].map((name) => {
     makeRepository(path.join(root, name), { 'main.c': `int ${name} = 1;\n` });
@@ -58,12 +58,25 @@ t.test("a new generation's shards are mapped in the background, not while setCat
   });
   const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
   await runIndex(config);
-  const pool = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: 10_000, publicUrl: 'http://127.0.0.1:1', contexts: {} });
+  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: 10_000, publicUrl: 'http://127.0.0.1:1', contexts: {} });
   t.teardown(() => pool.close());
   pool.setCatalog(loadCatalog(config));
   t.equal(pool.shardsMapped, 0, 'setCatalog returns before mapping a shard');
-  await waitFor(async () => pool.shardsMapped === 3, 10_000, 'the three shards to be mapped');
+  await waitFor(async () => pool.shardsMapped === 3 && pool.workerShardsMapped === 3, 10_000, 'the three shards to be mapped by the front end and each worker');
   t.equal(pool.shardsMapped, 3);
+  t.equal(pool.workerShardsMapped, 3, 'each worker mapped all three before any search');
+
+  // A commit to one repository replaces its shard file: each worker maps the new one before a search needs it.
+  const before = loadCatalog(config);
+  makeRepository(path.join(root, 'two'), { 'main.c': 'int two = 2;\n' });
+  await runIndex(config);
+  const after = loadCatalog(config);
+  t.not(after.repositories[1]!.shards[0]!.path, before.repositories[1]!.shards[0]!.path, 'a new shard file');
+  pool.setCatalog(after);
+  // The replaced file stays on disk (so searches still holding it finish) until the next index pass removes it.
+  await waitFor(async () => pool.workerShardsMapped === 4, 10_000, "every worker to map the new generation's new shard");
+  t.equal(pool.workerShardsMapped, 4, 'each worker mapped the new shard beside the three it had');
+  t.equal((await pool.search({ query: 'two = 2', matches: 10 }, { visible: () => true })).stats.fileCount, 1, 'the new generation is searched');
 });
 
 t.test('a search answered as JSON is the search, whether its worker or the front end builds it', async (t) => {
