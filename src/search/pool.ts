@@ -110,11 +110,7 @@ export class SearchPool {
     const mapNext = () => {
       const file = files[next++];
       if (file === undefined) return;
-      try {
-        this.shards.get(file);
-      } catch {
-        // counted as a crash by the searches that need it
-      }
+      this.shards.prefetch(file);
       this.mapping = setImmediate(mapNext);
     };
     clearImmediate(this.mapping); // a newer generation replaces what was left of the last one

@@ -21,6 +21,15 @@ export class ShardCache {
     return shard;
   }
 
+  /** Maps the shard in `file` ahead of its use; one that cannot be opened is left to the searches that need it to count as a crash. */
+  prefetch(file: string): void {
+    try {
+      this.get(file);
+    } catch {
+      // reported by the searches that need it
+    }
+  }
+
   /**
    * Called with the manifest generation of each search: on a new generation,
    * shards whose files were deleted are forgotten (their mappings go with the

@@ -43,11 +43,7 @@ function render(task: SearchTask, spec: RenderSpec, outcome: ShardsOutcome, shar
 /** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */
 export function mapShard(task: MapShardTask): number {
   cache.advance(task.generation);
-  try {
-    cache.get(task.shardFile);
-  } catch {
-    // counted as a crash by the searches that need it
-  }
+  cache.prefetch(task.shardFile);
   return cache.size;
 }
 
