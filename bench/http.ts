@@ -2,7 +2,8 @@
  * HTTP load benchmark: the daemon as users run it (`trawl serve`, a worker
  * per core) on the Linux 6.1 index, driven by wrk from the same machine.
  * Per query class and concurrency 1, 16 and 64: throughput and p50/p99
- * latency; the daemon's memory (anonymous RSS: heap and stacks, the mapped
+ * latency; the selective literals offered at fixed rates, with latency from
+ * each request's scheduled send time; the daemon's memory (anonymous RSS: heap and stacks, the mapped
  * index's page cache excluded); and the time from `git commit` to searchable
  * on a small watched repository. Written to docs/benchmarks.md.
  *
@@ -15,7 +16,7 @@ import path from 'node:path';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
-import { formatMs as format, MATCHES, median, removeScratch, runWrk, scratch, searchBody, startDaemon, threadCpuSeconds, wrkScript } from './http-harness.js';
+import { formatMs as format, MATCHES, median, pacedWrkScript, removeScratch, runPacedWrk, runWrk, scratch, searchBody, startDaemon, threadCpuSeconds, wrkScript } from './http-harness.js';
 import { QUERY_CLASSES } from './queries.js';
 import { writeReportBlock } from './report.js';
 
@@ -27,6 +28,11 @@ const CONCURRENCY = [1, 16, 64];
  */
 const NO_MATCH = { name: 'literal in no file (the floor)', queries: [{ query: 'QZXJ_IN_NO_FILE_WK', caseSensitive: true, rg: null }] };
 const SECONDS = Number(process.env.TRAWL_BENCH_HTTP_SECONDS ?? 6);
+/** Offered rates (requests/s, in all) of the fixed-rate runs of the selective literals, over FIXED_RATE_CONNECTIONS. */
+const FIXED_RATES = [500, 1000];
+const FIXED_RATE_CONNECTIONS = 64;
+/** Seconds per fixed-rate run: its first second is not measured (pacedWrkScript). */
+const FIXED_RATE_SECONDS = SECONDS + 4;
 
 function memory(pid: number): { anonMiB: number; fileMiB: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -76,6 +82,7 @@ warmPageCache(dataDir);
 const daemon = await startDaemon({ dataDir, repos: [repository], server: { rescanIntervalSeconds: 0 } });
 const rows: string[] = [];
 const cpuRows: string[] = [];
+const fixedRateRows: string[] = [];
 let peakAnon = 0;
 let peakFile = 0;
 const sample = setInterval(() => {
@@ -101,6 +108,14 @@ try {
     }
     rows.push(`| ${name} | ${cells.join(' | ')} |`);
   }
+  const selective = QUERY_CLASSES[0]!;
+  const paced = pacedWrkScript('paced', '/api/search', selective.queries.map(searchBody));
+  for (const rate of FIXED_RATES) {
+    const result = await runPacedWrk(daemon.url, paced, rate, FIXED_RATE_CONNECTIONS, FIXED_RATE_SECONDS);
+    console.error(`${selective.name} at ${rate}/s: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`);
+    const failed = result.failed ? ` (${result.failed} failed)` : '';
+    fixedRateRows.push(`| ${rate} | ${result.rps.toFixed(0)}${failed} | ${format(result.p50)} | ${format(result.p90)} | ${format(result.p99)} | ${format(result.max)} |`);
+  }
 } finally {
   clearInterval(sample);
   await daemon.stop();
@@ -124,6 +139,17 @@ workers, GC helpers):
 | class | front end | workers and helpers |
 |---|---|---|
 ${cpuRows.join('\n')}
+
+The same daemon with the selective literals offered at a fixed rate from ${FIXED_RATE_CONNECTIONS} connections (wrk paced by its
+script: ${FIXED_RATE_SECONDS} s per rate, the first second not measured), each request's latency counted from when the schedule
+meant to send it, so a stall counts against every request it holds back (as wrk2 counts it). The table above
+measures saturation instead: with ${CONCURRENCY[CONCURRENCY.length - 1]} connections each sending as soon as its last answer came, mean
+latency is ${CONCURRENCY[CONCURRENCY.length - 1]} ÷ throughput (Little's law), so a p99 under 50 ms at c = 64 there needs well over
+1,280 requests/s whatever the tail.
+
+| offered req/s | achieved req/s | p50 ms | p90 ms | p99 ms | max ms |
+|---|---|---|---|---|---|
+${fixedRateRows.join('\n')}
 
 Daemon memory during the run: anonymous RSS (heap, stacks, worker threads; the mapped index's page cache
 excluded) peaked at **${peakAnon.toFixed(0)} MiB**; file-backed RSS (shard pages in the page cache, shared with
