@@ -3,9 +3,10 @@
  * per core) on the Linux 6.1 index, driven by wrk from the same machine.
  * Per query class and concurrency 1, 16 and 64: throughput and p50/p99
  * latency; the selective literals offered at fixed rates, with latency from
- * each request's scheduled send time; the daemon's memory (anonymous RSS: heap and stacks, the mapped
- * index's page cache excluded); and the time from `git commit` to searchable
- * on a small watched repository. Written to docs/benchmarks.md.
+ * each request's scheduled send time; the daemon's memory (anonymous RSS:
+ * heap and stacks, the mapped index's page cache excluded); and the time from
+ * `git commit` to searchable on a small watched repository. Written to
+ * docs/benchmarks.md.
  *
  *   npm run bench:http        (apt-get install wrk)
  */
