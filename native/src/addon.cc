@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -423,7 +424,14 @@ Napi::Value BuildPostings(const Napi::CallbackInfo& info) {
     }
   }
   // Counting sort by trigram; cursor first counts, then holds write positions.
-  std::unique_ptr<uint32_t[]> cursor(new uint32_t[kTrigramSpace]());
+  // calloc, not new[](): the 64 MiB table comes from mmap already zeroed, so only the pages of trigrams
+  // that occur are touched. Zeroing all of it faulted in 16K pages per call: 200 ms on this VM, three calls
+  // per shard, most of the time re-indexing a small repository took.
+  std::unique_ptr<uint32_t[], decltype(&free)> cursor(static_cast<uint32_t*>(calloc(kTrigramSpace, sizeof(uint32_t))), &free);
+  if (!cursor) {
+    Napi::Error::New(env, "buildPostings: out of memory for the trigram table").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
   std::vector<uint32_t> keys;
   for (size_t i = 0; i < pairCount; i++) {
     uint32_t trigram = pairs[i] & (kTrigramSpace - 1);
