@@ -24,6 +24,7 @@ import {
   type SectionTag,
 } from './format.js';
 import { ShardFormatError } from './errors.js';
+import { byStart } from './ranges.js';
 import { decodeMaskedPostings, intersectMaskedPostings } from './varint.js';
 import type { DocumentSymbol, ShardMeta } from './model.js';
 
@@ -237,18 +238,17 @@ export class Shard {
    */
   symbolsOverlapping(doc: number, ranges: readonly number[]): DocumentSymbol[] {
     if (ranges.length === 0) return [];
-    const pairs: [number, number][] = [];
-    for (let i = 0; i < ranges.length; i += 2) pairs.push([ranges[i]!, ranges[i + 1]!]);
-    pairs.sort((a, b) => a[0] - b[0]);
-    // furthestEnd[i]: the largest end among pairs[0..i], so "a range starting before x ends after y" is one lookup.
-    const furthestEnd: number[] = [];
-    for (const [i, [, end]] of pairs.entries()) furthestEnd.push(Math.max(end, furthestEnd[i - 1] ?? 0));
+    const sorted = byStart(ranges);
+    const pairs = sorted.length / 2;
+    // furthestEnd[i]: the largest end among the first i + 1 ranges, so "a range starting before x ends after y" is one lookup.
+    const furthestEnd = furthestEndScratch(pairs);
+    for (let i = 0, furthest = 0; i < pairs; i++) furthestEnd[i] = furthest = Math.max(furthest, sorted[2 * i + 1]!);
     const base = this.record(doc);
     const first = this.documents[base + F.firstSymbol]!;
     const last = first + this.documents[base + F.symbolCount]!;
     const found: DocumentSymbol[] = [];
-    const lowest = pairs[0]![0];
-    const highest = furthestEnd[furthestEnd.length - 1]!;
+    const lowest = sorted[0]!;
+    const highest = furthestEnd[pairs - 1]!;
     // Symbols are by start and none is longer than longestSymbol, so only those from here can end after `lowest`.
     for (let i = this.firstSymbolFrom(first, last, lowest - this.longestSymbol + 1); i < last; i++) {
       const r = i * SYMBOL_RECORD_WORDS;
@@ -257,10 +257,10 @@ export class Shard {
       if (start >= highest) break;
       if (end <= lowest) continue;
       let low = 0;
-      let high = pairs.length; // first pair starting at or after the symbol's end
+      let high = pairs; // first range starting at or after the symbol's end
       while (low < high) {
         const mid = (low + high) >>> 1;
-        if (pairs[mid]![0] < end) low = mid + 1;
+        if (sorted[2 * mid]! < end) low = mid + 1;
         else high = mid;
       }
       if (low > 0 && furthestEnd[low - 1]! > start) found.push(this.symbolAt(i));
@@ -388,6 +388,14 @@ export class Shard {
     if (offsets[0] !== 0 || offsets[count] !== postings.length) throw corrupt(`${keysTag}: posting offsets do not cover ${postingsTag}`);
     return new TrigramTable(this.bytes, keys, offsets, postings, postingsTag);
   }
+}
+
+/** symbolsOverlapping's prefix maxima, one buffer per thread: a search calls it for every matching file. */
+let furthestEnds = new Float64Array(256);
+
+function furthestEndScratch(length: number): Float64Array {
+  if (furthestEnds.length < length) furthestEnds = new Float64Array(Math.max(length, 2 * furthestEnds.length));
+  return furthestEnds;
 }
 
 function corrupt(message: string): ShardFormatError {

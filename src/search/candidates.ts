@@ -65,56 +65,79 @@ export function uniteAll<T>(operands: readonly T[], candidatesOf: (operand: T) =
 const FEW_CANDIDATES = 4;
 const PRUNING_WORTH_BYTES_PER_CANDIDATE = 256;
 
-/** A trigram of a literal: the casings to look up (one when case-sensitive) and its next-byte mask. */
+/**
+ * A trigram of a literal: the casings to look up (one when case-sensitive),
+ * its next-byte mask, and where the current shard holds it. The keys of a
+ * literal are made once per query and their `located`, `present` and
+ * `encodedLength` rewritten for each shard, so a shard's lookups allocate
+ * nothing (a search runs synchronously, one shard after another).
+ */
 interface TrigramKey {
   variants: number[];
   followedBy: number;
+  /** Table indexes of the first `present` casings found in the shard. */
+  located: Int32Array;
+  present: number;
+  /** Encoded bytes of their posting lists. */
+  encodedLength: number;
+}
+
+/** A literal's keys in its order, and the same keys ordered for the current shard. */
+interface LiteralKeys {
+  keys: TrigramKey[];
+  rarestFirst: TrigramKey[];
 }
 
 /** Keys of each literal, computed once per query rather than once per shard. */
-const literalKeys = new WeakMap<LiteralTree, TrigramKey[] | null>();
+const literalKeys = new WeakMap<LiteralTree, LiteralKeys | null>();
 
 /** The distinct trigrams of a literal with their casings and masks, or null when it is shorter than a trigram. */
-function keysOf(literal: Extract<LiteralTree, { type: 'literal' }>): TrigramKey[] | null {
+function keysOf(literal: Extract<LiteralTree, { type: 'literal' }>): LiteralKeys | null {
   return cached(literalKeys, literal, () => {
     const bytes = Buffer.from(literal.text, 'utf8');
     if (bytes.length < 3) return null;
-    return [...nextByteMasks(bytes, literal.caseSensitive)].map(([trigram, followedBy]) => ({ variants: literal.caseSensitive ? [trigram] : caseVariants(trigram), followedBy }));
+    const keys = [...nextByteMasks(bytes, literal.caseSensitive)].map(([trigram, followedBy]) => {
+      const variants = literal.caseSensitive ? [trigram] : caseVariants(trigram);
+      return { variants, followedBy, located: new Int32Array(variants.length), present: 0, encodedLength: 0 };
+    });
+    return { keys, rarestFirst: [...keys] };
   });
 }
 
 function literalCandidates(literal: Extract<LiteralTree, { type: 'literal' }>, table: TrigramTable, stats: CandidateStats): Candidates {
-  const keys = keysOf(literal);
-  if (keys === null) return 'all';
+  const literalKeys = keysOf(literal);
+  if (literalKeys === null) return 'all';
+  const { keys, rarestFirst } = literalKeys;
   // Per trigram, where the postings of each casing present are (case-insensitive: any casing will do).
-  const groups: { indexes: number[]; followedBy: number; encodedLength: number }[] = [];
-  for (const { variants, followedBy } of keys) {
-    const indexes: number[] = [];
-    let encodedLength = 0;
-    for (const variant of variants) {
+  for (const key of keys) {
+    key.present = 0;
+    key.encodedLength = 0;
+    for (const variant of key.variants) {
       stats.ngramLookups++;
       const index = table.locate(variant);
       if (index < 0) continue;
-      indexes.push(index);
-      encodedLength += table.encodedLength(index);
+      key.located[key.present++] = index;
+      key.encodedLength += table.encodedLength(index);
     }
-    if (indexes.length === 0) return new Uint32Array(0);
-    groups.push({ indexes, followedBy, encodedLength });
+    if (key.present === 0) return new Uint32Array(0);
   }
-  groups.sort((a, b) => a.encodedLength - b.encodedLength); // the rarest trigram first keeps every intersection small
+  // The rarest trigram first keeps every intersection small; ties in the literal's order, as every shard sees them.
+  for (let i = 0; i < keys.length; i++) rarestFirst[i] = keys[i]!;
+  rarestFirst.sort((a, b) => a.encodedLength - b.encodedLength);
   let result: Uint32Array | null = null;
-  for (const group of groups) {
-    if (result !== null && (result.length <= FEW_CANDIDATES || group.encodedLength > PRUNING_WORTH_BYTES_PER_CANDIDATE * result.length)) break;
-    if (result !== null && group.indexes.length === 1) {
+  for (const key of rarestFirst) {
+    if (result !== null && (result.length <= FEW_CANDIDATES || key.encodedLength > PRUNING_WORTH_BYTES_PER_CANDIDATE * result.length)) break;
+    if (result !== null && key.present === 1) {
       // Intersected as it is decoded: copying out a long list cost as much as decoding it.
-      const index = group.indexes[0]!;
+      const index = key.located[0]!;
       stats.indexBytesLoaded += table.encodedLength(index);
-      result = table.intersectPostingsAt(index, group.followedBy, result);
+      result = table.intersectPostingsAt(index, key.followedBy, result);
       stats.ngramMatches += result.length;
     } else {
       let documents: Uint32Array | null = null;
-      for (const index of group.indexes) {
-        const postings = table.postingsAt(index, group.followedBy);
+      for (let i = 0; i < key.present; i++) {
+        const index = key.located[i]!;
+        const postings = table.postingsAt(index, key.followedBy);
         stats.indexBytesLoaded += table.encodedLength(index);
         stats.ngramMatches += postings.length;
         documents = documents === null ? postings : union(documents, postings);

@@ -6,23 +6,25 @@
 import type { Chunk, Range, SymbolInfo } from '../api/types.js';
 import type { DocumentSymbol } from '../index/model.js';
 import { LineIndex, NEWLINE } from './positions.js';
-import { rangePairs } from './ranges.js';
+import { byStart } from '../index/ranges.js';
 
 export interface ChunkInput {
   content: Buffer;
   /** Flattened [start, end, …] byte ranges, in any order. */
-  ranges: number[];
+  ranges: readonly number[];
   contextLines: number;
   symbols: DocumentSymbol[];
 }
 
 export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInput): Chunk[] {
   const lines = new LineIndex(content);
-  const pairs = rangePairs(ranges).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const sorted = byStart(ranges);
   // A group's byte bounds are found as soon as its lines are known: LineIndex walks from the
   // offset it last counted to, which is then the group's latest range.
   const groups: { last: number; from: number; to: number; startLine: number; matchRanges: Range[] }[] = [];
-  for (const [start, end] of pairs) {
+  for (let i = 0; i < sorted.length; i += 2) {
+    const start = sorted[i]!;
+    const end = sorted[i + 1]!;
     const range: Range = { start: lines.position(start), end: lines.position(end) };
     const first = Math.max(1, range.start.lineNumber - contextLines);
     // A range ending with a '\n' ends on that newline's line. Past the last line, lineEnd is

@@ -16,7 +16,7 @@ import { buildChunks } from './chunks.js';
 import { browseUrl, externalUrl } from './links.js';
 import { codePointsBetween } from './positions.js';
 import { scoreFile } from './rank.js';
-import { rangePairs } from './ranges.js';
+import { byStart, rangePairs } from '../index/ranges.js';
 import { checkContexts, searchShard, type DocumentMatch, type StopReason } from './shard-search.js';
 import { addRangesFound, createSignal, isSearchCancelled, rangesFound, type SearchSignal } from './signal.js';
 
@@ -117,15 +117,16 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
   let totalRanges = 0;
   let stop: StopReason = 'complete';
   const enoughElsewhere = () => rangesFound(signal) >= wanted;
-  for (const [index, shard] of shards.entries()) {
+  const isCancelled = () => isSearchCancelled(signal) || enoughElsewhere();
+  const onMatchRanges = (ranges: number) => addRangesFound(signal, ranges);
+  for (let index = 0; index < shards.length; index++) {
+    const shard = shards[index]!;
     if (enoughElsewhere()) {
       stop = 'limit';
       break;
     }
     let result;
     try {
-      const isCancelled = () => isSearchCancelled(signal) || enoughElsewhere();
-      const onMatchRanges = (ranges: number) => addRangesFound(signal, ranges);
       result = searchShard(shard, query, contexts, { maxMatchRanges: wanted - rangesFound(signal), deadline, isCancelled, onMatchRanges });
     } catch (error) {
       if (!(error instanceof ShardFormatError)) throw error;
@@ -262,10 +263,10 @@ function assemble(request: SearchRequest, query: QueryNode, found: Found[], publ
       seenRepositories.add(repository.id);
     }
     // Keep file-name ranges first, then content ranges in file order, within the budget.
-    const pathRanges = match.path.slice(0, 2 * budget);
+    const pathRanges = withinBudget(match.path, budget);
     budget -= pathRanges.length / 2;
     // type:file and type:repo return files without chunks: their content ranges are not returned.
-    const contentRanges = resultType ? [] : sortedPairs(match.content).slice(0, 2 * budget);
+    const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget);
     budget -= contentRanges.length / 2;
     files.push(fileResult(request, shard, match.doc, pathRanges, contentRanges, publicUrl));
     repositories.set(repository.id, repositoryInfo(shard));
@@ -273,7 +274,12 @@ function assemble(request: SearchRequest, query: QueryNode, found: Found[], publ
   return { files, repositoryInfo: [...repositories.values()] };
 }
 
-function fileResult(request: SearchRequest, shard: Shard, doc: number, pathRanges: number[], contentRanges: number[], publicUrl: string): FileResult {
+/** The first `budget` of the ranges (without a copy when they all fit). */
+function withinBudget(flat: readonly number[], budget: number): readonly number[] {
+  return flat.length <= 2 * budget ? flat : flat.slice(0, 2 * budget);
+}
+
+function fileResult(request: SearchRequest, shard: Shard, doc: number, pathRanges: readonly number[], contentRanges: readonly number[], publicUrl: string): FileResult {
   const repository = shard.meta.repository;
   const path = shard.path(doc);
   const pathBytes = shard.pathBytes(doc);
@@ -321,17 +327,6 @@ function resultTypeOf(query: QueryNode): 'file' | 'repo' | undefined {
   if (query.type === 'resultType') return query.value;
   if (query.type === 'and') for (const operand of query.operands) if (operand.type === 'resultType') return operand.value;
   return undefined;
-}
-
-/** The ranges by start; one pattern's ranges (the common case) already are, and are returned as they are. */
-function sortedPairs(flat: number[]): number[] {
-  let sorted = true;
-  for (let i = 2; i < flat.length && sorted; i += 2) sorted = flat[i - 2]! <= flat[i]!;
-  if (sorted) return flat;
-  const pairs = rangePairs(flat).sort((a, b) => a[0] - b[0]);
-  const out: number[] = [];
-  for (const [start, end] of pairs) out.push(start, end);
-  return out;
 }
 
 function emptyStats(): SearchStats {
