@@ -122,8 +122,13 @@ function literalCandidates(literal: Extract<LiteralTree, { type: 'literal' }>, t
     if (key.present === 0) return new Uint32Array(0);
   }
   // The rarest trigram first keeps every intersection small; ties in the literal's order, as every shard sees them.
-  for (let i = 0; i < keys.length; i++) rarestFirst[i] = keys[i]!;
-  rarestFirst.sort((a, b) => a.encodedLength - b.encodedLength);
+  // An insertion sort: stable like Array.prototype.sort, without the copy that allocates per shard.
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i;
+    for (; j > 0 && rarestFirst[j - 1]!.encodedLength > key.encodedLength; j--) rarestFirst[j] = rarestFirst[j - 1]!;
+    rarestFirst[j] = key;
+  }
   let result: Uint32Array | null = null;
   for (const key of rarestFirst) {
     if (result !== null && (result.length <= FEW_CANDIDATES || key.encodedLength > PRUNING_WORTH_BYTES_PER_CANDIDATE * result.length)) break;
