@@ -3,7 +3,8 @@
  * per core) on the Linux 6.1 index, driven by wrk from the same machine.
  * Per query class and concurrency 1, 16 and 64: throughput and p50/p99
  * latency; the selective literals offered at fixed rates, with latency from
- * each request's scheduled send time; the daemon's memory (anonymous RSS:
+ * each request's scheduled send time; the same searches through the search
+ * pool alone, in this process (no HTTP); the daemon's memory (anonymous RSS:
  * heap and stacks, the mapped index's page cache excluded); and the time from
  * `git commit` to searchable on a small watched repository. Written to
  * docs/benchmarks.md.
@@ -14,10 +15,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { SearchRequest } from '../src/api/schemas.js';
+import { parseBody, validator } from '../src/api/validate.js';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
 import { formatMs as format, MATCHES, median, pacedWrkScript, removeScratch, runPacedWrk, runWrk, scratch, searchBody, startDaemon, threadCpuSeconds, wrkScript } from './http-harness.js';
+import { poolLoad } from './pool-load.js';
 import { QUERY_CLASSES } from './queries.js';
 import { writeReportBlock } from './report.js';
 
@@ -34,6 +38,8 @@ const FIXED_RATES = [500, 1000];
 const FIXED_RATE_CONNECTIONS = 64;
 /** Seconds per fixed-rate run: its first second is not measured (pacedWrkScript). */
 const FIXED_RATE_SECONDS = SECONDS + 4;
+/** Searches in flight when the search pool is driven without HTTP (the c = 64 cell's concurrency). */
+const POOL_IN_FLIGHT = 64;
 
 function memory(pid: number): { anonMiB: number; fileMiB: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -80,7 +86,8 @@ const repository = linuxRepositoryConfig(corpus);
 console.error('indexing (skipped when the index is current) …');
 await runIndex(validateConfig({ dataDir, repos: [repository] }, 'bench'));
 warmPageCache(dataDir);
-const daemon = await startDaemon({ dataDir, repos: [repository], server: { rescanIntervalSeconds: 0 } });
+const daemonConfig = { dataDir, repos: [repository], server: { rescanIntervalSeconds: 0 } };
+const daemon = await startDaemon(daemonConfig);
 const rows: string[] = [];
 const cpuRows: string[] = [];
 const fixedRateRows: string[] = [];
@@ -121,6 +128,9 @@ try {
   clearInterval(sample);
   await daemon.stop();
 }
+const selectiveRequests = QUERY_CLASSES[0]!.queries.map((q) => parseBody(validator(SearchRequest), Buffer.from(searchBody(q))));
+const poolAlone = await poolLoad(validateConfig(daemonConfig, 'bench'), selectiveRequests, POOL_IN_FLIGHT, SECONDS);
+console.error(`pool alone, ${POOL_IN_FLIGHT} in flight: ${poolAlone.searchesPerSecond.toFixed(0)} searches/s, p50 ${format(poolAlone.p50)} ms, p99 ${format(poolAlone.p99)} ms`);
 const lags = await commitToSearchable(5);
 removeScratch();
 
@@ -140,6 +150,11 @@ workers, GC helpers):
 | class | front end | workers and helpers |
 |---|---|---|
 ${cpuRows.join('\n')}
+
+The selective literals through the daemon's search pool alone, driven in the benchmark's process after the
+daemon stopped (no HTTP, no wrk; ${POOL_IN_FLIGHT} searches in flight, each caller starting its next search as its last one
+is answered, ${SECONDS} s): **${poolAlone.searchesPerSecond.toFixed(0)} searches/s, p50 ${format(poolAlone.p50)} / p99 ${format(poolAlone.p99)} ms**. Against the c = ${POOL_IN_FLIGHT} cell above,
+the difference is what HTTP (the front end's request handling and wrk) costs under load.
 
 The same daemon with the selective literals offered at a fixed rate from ${FIXED_RATE_CONNECTIONS} connections (wrk paced by its
 script: ${FIXED_RATE_SECONDS} s per rate, the first second not measured), each request's latency counted from when the schedule

@@ -17,6 +17,7 @@ import { search } from '../src/search/engine.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
 import { QUERY_CLASSES, type BenchQuery } from './queries.js';
 import { writeReportBlock } from './report.js';
+import { percentile } from './stats.js';
 
 const TRAWL_RUNS = Number(process.env.TRAWL_BENCH_SEARCH_RUNS ?? 30);
 const RG_RUNS = Number(process.env.TRAWL_BENCH_RG_RUNS ?? 3);
@@ -57,11 +58,6 @@ function ripgrepOnce(q: BenchQuery): number {
     if (result.status !== 0 && result.status !== 1) throw new Error(`rg failed: ${result.stderr}`);
   }
   return performance.now() - started;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 const format = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
