@@ -11,7 +11,7 @@ import { Piscina, queueOptionsSymbol, type PiscinaTask } from 'piscina';
 import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import type { RepositoryConfig, SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
-import type { MapShardTask, RenderedResponse, SearchTask, SearchTaskResult } from '../worker/protocol.js';
+import type { MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from '../worker/protocol.js';
 import { groupShards, type Catalog } from './catalog.js';
 import { buildResponse, emptyEvaluationStats, planSearch, type Found, type ShardsOutcome } from './engine.js';
 import { ShardCache } from './shard-cache.js';
@@ -189,7 +189,7 @@ export class SearchPool {
       const { timeOrigin } = performance;
       const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned };
       const submitted = performance.now();
-      const result = await this.runTask({ ...this.taskBase(request, query, signal, timings), shardFiles: groups[0]!, render });
+      const result = await this.runTask(this.task(request, query, signal, timings, groups[0]!, render));
       const waitMs = performance.now() - submitted;
       if ('resultsJson' in result) return renderedJson(result, waitMs);
       // The worker failed: its crash outcome is answered from here.
@@ -224,19 +224,21 @@ export class SearchPool {
     return groupShards(files, Math.max(1, Math.floor(this.options.workers / this.inFlight)));
   }
 
-  private taskBase(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings): Omit<SearchTask, 'shardFiles'> {
+  /** One literal, not a spread plus members: see searchShards on what V8 keeps alive otherwise. */
+  private task(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, shardFiles: string[], render?: RenderSpec): SearchTask {
     return {
       generation: this.catalog.generation,
+      shardFiles,
       query,
       contexts: this.options.contexts,
       wanted: request.matches + 1,
       deadlineEpochMs: performance.timeOrigin + timings.started + this.options.timeBudgetMs,
       signal,
+      render,
     };
   }
 
   private async fanOut(request: SearchRequest, query: QueryNode, call: SearchCall, signal: SearchSignal, timings: Timings, groups: string[][]): Promise<SearchResponse> {
-    const base = this.taskBase(request, query, signal, timings);
     const found: Found[] = [];
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
     let budget = request.matches;
@@ -244,7 +246,7 @@ export class SearchPool {
     await Promise.all(
       groups.map(async (shardFiles) => {
         const submitted = performance.now();
-        const outcome = (await this.runTask({ ...base, shardFiles })) as ShardsOutcome; // a task without `render` answers its outcome
+        const outcome = (await this.runTask(this.task(request, query, signal, timings, shardFiles))) as ShardsOutcome; // a task without `render` answers its outcome
         waitMs = Math.max(waitMs, performance.now() - submitted);
         const groupFound = this.resolve(outcome, shardFiles);
         found.push(...groupFound);
