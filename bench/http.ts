@@ -84,9 +84,10 @@ const corpus = ensureLinuxCorpus();
 const dataDir = path.join(benchDirectory(), 'data-linux');
 const repository = linuxRepositoryConfig(corpus);
 console.error('indexing (skipped when the index is current) …');
-await runIndex(validateConfig({ dataDir, repos: [repository] }, 'bench'));
-warmPageCache(dataDir);
 const daemonConfig = { dataDir, repos: [repository], server: { rescanIntervalSeconds: 0 } };
+const config = validateConfig(daemonConfig, 'bench');
+await runIndex(config);
+warmPageCache(dataDir);
 const daemon = await startDaemon(daemonConfig);
 const rows: string[] = [];
 const cpuRows: string[] = [];
@@ -129,7 +130,7 @@ try {
   await daemon.stop();
 }
 const selectiveRequests = QUERY_CLASSES[0]!.queries.map((q) => parseBody(validator(SearchRequest), Buffer.from(searchBody(q))));
-const poolAlone = await poolLoad(validateConfig(daemonConfig, 'bench'), selectiveRequests, POOL_IN_FLIGHT, SECONDS);
+const poolAlone = await poolLoad(config, selectiveRequests, POOL_IN_FLIGHT, SECONDS);
 console.error(`pool alone, ${POOL_IN_FLIGHT} in flight: ${poolAlone.searchesPerSecond.toFixed(0)} searches/s, p50 ${format(poolAlone.p50)} ms, p99 ${format(poolAlone.p99)} ms`);
 const lags = await commitToSearchable(5);
 removeScratch();
