@@ -22,16 +22,20 @@ export interface CandidateStats {
   indexBytesLoaded: number;
 }
 
-export function candidates(tree: LiteralTree, table: TrigramTable, stats: CandidateStats): Candidates {
+/**
+ * `keys` holds the trigram keys of the tree's literals: pass the same map for
+ * every shard of a search, so they are computed once per search.
+ */
+export function candidates(tree: LiteralTree, table: TrigramTable, stats: CandidateStats, keys: TrigramKeys = new Map()): Candidates {
   switch (tree.type) {
     case 'any':
       return 'all';
     case 'literal':
-      return literalCandidates(tree, table, stats);
+      return literalCandidates(tree, table, stats, keys);
     case 'and':
-      return intersectAll(tree.operands, (operand) => candidates(operand, table, stats));
+      return intersectAll(tree.operands, (operand) => candidates(operand, table, stats, keys));
     case 'or':
-      return uniteAll(tree.operands, (operand) => candidates(operand, table, stats));
+      return uniteAll(tree.operands, (operand) => candidates(operand, table, stats, keys));
   }
 }
 
@@ -88,12 +92,14 @@ interface LiteralKeys {
   rarestFirst: TrigramKey[];
 }
 
-/** Keys of each literal, computed once per query rather than once per shard. */
-const literalKeys = new WeakMap<LiteralTree, LiteralKeys | null>();
+type Literal = Extract<LiteralTree, { type: 'literal' }>;
+
+/** The keys of each literal of a search (null: shorter than a trigram). */
+export type TrigramKeys = Map<Literal, LiteralKeys | null>;
 
 /** The distinct trigrams of a literal with their casings and masks, or null when it is shorter than a trigram. */
-function keysOf(literal: Extract<LiteralTree, { type: 'literal' }>): LiteralKeys | null {
-  return cached(literalKeys, literal, () => {
+function keysOf(literal: Literal, cache: TrigramKeys): LiteralKeys | null {
+  return cached(cache, literal, () => {
     const bytes = Buffer.from(literal.text, 'utf8');
     if (bytes.length < 3) return null;
     const keys = [...nextByteMasks(bytes, literal.caseSensitive)].map(([trigram, followedBy]) => {
@@ -104,8 +110,8 @@ function keysOf(literal: Extract<LiteralTree, { type: 'literal' }>): LiteralKeys
   });
 }
 
-function literalCandidates(literal: Extract<LiteralTree, { type: 'literal' }>, table: TrigramTable, stats: CandidateStats): Candidates {
-  const literalKeys = keysOf(literal);
+function literalCandidates(literal: Literal, table: TrigramTable, stats: CandidateStats, cache: TrigramKeys): Candidates {
+  const literalKeys = keysOf(literal, cache);
   if (literalKeys === null) return 'all';
   const { keys, rarestFirst } = literalKeys;
   // Per trigram, where the postings of each casing present are (case-insensitive: any casing will do).

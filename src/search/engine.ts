@@ -17,7 +17,7 @@ import { browseUrl, externalUrl } from './links.js';
 import { codePointsBetween } from './positions.js';
 import { scoreFile } from './rank.js';
 import { byStart, rangePairs } from '../index/ranges.js';
-import { checkContexts, searchShard, type DocumentMatch, type StopReason } from './shard-search.js';
+import { checkContexts, CompiledPatterns, searchShard, type DocumentMatch, type StopReason } from './shard-search.js';
 import { addRangesFound, createSignal, isSearchCancelled, rangesFound, type SearchSignal } from './signal.js';
 
 export interface SearchEnvironment {
@@ -119,6 +119,7 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
   const enoughElsewhere = () => rangesFound(signal) >= wanted;
   const isCancelled = () => isSearchCancelled(signal) || enoughElsewhere();
   const onMatchRanges = (ranges: number) => addRangesFound(signal, ranges);
+  const patterns = new CompiledPatterns();
   for (let index = 0; index < shards.length; index++) {
     const shard = shards[index]!;
     if (enoughElsewhere()) {
@@ -127,7 +128,7 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     }
     let result;
     try {
-      result = searchShard(shard, query, contexts, { maxMatchRanges: wanted - rangesFound(signal), deadline, isCancelled, onMatchRanges });
+      result = searchShard(shard, query, contexts, { maxMatchRanges: wanted - rangesFound(signal), deadline, isCancelled, onMatchRanges }, patterns);
     } catch (error) {
       if (!(error instanceof ShardFormatError)) throw error;
       stats.crashes++; // a corrupt shard costs its own results, never the search
@@ -178,7 +179,8 @@ export function buildResponse(
 ): SearchResponse {
   found.sort((a, b) => b.score - a.score || compareLocation(a, b));
   const response = assemble(request, query, found, publicUrl);
-  const stats: SearchStats = { ...emptyStats(), ...sumStats(outcomes.map((outcome) => outcome.stats)) };
+  const stats = emptyStats();
+  for (const outcome of outcomes) addStats(stats, outcome.stats);
   const totalRanges = outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
   const stop = combinedStop(outcomes.map((outcome) => outcome.stop));
   stats.actualMatchCount = countRanges(response.files);
@@ -204,10 +206,8 @@ function combinedStop(stops: readonly StopReason[]): StopReason {
   return 'complete';
 }
 
-function sumStats(parts: readonly EvaluationStats[]): EvaluationStats {
-  const total = emptyEvaluationStats();
-  for (const part of parts) for (const key of Object.keys(total) as (keyof EvaluationStats)[]) total[key] += part[key];
-  return total;
+function addStats(total: EvaluationStats, part: EvaluationStats): void {
+  for (const key of Object.keys(part) as (keyof EvaluationStats)[]) total[key] += part[key];
 }
 
 export function emptyEvaluationStats(): EvaluationStats {
@@ -331,9 +331,9 @@ function resultTypeOf(query: QueryNode): 'file' | 'repo' | undefined {
   return undefined;
 }
 
+/** Object.assign, not `{ ...emptyEvaluationStats(), … }`: see searchShards on what V8 keeps alive otherwise. */
 function emptyStats(): SearchStats {
-  return {
-    ...emptyEvaluationStats(),
+  return Object.assign(emptyEvaluationStats(), {
     actualMatchCount: 0,
     totalMatchCount: 0,
     duration: 0,
@@ -342,6 +342,6 @@ function emptyStats(): SearchStats {
     wait: 0,
     matchTreeConstruction: 0,
     matchTreeSearch: 0,
-    flushReason: 'FINAL_FLUSH',
-  };
+    flushReason: 'FINAL_FLUSH' as const,
+  });
 }

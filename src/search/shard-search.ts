@@ -15,7 +15,7 @@ import type { PatternNode, QueryNode } from '../query/ast.js';
 import { requiredLiterals, type LiteralTree } from '../query/literals.js';
 import { globToRegExp } from '../config/glob.js';
 import type { SearchContextConfig } from '../config/config.js';
-import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates } from './candidates.js';
+import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates, type TrigramKeys } from './candidates.js';
 import { cached } from './memo.js';
 import { compileMatcher, type Matcher } from './matcher.js';
 
@@ -73,11 +73,13 @@ interface Ranges {
   path: number[];
 }
 
+/** `patterns`: pass the same CompiledPatterns for every shard of a search. */
 export function searchShard(
   shard: Shard,
   query: QueryNode,
   contexts: Record<string, SearchContextConfig>,
   limits: ShardSearchLimits,
+  patterns = new CompiledPatterns(),
 ): ShardSearchResult {
   const stats: ShardSearchStats = {
     ngramLookups: 0,
@@ -89,7 +91,7 @@ export function searchShard(
     matchRanges: 0,
     regexpsConsidered: 0,
   };
-  const evaluator = new Evaluator(shard, contexts, stats);
+  const evaluator = new Evaluator(shard, contexts, stats, patterns);
   const root: QueryNode = mentionsBranches(query) ? query : { type: 'and', operands: [query, DEFAULT_BRANCH] };
   const matches: DocumentMatch[] = [];
   const docs = evaluator.candidatesOf(root);
@@ -121,13 +123,30 @@ function mentionsBranches(node: QueryNode): boolean {
 }
 
 /**
- * What a pattern compiles to, shared by every shard a query runs over (and
- * by later queries holding the same node): compiling per shard cost ~15 µs
- * per regex and shard, paid by every search.
+ * What a search's patterns compile to, made once and shared by every shard
+ * it runs over: compiling per shard cost ~15 µs per regex and shard. Owned by
+ * the search, not kept in module-level WeakMaps keyed by its nodes: V8's
+ * scavenger keeps weak-map entries alive until a full collection, which
+ * promoted ≈ 4 KB per search to the old generation.
  */
-const matchers = new WeakMap<PatternNode, Matcher>();
-const literalPlans = new WeakMap<PatternNode, LiteralTree>();
-const branchRegexes = new WeakMap<PatternNode, RE2>();
+export class CompiledPatterns {
+  private readonly matchers = new Map<PatternNode, Matcher>();
+  private readonly literalPlans = new Map<PatternNode, LiteralTree>();
+  private readonly branchRegexes = new Map<PatternNode, RE2>();
+  readonly trigramKeys: TrigramKeys = new Map();
+
+  matcher(node: PatternNode): Matcher {
+    return cached(this.matchers, node, () => compileMatcher(node));
+  }
+
+  literalPlan(node: PatternNode): LiteralTree {
+    return cached(this.literalPlans, node, () => requiredLiterals(node.value, node));
+  }
+
+  branchRegex(node: PatternNode): RE2 {
+    return cached(this.branchRegexes, node, () => new RE2(node.value, node.caseSensitive ? 'u' : 'iu'));
+  }
+}
 
 interface BranchMask {
   bits: bigint;
@@ -147,13 +166,14 @@ class Evaluator {
     private readonly shard: Shard,
     private readonly contexts: Record<string, SearchContextConfig>,
     private readonly stats: ShardSearchStats,
+    private readonly patterns: CompiledPatterns,
   ) {}
 
   /** Documents that can satisfy `node`, from the trigram indexes. */
   candidatesOf(node: QueryNode): Candidates {
     switch (node.type) {
       case 'pattern': {
-        const fromIndex = (table: TrigramTable) => candidates(this.literalPlan(node), table, this.stats);
+        const fromIndex = (table: TrigramTable) => candidates(this.patterns.literalPlan(node), table, this.stats, this.patterns.trigramKeys);
         if (node.target === 'content' || node.target === 'symbol') return fromIndex(this.shard.contentTrigrams);
         if (node.target === 'path') return fromIndex(this.shard.pathTrigrams);
         if (node.target === 'contentOrPath') {
@@ -222,7 +242,7 @@ class Evaluator {
         const content = this.loadContent();
         this.stats.contentBytesLoaded += content.length;
         // Decoding every definition of a file is costly: first make sure the text the pattern needs is there at all.
-        if (!literalsPresent(this.literalPlan(node), content)) return false;
+        if (!literalsPresent(this.patterns.literalPlan(node), content)) return false;
         const found: number[] = [];
         for (const symbol of this.shard.symbols(this.doc)) {
           const ranges = this.matcher(node).ranges(content.subarray(symbol.start, symbol.end), this.budget());
@@ -270,7 +290,7 @@ class Evaluator {
   private branchMask(node: PatternNode): BranchMask {
     let mask = this.branchMasks.get(node);
     if (mask === undefined) {
-      const regex = cached(branchRegexes, node, () => new RE2(node.value, node.caseSensitive ? 'u' : 'iu'));
+      const regex = this.patterns.branchRegex(node);
       const bits = this.shard.meta.branches.reduce((bits, branch, bit) => (regex.test(branch.name) ? bits | (1n << BigInt(bit)) : bits), 0n);
       mask = { bits, low: Number(bits & 0xffffffffn), high: Number(bits >> 32n) };
       this.branchMasks.set(node, mask);
@@ -278,16 +298,12 @@ class Evaluator {
     return mask;
   }
 
-  private literalPlan(node: PatternNode): LiteralTree {
-    return cached(literalPlans, node, () => requiredLiterals(node.value, node));
-  }
-
   private matcher(node: PatternNode): Matcher {
     if (node.regex && !this.regexesConsidered.has(node)) {
       this.regexesConsidered.add(node);
       this.stats.regexpsConsidered++;
     }
-    return cached(matchers, node, () => compileMatcher(node));
+    return this.patterns.matcher(node);
   }
 
   /** The current document's content (a view of the mapping); the bytes searched are counted where they are searched. */
@@ -337,9 +353,9 @@ class Evaluator {
   private candidateBlocks(node: PatternNode): Candidates {
     let blocks = this.blockCandidates.get(node);
     if (blocks === undefined) {
-      const plan = this.literalPlan(node);
+      const plan = this.patterns.literalPlan(node);
       const usable = !node.regex && plan.type === 'literal' && Buffer.byteLength(plan.text, 'utf8') <= this.shard.blockReach + 1;
-      blocks = usable ? candidates(plan, this.shard.blockTrigrams, this.stats) : 'all';
+      blocks = usable ? candidates(plan, this.shard.blockTrigrams, this.stats, this.patterns.trigramKeys) : 'all';
       this.blockCandidates.set(node, blocks);
     }
     return blocks;

@@ -20,8 +20,12 @@ export interface Request {
   requestId: string;
   remoteAddress: string;
   body: Buffer;
-  /** Aborted when the client disconnects. */
-  signal: AbortSignal;
+  /**
+   * Calls `listener` once when the client disconnects before the response is
+   * complete (at once if it already has). Not an AbortSignal: each
+   * AbortController kept ≈ 0.8 KB per request alive through scavenges.
+   */
+  onAborted(listener: () => void): void;
 }
 
 export interface JsonReply {
@@ -32,7 +36,8 @@ export interface JsonReply {
 
 export interface TextReply {
   status: number;
-  text: string;
+  /** The text, or its UTF-8 bytes. */
+  text: string | Buffer;
   contentType: string;
   headers?: Record<string, string>;
 }
@@ -51,7 +56,8 @@ export type Reply = JsonReply | TextReply | StreamReply;
 export interface StreamSink {
   /** Writes a piece; resolves when the client can take more (at once unless it is backpressured). */
   write(text: string): Promise<void>;
-  readonly closed: boolean;
+  /** Whether the response is over (complete or aborted): nothing more will be sent. */
+  isClosed(): boolean;
 }
 
 export interface HandlerHooks {
@@ -85,7 +91,9 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
   req.forEach((key, value) => {
     headers[key] = value;
   });
-  const controller = new AbortController();
+  let done = false;
+  let aborted = false;
+  let abortListeners: (() => void)[] = [];
   const offered = headers['x-request-id'];
   const request: Request = {
     method: req.getMethod(),
@@ -95,15 +103,20 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     requestId: offered && REQUEST_ID.test(offered) ? offered : randomUUID(),
     remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
     body: Buffer.alloc(0),
-    signal: controller.signal,
+    onAborted: (listener) => {
+      if (aborted) listener();
+      else if (!done) abortListeners.push(listener);
+    },
   };
-  let done = false;
   let status = 0;
   let drained: (() => void) | null = null;
-  const finish = (aborted: boolean) => {
+  const finish = (clientGone: boolean) => {
     if (done) return;
     done = true;
-    if (aborted) controller.abort();
+    aborted = clientGone;
+    const listeners = abortListeners;
+    abortListeners = [];
+    if (aborted) for (const listener of listeners) listener();
     drained?.();
     hooks.finished(request, status, aborted);
   };
@@ -117,7 +130,7 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     res.writeHeader('X-Content-Type-Options', 'nosniff');
     for (const [key, value] of Object.entries(extra)) res.writeHeader(key, value);
   };
-  const endWith = (code: number, contentType: string, body: string, extra?: Record<string, string>, closeConnection = false) => {
+  const endWith = (code: number, contentType: string, body: string | Buffer, extra?: Record<string, string>, closeConnection = false) => {
     if (done) return;
     res.cork(() => {
       writeHead(code, contentType, extra);
@@ -131,10 +144,11 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     endWith(apiError.statusCode, JSON_TYPE, JSON.stringify(apiError.toBody()), apiError.headers, closeConnection);
   };
 
+  // A method, not a getter: an accessor in an object literal gives each object a hidden class of its own,
+  // held in the old generation, whose reference to the getter kept every request's closures (≈ 1.4 KB)
+  // alive through scavenges until a full collection.
   const sink: StreamSink = {
-    get closed() {
-      return done;
-    },
+    isClosed: () => done,
     write(text) {
       if (done) return Promise.resolve();
       let ok = true;

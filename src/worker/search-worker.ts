@@ -10,6 +10,8 @@ import type { Shard } from '../index/shard-reader.js';
 import type { MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from './protocol.js';
 
 const cache = new ShardCache();
+/** Encodes into a buffer of the text's own, so the message copies only the text (a pooled Buffer would copy its whole slab). */
+const utf8 = new TextEncoder();
 
 export default function searchTask(task: SearchTask): SearchTaskResult {
   cache.advance(task.generation);
@@ -37,7 +39,7 @@ function render(task: SearchTask, spec: RenderSpec, outcome: ShardsOutcome, shar
   const local = (epochMs: number) => epochMs - performance.timeOrigin;
   const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
   const { stats, files, repositoryInfo, isSearchExhaustive } = buildLocalResponse(spec.request, task.query, outcome, shards, spec.publicUrl, timings);
-  return { stats, isSearchExhaustive, resultsJson: JSON.stringify({ files, repositoryInfo }).slice(1, -1) };
+  return { stats, isSearchExhaustive, results: utf8.encode(JSON.stringify({ files, repositoryInfo }).slice(1, -1)) };
 }
 
 /** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */

@@ -118,12 +118,12 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   for (const { request, pool, index } of cases) {
     const object = await pool.search(request, { visible: everything });
     const json = await pool.searchJson(request, { visible: everything });
-    const parsed = JSON.parse(json.text) as typeof object;
+    const parsed = JSON.parse(json.body.toString()) as typeof object;
     t.same(Object.keys(parsed), ['stats', 'files', 'repositoryInfo', 'isSearchExhaustive'], `${request.query}, ${index + 1} worker(s): members in order`);
     t.same(withoutTimings(parsed), withoutTimings(object), `${request.query}, ${index + 1} worker(s): the same response`);
     t.same(parsed.stats, json.stats, 'the stats returned are those written');
     t.ok(parsed.stats.wait > 0 && parsed.stats.duration > 0, 'timed');
   }
   const visibleAlpha = await pools[0]!.searchJson({ query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
-  t.same([...new Set((JSON.parse(visibleAlpha.text) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');
+  t.same([...new Set((JSON.parse(visibleAlpha.body.toString()) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');
 });

@@ -85,7 +85,7 @@ async function fromResponse(response: Response): Promise<Reply> {
       contentType,
       headers,
       async stream(sink) {
-        for (let chunk = await reader.read(); !chunk.done && !sink.closed; chunk = await reader.read()) await sink.write(chunk.value);
+        for (let chunk = await reader.read(); !chunk.done && !sink.isClosed(); chunk = await reader.read()) await sink.write(chunk.value);
         await reader.cancel().catch(() => undefined);
       },
     };

@@ -35,12 +35,12 @@ async function call(route: Route, caller: Caller, context: ServerContext, input:
     requestId: `mcp-${Date.now().toString(36)}`,
     remoteAddress: '',
     body: Buffer.from(input.body === undefined ? '' : JSON.stringify(input.body)),
-    signal: new AbortController().signal,
+    onAborted: () => {}, // a tool call runs to its end
   };
   try {
     const reply = await route.handle(request, caller, context);
     // The search route answers its JSON already serialized (built by a worker).
-    return 'text' in reply ? JSON.parse(reply.text) : (reply as JsonReply).body;
+    return 'text' in reply ? JSON.parse(reply.text.toString()) : (reply as JsonReply).body;
   } catch (error) {
     throw asApiError(error);
   }

@@ -18,7 +18,7 @@ const SEARCH_ERRORS = ['INVALID_REQUEST_BODY', 'FAILED_TO_PARSE_QUERY', 'SEARCH_
 /** A search signal cancelled when the client goes away. */
 export function signalFor(request: Request) {
   const signal = createSignal();
-  request.signal.addEventListener('abort', () => cancelSearch(signal), { once: true });
+  request.onAborted(() => cancelSearch(signal));
   return signal;
 }
 
@@ -45,9 +45,9 @@ export const searchRoute: Route = {
     const search = parseBody(body, request.body);
     const query = planSearch(search, context.config.contexts);
     const signal = signalFor(request);
-    const { stats, text } = await timedSearch(context, query, () => context.pool.searchJson(search, { visible: caller.canSee, signal }, query));
+    const { stats, body: json } = await timedSearch(context, query, () => context.pool.searchJson(search, { visible: caller.canSee, signal }, query));
     audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: stats.actualMatchCount });
-    return { status: 200, text, contentType: JSON_TYPE };
+    return { status: 200, text: json, contentType: JSON_TYPE };
   },
 };
 

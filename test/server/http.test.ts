@@ -1,0 +1,65 @@
+import t from 'tap';
+import http from 'node:http';
+import type { Test } from 'tap';
+import uWS from 'uWebSockets.js';
+import { serve, type HandlerHooks, type Request } from '../../src/server/http.js';
+
+/** A uWS app on port 0 whose one route runs `handle` under `serve`; `finished` hears each request's end. */
+async function listen(t: Test, handle: (request: Request) => Promise<{ status: number; body: unknown }>, finished: HandlerHooks['finished']): Promise<string> {
+  const hooks: HandlerHooks = { maxBodyBytes: 1024, finished, unexpected: () => undefined };
+  const app = uWS.App().any('/*', (res, req) => serve(res, req, hooks, handle));
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (listening) => (listening ? resolve(listening) : reject(new Error('cannot listen')))));
+  t.teardown(() => uWS.us_listen_socket_close(socket));
+  return `http://127.0.0.1:${uWS.us_socket_local_port(socket)}`;
+}
+
+t.test('a client that goes away before the answer: its listeners run once, one added later at once', async (t) => {
+  let release = () => {};
+  const heard: string[] = [];
+  let entered!: (request: Request) => void;
+  const handling = new Promise<Request>((resolve) => (entered = resolve));
+  let ended!: (aborted: boolean) => void;
+  const over = new Promise<boolean>((resolve) => (ended = resolve));
+  const url = await listen(
+    t,
+    async (request) => {
+      if (request.path !== '/slow') return { status: 200, body: {} };
+      request.onAborted(() => heard.push('first'));
+      request.onAborted(() => heard.push('second'));
+      entered(request);
+      await new Promise<void>((resolve) => (release = resolve));
+      return { status: 200, body: { late: true } };
+    },
+    (_request, _status, aborted) => ended(aborted),
+  );
+  const client = http.get(`${url}/slow`);
+  client.on('error', () => undefined); // destroyed on purpose
+  const request = await handling;
+  t.same(heard, [], 'nothing heard while the client waits');
+  client.destroy();
+  t.equal(await over, true, 'the request ended aborted');
+  t.same(heard, ['first', 'second'], 'each listener once, in order');
+  request.onAborted(() => heard.push('late'));
+  t.same(heard, ['first', 'second', 'late'], 'a listener added after the client left runs at once');
+  release(); // the handler's answer has nobody to go to and is dropped
+  const response = await fetch(`${url}/next`, { method: 'POST', body: '{}' });
+  t.equal(response.status, 200, 'the server keeps serving');
+});
+
+t.test('an answered request never calls its listeners', async (t) => {
+  const heard: string[] = [];
+  let kept: Request | undefined;
+  const url = await listen(
+    t,
+    async (request) => {
+      request.onAborted(() => heard.push('during'));
+      kept = request;
+      return { status: 200, body: { ok: true } };
+    },
+    () => undefined,
+  );
+  const response = await fetch(`${url}/quick`);
+  t.same(await response.json(), { ok: true });
+  kept!.onAborted(() => heard.push('after'));
+  t.same(heard, [], 'no listener ran');
+});
