@@ -26,18 +26,24 @@ export interface Daemon {
   stop(): Promise<void>;
 }
 
-/** Starts `trawl serve` with `config` (anonymous access on unless the config says otherwise) and waits until it is healthy. */
-export async function startDaemon(config: object, env: NodeJS.ProcessEnv = {}): Promise<Daemon> {
+/**
+ * Starts `trawl serve` with `config` (anonymous access on unless the config says otherwise) and waits until it is
+ * healthy; `nodeFlags` go to its node (their output to stdout, as `--trace-gc`'s, is left to the caller to read).
+ */
+export async function startDaemon(config: object, env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []): Promise<Daemon> {
   const file = path.join(scratch, `config-${Date.now()}.json`);
   fs.writeFileSync(file, JSON.stringify({ auth: { anonymousAccess: true }, ...config, listen: { host: '127.0.0.1', port: 0 } }));
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TRAWL_LOG_LEVEL: 'error', ...env } });
+  const child = spawn(process.execPath, [...nodeFlags, CLI, 'serve', '--config', file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TRAWL_LOG_LEVEL: 'error', ...env } });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    const listen = (chunk: Buffer) => {
       out += chunk.toString();
       const found = /trawl listening on (\S+)/.exec(out);
-      if (found) resolve(found[1]!);
-    });
+      if (!found) return;
+      child.stdout!.off('data', listen); // the stream keeps flowing: later output is dropped unless the caller reads it
+      resolve(found[1]!);
+    };
+    child.stdout!.on('data', listen);
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
   });
   for (let ready = false; !ready; ) {
