@@ -70,8 +70,8 @@ async function promotedPerCall(run: (call: number) => unknown): Promise<number> 
   const runBatch = async () => {
     for (const end = call + BATCH; call < end; call++) {
       await run(call);
-      // From a later turn of the event loop: in the turn that delivered a worker's answer, the native handles of the
-      // message are still held, and what they reach would count as promoted.
+      // Collected in a later turn of the event loop, as in the daemon, where a request's garbage meets a scavenge
+      // after the turn that finished it is over.
       await new Promise((resolve) => setImmediate(resolve));
       for (let i = 0; i < 3; i++) forceGc!({ type: 'minor' });
     }
