@@ -23,6 +23,16 @@ t.test('matchers report non-overlapping, non-empty byte ranges', async (t) => {
   t.ok(Date.now() - started < 1000);
 });
 
+t.test('case-sensitive literals past one native batch of occurrences, two matchers used in turn', async (t) => {
+  const text = Buffer.from('ab '.repeat(2500));
+  const first = compileMatcher({ value: 'ab', regex: false, caseSensitive: true });
+  const second = compileMatcher({ value: 'b ', regex: false, caseSensitive: true });
+  const expected = (offset: number, length: number, count: number) => Array.from({ length: count }, (_, i) => [3 * i + offset, 3 * i + offset + length]).flat();
+  t.same(first.ranges(text, 5000), expected(0, 2, 2500), 'every occurrence, in order, across three batches');
+  t.same(second.ranges(text, 2000), expected(1, 2, 2000), 'the other matcher, capped inside its second batch');
+  t.same(first.ranges(text, 3, 3 * 2400), expected(0, 2, 2500).slice(2 * 2400, 2 * 2403), 'the first again, from an offset');
+});
+
 t.test('positions: bytes, 1-based lines, 1-based code point columns', async (t) => {
   const content = Buffer.from('a\tb\r\nçé x\n\nlast', 'utf8');
   const lines = new LineIndex(content);
