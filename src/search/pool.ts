@@ -91,6 +91,10 @@ export class SearchPool {
       // Piscina's run and wait histograms are not read anywhere (the daemon keeps its own metrics).
       recordTiming: false,
     });
+    // A worker that starts (one replacing a worker that died, or one still starting when setCatalog ran)
+    // maps the current shards before a search needs them. Piscina emits this just before it counts the
+    // worker as ready: a task sent at once would go to another.
+    this.piscina.on('workerCreate', (worker: PiscinaWorker) => setImmediate(() => this.warmWorker(worker.id)));
   }
 
   /**
@@ -104,8 +108,8 @@ export class SearchPool {
     this.catalog = catalog;
     this.shards.advance(catalog.generation);
     this.workerShards.clear();
-    const files = catalog.repositories.flatMap((repo) => repo.shards.map((shard) => shard.path));
-    this.warmWorkers(catalog, files);
+    for (const { threadId } of this.piscina.threads) this.warmWorker(threadId);
+    const files = shardFilesOf(catalog);
     let next = 0;
     const mapNext = () => {
       const file = files[next++];
@@ -118,27 +122,27 @@ export class SearchPool {
   }
 
   /**
-   * Has every search worker map the catalog's shards, one shard per task so
-   * that searches interleave with them. Each worker used to map a generation
-   * at its first search of it, and that search waited: 0.6 s for the first
-   * search after the Linux index was published. Stops when a newer
-   * generation replaces the catalog or the pool closes.
+   * Has the search worker of `threadId` map the current catalog's shards,
+   * one shard per task so that searches interleave with them. Each worker
+   * used to map a generation at its first search of it, and that search
+   * waited: 0.6 s for the first search after the Linux index was published.
+   * Stops when a newer generation replaces the catalog, the worker fails or
+   * the pool closes.
    */
-  private warmWorkers(catalog: Catalog, files: readonly string[]): void {
-    for (const { threadId } of this.piscina.threads) {
-      void (async () => {
-        for (const shardFile of files) {
-          if (this.catalog !== catalog) return;
-          const task: MapShardTask & TargetedTask = { generation: catalog.generation, shardFile, [queueOptionsSymbol]: { thread: threadId } };
-          try {
-            const mapped = (await this.piscina.run(task, { name: 'mapShard' })) as number;
-            if (this.catalog === catalog) this.workerShards.set(threadId, mapped);
-          } catch {
-            return; // the worker failed (its replacement maps at its first search) or the pool closed
-          }
+  private warmWorker(threadId: number): void {
+    const catalog = this.catalog;
+    void (async () => {
+      for (const shardFile of shardFilesOf(catalog)) {
+        if (this.catalog !== catalog) return;
+        const task: MapShardTask & TargetedTask = { generation: catalog.generation, shardFile, [queueOptionsSymbol]: { thread: threadId } };
+        try {
+          const mapped = (await this.piscina.run(task, { name: 'mapShard' })) as number;
+          if (this.catalog === catalog) this.workerShards.set(threadId, mapped);
+        } catch {
+          return; // the worker failed (Piscina's replacement is warmed as it starts) or the pool closed
         }
-      })();
-    }
+      }
+    })();
   }
 
   /** New link base or contexts (the port bound for `listen.port` 0, a reloaded config); the pool's size stays. */
@@ -356,6 +360,8 @@ interface TargetedTask {
 }
 
 type PiscinaWorker = Parameters<NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>>[1][number];
+
+const shardFilesOf = (catalog: Catalog) => catalog.repositories.flatMap((repo) => repo.shards.map((shard) => shard.path));
 
 function jsonOf(response: SearchResponse): SearchJson {
   return { stats: response.stats, body: Buffer.from(JSON.stringify(response)) };

@@ -1,5 +1,6 @@
 import t from 'tap';
 import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import { loadCatalog } from '../../src/search/catalog.js';
@@ -77,6 +78,19 @@ t.test("a new generation's shards are mapped in the background, by the front end
   await waitFor(async () => pool.workerShardsMapped === 4, 10_000, "every worker to map the new generation's new shard");
   t.equal(pool.workerShardsMapped, 4, 'each worker mapped the new shard beside the three it had');
   t.equal((await pool.search({ query: 'two = 2', matches: 10 }, { visible: () => true })).stats.fileCount, 1, 'the new generation is searched');
+
+  // A worker that dies is replaced by Piscina; the replacement maps the current shards before any search.
+  const { piscina } = pool as unknown as { piscina: { threads: Worker[] } };
+  const [doomed, survivor] = piscina.threads.map((worker) => worker.threadId);
+  await piscina.threads[0]!.terminate();
+  await waitFor(async () => piscina.threads.length === 2 && !piscina.threads.some((worker) => worker.threadId === doomed), 10_000, 'a replacement worker');
+  t.ok(
+    piscina.threads.some((worker) => worker.threadId === survivor),
+    'the other worker stays',
+  );
+  // It maps only the current generation's three (the other still holds the replaced one too).
+  await waitFor(async () => pool.workerShardsMapped === 3, 10_000, 'the replacement to map the current shards');
+  t.equal(pool.workerShardsMapped, 3, 'the replacement mapped the three current shards without a search');
 });
 
 t.test('a search answered as JSON is the search, whether its worker or the front end builds it', async (t) => {
