@@ -84,10 +84,7 @@ t.test("a new generation's shards are mapped in the background, by the front end
   const [doomed, survivor] = piscina.threads.map((worker) => worker.threadId);
   await piscina.threads[0]!.terminate();
   await waitFor(async () => piscina.threads.length === 2 && !piscina.threads.some((worker) => worker.threadId === doomed), 10_000, 'a replacement worker');
-  t.ok(
-    piscina.threads.some((worker) => worker.threadId === survivor),
-    'the other worker stays',
-  );
+  t.ok(piscina.threads.some((worker) => worker.threadId === survivor), 'the other worker stays');
   // It maps only the current generation's three (the other still holds the replaced one too).
   await waitFor(async () => pool.workerShardsMapped === 3, 10_000, 'the replacement to map the current shards');
   t.equal(pool.workerShardsMapped, 3, 'the replacement mapped the three current shards without a search');
