@@ -13,6 +13,7 @@ export interface MetricsSources {
   /** Seconds each repository's index is behind the change last seen (0 when current). */
   indexLagSeconds(): Map<string, number>;
   failedSearchTasks(): number;
+  renderSlotsInUse(): number;
 }
 
 export class Metrics {
@@ -52,6 +53,14 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [repo, seconds] of sources.indexLagSeconds()) this.set({ repo }, seconds);
+      },
+    });
+    new Gauge({
+      name: 'trawl_render_slots_in_use',
+      help: 'Shared-memory slots held by searches in flight and by responses not yet written (0 at rest)',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.renderSlotsInUse());
       },
     });
     let countedFailures = 0;

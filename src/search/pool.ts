@@ -4,8 +4,9 @@
  * the search's share of the workers), merges the groups' matches by score and
  * builds the response (chunks for the returned files only) from its own
  * mappings of the same shards. A search answered as JSON that runs as one
- * task has its response built and serialized by the worker instead: the
- * front end's thread is the one every request passes through.
+ * task has its response built and serialized by the worker instead, into a
+ * render slot of shared memory: the front end's thread is the one every
+ * request passes through.
  */
 import { Piscina, queueOptionsSymbol, type PiscinaTask } from 'piscina';
 import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
@@ -15,6 +16,7 @@ import type { MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTask
 import { groupShards, type Catalog } from './catalog.js';
 import { buildResponse, emptyEvaluationStats, planSearch, type Found, type ShardsOutcome } from './engine.js';
 import { ShardCache } from './shard-cache.js';
+import { RenderSlots } from './render-slots.js';
 import { cancelSearch, createSignal, type SearchSignal } from './signal.js';
 
 export interface SearchPoolOptions {
@@ -24,6 +26,8 @@ export interface SearchPoolOptions {
   timeBudgetMs: number;
   publicUrl: string;
   contexts: Record<string, SearchContextConfig>;
+  /** Bytes of a render slot (see render-slots.ts); a response whose members need more travels as bytes of its own. Default 64 KiB. */
+  renderSlotBytes?: number;
 }
 
 export class SearchQueueFullError extends Error {
@@ -45,7 +49,10 @@ export interface SearchCall {
 /** A search's response as UTF-8 JSON, and its stats. */
 export interface SearchJson {
   stats: SearchStats;
+  /** Valid until `release`: it may be a render slot's memory, which the next search reuses. */
   body: Buffer;
+  /** Gives the body's memory back once it is written or dropped; idempotent. */
+  release(): void;
 }
 
 /** When a search started and when its query was planned (performance.now() of this thread). */
@@ -57,9 +64,13 @@ interface Timings {
 /** How much lower the search workers' scheduling priority is than the front end's (nice(2) steps). */
 export const WORKER_NICE_INCREMENT = 10;
 
+/** Render slots at most (64 KiB each by default): each search in flight holds at most one. */
+const MAX_RENDER_SLOTS = 256;
+
 export class SearchPool {
   private readonly piscina: Piscina;
   private readonly shards = new ShardCache();
+  private readonly renderSlots: RenderSlots;
   private catalog: Catalog = { generation: -1, repositories: [] };
   private inFlight = 0;
   private workerFailures = 0;
@@ -72,7 +83,9 @@ export class SearchPool {
   private readonly workerShards = new Map<number, number>();
 
   constructor(private options: SearchPoolOptions) {
+    this.renderSlots = new RenderSlots(Math.min(options.maxQueuedSearches, MAX_RENDER_SLOTS), options.renderSlotBytes ?? 64 * 1024);
     this.piscina = new Piscina({
+      workerData: this.renderSlots.share,
       filename: new URL('../worker/search-worker.js', import.meta.url).href,
       minThreads: options.workers,
       maxThreads: options.workers,
@@ -162,6 +175,11 @@ export class SearchPool {
     return this.shards.size;
   }
 
+  /** Render slots held: by searches in flight, and by responses not yet written. */
+  get renderSlotsInUse(): number {
+    return this.renderSlots.inUse;
+  }
+
   /** The fewest shards any search worker has mapped of the current generation (0 until each has mapped one). */
   get workerShardsMapped(): number {
     const counts = this.piscina.threads.map(({ threadId }) => this.workerShards.get(threadId) ?? 0);
@@ -191,14 +209,36 @@ export class SearchPool {
       const groups = this.groupsFor(call);
       if (groups.length !== 1) return jsonOf(await this.fanOut(request, query, call, signal, timings, groups));
       const { timeOrigin } = performance;
-      const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned };
+      const slot = this.renderSlots.acquire();
+      const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned, slot };
       const submitted = performance.now();
-      const result = await this.runTask(this.task(request, query, signal, timings, groups[0]!, render));
-      const waitMs = performance.now() - submitted;
-      if ('results' in result) return renderedJson(result, waitMs);
-      // The worker failed: its crash outcome is answered from here.
-      return jsonOf(this.respond(request, query, this.resolve(result, groups[0]!), [result], timings, waitMs));
+      // A task that failed (its worker died, say) writes nothing after it answered: its slot is free again.
+      let slotHandedOver = false;
+      try {
+        const result = await this.runTask(this.task(request, query, signal, timings, groups[0]!, render));
+        const waitMs = performance.now() - submitted;
+        if ('results' in result) {
+          slotHandedOver = true;
+          return this.renderedJson(result, waitMs, slot);
+        }
+        // The worker failed: its crash outcome is answered from here.
+        return jsonOf(this.respond(request, query, this.resolve(result, groups[0]!), [result], timings, waitMs));
+      } finally {
+        if (slot !== undefined && !slotHandedOver) this.renderSlots.release(slot);
+      }
     });
+  }
+
+  /**
+   * The worker's response with the wait for it, its members in SearchResponse's order. Takes over `slot`:
+   * released now, or with the response when the response is in it.
+   */
+  private renderedJson({ stats, results, slotBytesUsed }: RenderedResponse, waitMs: number, slot: number | undefined): SearchJson {
+    stats.wait = nanoseconds(waitMs);
+    const prefix = `{"stats":${JSON.stringify(stats)},`;
+    if (results === null) return { stats, ...this.renderSlots.response(slot!, prefix, slotBytesUsed) };
+    if (slot !== undefined) this.renderSlots.release(slot);
+    return { stats, body: Buffer.concat([Buffer.from(prefix), results]), release: noRelease };
   }
 
   /** Counts the search in flight (or refuses it) for as long as `run` runs. */
@@ -363,15 +403,10 @@ type PiscinaWorker = Parameters<NonNullable<NonNullable<ConstructorParameters<ty
 
 const shardFilesOf = (catalog: Catalog) => catalog.repositories.flatMap((repo) => repo.shards.map((shard) => shard.path));
 
-function jsonOf(response: SearchResponse): SearchJson {
-  return { stats: response.stats, body: Buffer.from(JSON.stringify(response)) };
-}
+const noRelease = () => {};
 
-/** The worker's response with the wait for it, its members in SearchResponse's order. */
-function renderedJson(rendered: RenderedResponse, waitMs: number): SearchJson {
-  const { stats, results, isSearchExhaustive } = rendered;
-  stats.wait = nanoseconds(waitMs);
-  return { stats, body: Buffer.concat([Buffer.from(`{"stats":${JSON.stringify(stats)},`), results, Buffer.from(`,"isSearchExhaustive":${isSearchExhaustive}}`)]) };
+function jsonOf(response: SearchResponse): SearchJson {
+  return { stats: response.stats, body: Buffer.from(JSON.stringify(response)), release: noRelease };
 }
 
 const nanoseconds = (ms: number) => Math.round(ms * 1e6);

@@ -40,6 +40,8 @@ export interface TextReply {
   text: string | Buffer;
   contentType: string;
   headers?: Record<string, string>;
+  /** Called once `text` is written (uWS has copied it) or will not be: memory reused after it. */
+  release?: () => void;
 }
 
 /** A response written piece by piece; the function ends when the stream is complete. */
@@ -172,6 +174,14 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
   const respond = async () => {
     request.body = await readBody(res, request.method, hooks.maxBodyBytes);
     const reply = await handle(request);
+    if ('text' in reply) {
+      try {
+        endWith(reply.status, reply.contentType, reply.text, reply.headers); // nothing when the client is gone
+      } finally {
+        reply.release?.();
+      }
+      return;
+    }
     if (done) return;
     if ('stream' in reply) {
       res.cork(() => writeHead(reply.status ?? 200, reply.contentType, reply.headers));
@@ -180,8 +190,6 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
         res.cork(() => res.end());
         finish(false);
       }
-    } else if ('text' in reply) {
-      endWith(reply.status, reply.contentType, reply.text, reply.headers);
     } else if (reply.status === 204) {
       if (done) return;
       res.cork(() => {

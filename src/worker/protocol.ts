@@ -33,22 +33,27 @@ export interface RenderSpec {
   /** When the search started and was planned, milliseconds since the epoch. */
   startedEpochMs: number;
   plannedEpochMs: number;
+  /** The render slot (see search/render-slots.ts) the response's members go into, if the front end had one free. */
+  slot?: number;
 }
 
 /**
  * A search's response built by the worker that ran it, so that the front
  * end's thread (the bottleneck under load) neither receives the matches nor
- * builds and serializes the files. The front end adds `stats.wait`.
+ * builds and serializes the files. The front end adds `stats.wait` and
+ * writes the stats before the members.
  */
 export interface RenderedResponse {
   stats: SearchStats;
-  isSearchExhaustive: boolean;
   /**
-   * The response's `"files":[…],"repositoryInfo":[…]` members as UTF-8 JSON. Bytes, not a string: the
-   * front end's scavenges kept most of a string received from a worker and promoted it to the old
-   * generation (≈ 27 KB of a 40 KB result), while bytes live outside the heap.
+   * The response's members after `stats` (`"files":[…],"repositoryInfo":[…],"isSearchExhaustive":…}`) as
+   * UTF-8 JSON when they did not fit the task's render slot (or it had none); null when they are in the slot.
+   * Bytes, not a string: the front end's scavenges kept most of a string received from a worker and promoted
+   * it to the old generation (≈ 27 KB of a 40 KB result), while bytes live outside the heap.
    */
-  results: Uint8Array;
+  results: Uint8Array | null;
+  /** Bytes of the members in the task's render slot; 0 when they are in `results`. */
+  slotBytesUsed: number;
 }
 
 /**

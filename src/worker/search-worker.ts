@@ -4,12 +4,16 @@
  * the whole search. A shard that cannot be opened is counted in `crashes`,
  * like a shard that fails mid-search.
  */
+import { workerData } from 'node:worker_threads';
 import { buildLocalResponse, searchShards, type ShardsOutcome } from '../search/engine.js';
 import { ShardCache } from '../search/shard-cache.js';
 import type { Shard } from '../index/shard-reader.js';
+import { writeMembers, type RenderSlotsShare } from '../search/render-slots.js';
 import type { MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from './protocol.js';
 
 const cache = new ShardCache();
+/** The front end's render slots (SearchPool passes them as the pool's workerData). */
+const slots = workerData as RenderSlotsShare;
 /** Encodes into a buffer of the text's own, so the message copies only the text (a pooled Buffer would copy its whole slab). */
 const utf8 = new TextEncoder();
 
@@ -39,7 +43,9 @@ function render(task: SearchTask, spec: RenderSpec, outcome: ShardsOutcome, shar
   const local = (epochMs: number) => epochMs - performance.timeOrigin;
   const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
   const { stats, files, repositoryInfo, isSearchExhaustive } = buildLocalResponse(spec.request, task.query, outcome, shards, spec.publicUrl, timings);
-  return { stats, isSearchExhaustive, results: utf8.encode(JSON.stringify({ files, repositoryInfo }).slice(1, -1)) };
+  const members = `${JSON.stringify({ files, repositoryInfo }).slice(1, -1)},"isSearchExhaustive":${isSearchExhaustive}}`;
+  const slotBytesUsed = spec.slot === undefined ? undefined : writeMembers(slots, spec.slot, members, utf8);
+  return slotBytesUsed === undefined ? { stats, results: utf8.encode(members), slotBytesUsed: 0 } : { stats, results: null, slotBytesUsed };
 }
 
 /** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */

@@ -11,6 +11,7 @@ import { tempDir } from '../helpers/tmp.js';
 
 // The built pool: its workers load dist/src/worker/search-worker.js, as in the daemon.
 const { SearchPool, WORKER_NICE_INCREMENT } = (await import(new URL('../../dist/src/search/pool.js', import.meta.url).href)) as typeof import('../../src/search/pool.js');
+const { PREFIX_ROOM } = (await import(new URL('../../dist/src/search/render-slots.js', import.meta.url).href)) as typeof import('../../src/search/render-slots.js');
 
 t.test('a saturated pool runs searches in the order they were submitted', async (t) => {
   const root = tempDir(t);
@@ -105,10 +106,16 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   await runIndex(config);
   const catalog = loadCatalog(config);
   t.equal(catalog.repositories.flatMap((repo) => repo.shards).length, 2, 'two shards');
-  // One worker: each search is one task, built by the worker. Two workers and one search at a time:
-  // two tasks, merged and built by the front end.
-  const pools = [1, 2].map((workers) => {
-    const pool = new SearchPool({ workers, maxQueuedSearches: 10, timeBudgetMs: 10_000, publicUrl: 'http://trawl.test', contexts: {} });
+  // One worker: each search is one task, built by the worker, into a render slot or (slots too small for
+  // any response) as bytes of its own. Two workers and one search at a time: two tasks, merged and built
+  // by the front end.
+  const setups = [
+    { workers: 1, label: '1 worker' },
+    { workers: 1, renderSlotBytes: PREFIX_ROOM + 16, label: '1 worker, response over its slot' },
+    { workers: 2, label: '2 workers' },
+  ];
+  const pools = setups.map(({ workers, renderSlotBytes }) => {
+    const pool = new SearchPool({ workers, maxQueuedSearches: 10, timeBudgetMs: 10_000, publicUrl: 'http://trawl.test', contexts: {}, renderSlotBytes });
     t.teardown(() => pool.close());
     pool.setCatalog(catalog);
     return pool;
@@ -130,11 +137,42 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     const object = await pool.search(request, { visible: everything });
     const json = await pool.searchJson(request, { visible: everything });
     const parsed = JSON.parse(json.body.toString()) as typeof object;
-    t.same(Object.keys(parsed), ['stats', 'files', 'repositoryInfo', 'isSearchExhaustive'], `${request.query}, ${index + 1} worker(s): members in order`);
-    t.same(withoutTimings(parsed), withoutTimings(object), `${request.query}, ${index + 1} worker(s): the same response`);
+    json.release();
+    t.same(Object.keys(parsed), ['stats', 'files', 'repositoryInfo', 'isSearchExhaustive'], `${request.query}, ${setups[index]!.label}: members in order`);
+    t.same(withoutTimings(parsed), withoutTimings(object), `${request.query}, ${setups[index]!.label}: the same response`);
     t.same(parsed.stats, json.stats, 'the stats returned are those written');
     t.ok(parsed.stats.wait > 0 && parsed.stats.duration > 0, 'timed');
+    if (setups[index]!.workers === 1) t.equal(json.body.buffer instanceof SharedArrayBuffer, !setups[index]!.renderSlotBytes, `${setups[index]!.label}: in a render slot or not`);
   }
   const visibleAlpha = await pools[0]!.searchJson({ query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
   t.same([...new Set((JSON.parse(visibleAlpha.body.toString()) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');
+  visibleAlpha.release();
+
+  // Two searches in flight at most: two slots. A response not yet released keeps its slot.
+  const twoSlots = new SearchPool({ workers: 1, maxQueuedSearches: 2, timeBudgetMs: 10_000, publicUrl: 'http://trawl.test', contexts: {} });
+  t.teardown(() => twoSlots.close());
+  twoSlots.setCatalog(catalog);
+  const held = await Promise.all(['hello', 'alpha_count'].map((query) => twoSlots.searchJson({ query, matches: 100 }, { visible: everything })));
+  const heldText = held.map((json) => json.body.toString());
+  const third = await twoSlots.searchJson({ query: 'helper', matches: 100, contextLines: 2 }, { visible: everything });
+  t.notOk(third.body.buffer instanceof SharedArrayBuffer, 'with both slots held, a response travels as bytes of its own');
+  t.same(
+    held.map((json) => json.body.toString()),
+    heldText,
+    'the held responses are intact',
+  );
+  t.same(
+    heldText.map((text) => (JSON.parse(text) as { stats: { fileCount: number } }).stats.fileCount),
+    [6, 1],
+    'each held response is its own search',
+  );
+  held[0]!.release();
+  held[0]!.release(); // idempotent: the slot is not freed twice
+  const reused = await Promise.all(['README', 'beta_helper'].map((query) => twoSlots.searchJson({ query, matches: 100 }, { visible: everything })));
+  t.same(
+    reused.map((json) => json.body.buffer instanceof SharedArrayBuffer),
+    [true, false],
+    'a released slot is taken again, once',
+  );
+  t.equal(held[1]!.body.toString(), heldText[1], 'the response still held is intact');
 });

@@ -2,10 +2,10 @@ import t from 'tap';
 import http from 'node:http';
 import type { Test } from 'tap';
 import uWS from 'uWebSockets.js';
-import { serve, type HandlerHooks, type Request } from '../../src/server/http.js';
+import { serve, type HandlerHooks, type Reply, type Request } from '../../src/server/http.js';
 
 /** A uWS app on port 0 whose one route runs `handle` under `serve`; `finished` hears each request's end. */
-async function listen(t: Test, handle: (request: Request) => Promise<{ status: number; body: unknown }>, finished: HandlerHooks['finished']): Promise<string> {
+async function listen(t: Test, handle: (request: Request) => Promise<Reply>, finished: HandlerHooks['finished']): Promise<string> {
   const hooks: HandlerHooks = { maxBodyBytes: 1024, finished, unexpected: () => undefined };
   const app = uWS.App().any('/*', (res, req) => serve(res, req, hooks, handle));
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (listening) => (listening ? resolve(listening) : reject(new Error('cannot listen')))));
@@ -44,6 +44,36 @@ t.test('a client that goes away before the answer: its listeners run once, one a
   release(); // the handler's answer has nobody to go to and is dropped
   const response = await fetch(`${url}/next`, { method: 'POST', body: '{}' });
   t.equal(response.status, 200, 'the server keeps serving');
+});
+
+t.test('a text reply is released once: after it is written, or when its client is gone', async (t) => {
+  const released: string[] = [];
+  let answer = () => {};
+  let entered!: () => void;
+  const handling = new Promise<void>((resolve) => (entered = resolve));
+  let gone!: () => void;
+  const aborted = new Promise<void>((resolve) => (gone = resolve));
+  const url = await listen(
+    t,
+    async (request) => {
+      if (request.path === '/slow') {
+        entered();
+        await new Promise<void>((resolve) => (answer = resolve));
+      }
+      return { status: 200, text: Buffer.from(`"${request.path}"`), contentType: 'application/json', release: () => released.push(request.path) };
+    },
+    (_request, _status, wasAborted) => wasAborted && gone(),
+  );
+  t.equal(await (await fetch(`${url}/fast`)).text(), '"/fast"', 'the text is the body');
+  t.same(released, ['/fast'], 'released once written');
+  const client = http.get(`${url}/slow`);
+  client.on('error', () => undefined); // destroyed on purpose
+  await handling;
+  client.destroy();
+  await aborted;
+  answer();
+  t.equal(await (await fetch(`${url}/after`)).text(), '"/after"', 'the server keeps serving');
+  t.same(released, ['/fast', '/slow', '/after'], 'a reply nobody takes is released too');
 });
 
 t.test('an answered request never calls its listeners', async (t) => {

@@ -44,6 +44,24 @@ t.test('indexing runs below the search workers, which run below the front end', 
   t.equal(count(frontEnd + 15), 1, 'the index thread, 15 steps down');
 });
 
+t.test('searches hold render slots while in flight and give them back, whether answered or abandoned', async (t) => {
+  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } });
+  const slotsInUse = async () => Number(/^trawl_render_slots_in_use (\d+)$/m.exec(await (await daemon.fetch('/metrics')).text())?.[1]);
+  const clients = Array.from({ length: 8 }, () => new AbortController());
+  const responses = clients.map(({ signal }) =>
+    daemon
+      .fetch('/api/search', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(SLOW_QUERY), signal })
+      .then((response) => response.json() as Promise<{ stats: { flushReason: string } }>)
+      .catch(() => null),
+  );
+  await waitFor(async () => (await slotsInUse()) >= 2, 10_000, 'searches to hold slots');
+  for (const client of clients.slice(0, 4)) client.abort();
+  const bodies = await Promise.all(responses);
+  t.ok(bodies.slice(4).every((body) => body?.stats.flushReason === 'FINAL_FLUSH'), 'the searches whose clients stayed were answered');
+  await waitFor(async () => (await slotsInUse()) === 0, 10_000, 'every slot to be given back');
+  t.pass('no slot is held at rest');
+});
+
 t.test('SIGTERM during a search lets it finish, then exits 0', async (t) => {
   const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } });
   const pending = await searchesInFlight(daemon, 16);

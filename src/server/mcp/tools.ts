@@ -39,8 +39,13 @@ async function call(route: Route, caller: Caller, context: ServerContext, input:
   };
   try {
     const reply = await route.handle(request, caller, context);
-    // The search route answers its JSON already serialized (built by a worker).
-    return 'text' in reply ? JSON.parse(reply.text.toString()) : (reply as JsonReply).body;
+    if (!('text' in reply)) return (reply as JsonReply).body;
+    // The search route answers its JSON already serialized (built by a worker), maybe in memory it reuses.
+    try {
+      return JSON.parse(reply.text.toString());
+    } finally {
+      reply.release?.();
+    }
   } catch (error) {
     throw asApiError(error);
   }

@@ -45,9 +45,14 @@ export const searchRoute: Route = {
     const search = parseBody(body, request.body);
     const query = planSearch(search, context.config.contexts);
     const signal = signalFor(request);
-    const { stats, body: json } = await timedSearch(context, query, () => context.pool.searchJson(search, { visible: caller.canSee, signal }, query));
-    audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: stats.actualMatchCount });
-    return { status: 200, text: json, contentType: JSON_TYPE };
+    const json = await timedSearch(context, query, () => context.pool.searchJson(search, { visible: caller.canSee, signal }, query));
+    try {
+      audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: json.stats.actualMatchCount });
+    } catch (error) {
+      json.release();
+      throw error;
+    }
+    return { status: 200, text: json.body, contentType: JSON_TYPE, release: json.release };
   },
 };
 

@@ -1,0 +1,101 @@
+/**
+ * Shared memory the search workers write rendered responses into, one slot
+ * per search in flight, so that a response reaches the front end's thread
+ * without a new ArrayBuffer there.
+ *
+ * Why: a response the worker sent as bytes (≈ 20 KB for 100 matches) was a
+ * new ArrayBuffer on the front end, and the front end's concatenation of
+ * stats and members another; about a third of those bytes outlived the
+ * scavenges, and at ≈ 2,000 searches/s V8 started a full mark-compact for
+ * "external memory pressure" 8–25 times in 10 s (`--trace-incremental-marking`).
+ *
+ * Layout of a slot: PREFIX_ROOM bytes in which the front end writes the
+ * response's opening `{"stats":{…},` right-aligned, then the members the
+ * worker wrote (`"files":…,"repositoryInfo":…,"isSearchExhaustive":…}`).
+ * A slot belongs to one search from `acquire` until its `release`: the
+ * worker writes it while the task runs, the front end after the task
+ * answered, and uWS copies it when the response is written.
+ */
+
+/** Bytes before a slot's members for the stats prefix (≈ 450 bytes of JSON with 21 counters, at most ≈ 900). */
+export const PREFIX_ROOM = 2048;
+
+/** What a worker needs to write into the slots (its Piscina workerData). */
+export interface RenderSlotsShare {
+  buffer: SharedArrayBuffer;
+  slotBytes: number;
+}
+
+/** A response in a slot, valid until `release` (idempotent). */
+export interface SlotResponse {
+  body: Buffer;
+  release(): void;
+}
+
+export class RenderSlots {
+  private readonly bytes: Buffer;
+  /** Free slots, a stack: the slots reused are the ones whose pages are already resident. */
+  private readonly free: number[];
+
+  constructor(
+    private readonly count: number,
+    private readonly slotBytes: number,
+  ) {
+    if (!Number.isInteger(slotBytes) || slotBytes <= PREFIX_ROOM) throw new RangeError(`slotBytes must be an integer over ${PREFIX_ROOM}, got ${slotBytes}`);
+    // Allocated lazily by the kernel: only slots that are used take memory.
+    this.bytes = Buffer.from(new SharedArrayBuffer(count * slotBytes));
+    this.free = Array.from({ length: count }, (_, index) => count - 1 - index);
+  }
+
+  get share(): RenderSlotsShare {
+    return { buffer: this.bytes.buffer as SharedArrayBuffer, slotBytes: this.slotBytes };
+  }
+
+  get inUse(): number {
+    return this.count - this.free.length;
+  }
+
+  /** A free slot, or undefined when every slot is taken (the response then travels as bytes of its own). */
+  acquire(): number | undefined {
+    return this.free.pop();
+  }
+
+  release(slot: number): void {
+    this.free.push(slot);
+  }
+
+  /**
+   * The response whose members the worker wrote into `slot` (`membersBytes`
+   * bytes), `prefix` before them. The slot goes with the response; a prefix
+   * over its room makes a copy, and the slot is free at once.
+   */
+  response(slot: number, prefix: string, membersBytes: number): SlotResponse {
+    const members = slot * this.slotBytes + PREFIX_ROOM;
+    const start = members - Buffer.byteLength(prefix);
+    if (start < slot * this.slotBytes) {
+      const body = Buffer.concat([Buffer.from(prefix), this.bytes.subarray(members, members + membersBytes)]);
+      this.release(slot);
+      return { body, release: () => {} };
+    }
+    this.bytes.write(prefix, start);
+    let released = false;
+    return {
+      body: this.bytes.subarray(start, members + membersBytes),
+      release: () => {
+        if (released) return;
+        released = true;
+        this.release(slot);
+      },
+    };
+  }
+}
+
+/**
+ * Worker side: writes `members` into `slot` after its prefix room. The
+ * bytes written, or undefined when they do not fit (nothing usable was written).
+ */
+export function writeMembers(share: RenderSlotsShare, slot: number, members: string, encoder: TextEncoder): number | undefined {
+  const start = slot * share.slotBytes + PREFIX_ROOM;
+  const { read, written } = encoder.encodeInto(members, new Uint8Array(share.buffer, start, share.slotBytes - PREFIX_ROOM));
+  return read === members.length ? written : undefined;
+}

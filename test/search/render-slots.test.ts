@@ -1,0 +1,37 @@
+import t from 'tap';
+import { PREFIX_ROOM, RenderSlots, writeMembers } from '../../src/search/render-slots.js';
+
+const utf8 = new TextEncoder();
+
+t.test('a response is the prefix and the members the worker wrote, in the slot', async (t) => {
+  const slots = new RenderSlots(2, PREFIX_ROOM + 64);
+  const first = slots.acquire()!;
+  const second = slots.acquire()!;
+  t.same([first, second], [0, 1], 'slots are handed out in order');
+  t.equal(slots.acquire(), undefined, 'none left');
+  const members = '"files":["é"],"isSearchExhaustive":true}';
+  t.equal(writeMembers(slots.share, second, members, utf8), Buffer.byteLength(members), 'the members fit');
+  const response = slots.response(second, '{"stats":{"n":1},', Buffer.byteLength(members));
+  t.equal(response.body.toString(), `{"stats":{"n":1},${members}`);
+  t.ok(response.body.buffer instanceof SharedArrayBuffer, 'in the shared memory, not a copy');
+  response.release();
+  response.release();
+  t.equal(slots.acquire(), second, 'released once: the slot is free again');
+  t.equal(slots.acquire(), undefined, 'and only once');
+});
+
+t.test('members over a slot are refused; a prefix over its room makes a copy and frees the slot', async (t) => {
+  const slots = new RenderSlots(1, PREFIX_ROOM + 8);
+  const slot = slots.acquire()!;
+  t.equal(writeMembers(slots.share, slot, '"files":[]}', utf8), undefined, 'eleven bytes do not fit in eight');
+  t.equal(writeMembers(slots.share, slot, '"a":1}', utf8), 6);
+  const prefix = `{"stats":"${'x'.repeat(PREFIX_ROOM)}",`;
+  const response = slots.response(slot, prefix, 6);
+  t.equal(response.body.toString(), `${prefix}"a":1}`);
+  t.notOk(response.body.buffer instanceof SharedArrayBuffer, 'a copy');
+  t.equal(slots.acquire(), slot, 'the slot is free at once');
+});
+
+t.test('slot sizes are validated', async (t) => {
+  t.throws(() => new RenderSlots(1, PREFIX_ROOM), /slotBytes must be an integer over 2048, got 2048/);
+});
