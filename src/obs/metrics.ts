@@ -35,16 +35,20 @@ export class Metrics {
   });
 
   constructor(sources: MetricsSources) {
-    new Gauge({ name: 'trawl_search_queue_depth', help: 'Searches in flight', registers: [this.registry], collect() { this.set(sources.searchesInFlight()); } });
-    new Gauge({ name: 'trawl_shards_loaded', help: 'Shards mapped by the front end', registers: [this.registry], collect() { this.set(sources.shardsMapped()); } });
-    new Gauge({
-      name: 'trawl_worker_shards_loaded',
-      help: 'Shards of the current generation mapped by the search worker that has mapped the fewest',
-      registers: [this.registry],
-      collect() {
-        this.set(sources.workerShardsMapped());
-      },
-    });
+    /** A gauge that reads live state when scraped. */
+    const mirror = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    mirror('trawl_search_queue_depth', 'Searches in flight', () => sources.searchesInFlight());
+    mirror('trawl_shards_loaded', 'Shards mapped by the front end', () => sources.shardsMapped());
+    mirror('trawl_worker_shards_loaded', 'Shards of the current generation mapped by the search worker that has mapped the fewest', () => sources.workerShardsMapped());
+    mirror('trawl_render_slots_in_use', 'Shared-memory slots held by searches in flight and by responses not yet written (0 at rest)', () => sources.renderSlotsInUse());
     new Gauge({
       name: 'trawl_index_lag_seconds',
       help: 'How far each repository index is behind its last seen change',
@@ -53,14 +57,6 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [repo, seconds] of sources.indexLagSeconds()) this.set({ repo }, seconds);
-      },
-    });
-    new Gauge({
-      name: 'trawl_render_slots_in_use',
-      help: 'Shared-memory slots held by searches in flight and by responses not yet written (0 at rest)',
-      registers: [this.registry],
-      collect() {
-        this.set(sources.renderSlotsInUse());
       },
     });
     let countedFailures = 0;

@@ -212,13 +212,14 @@ export class SearchPool {
       const slot = this.renderSlots.acquire();
       const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned, slot };
       const submitted = performance.now();
-      // A task that failed (its worker died, say) writes nothing after it answered: its slot is free again.
+      // The slot goes with a response written into it; otherwise it is free again once the task answered
+      // (a task that failed, its worker dying say, writes nothing after that).
       let slotHandedOver = false;
       try {
         const result = await this.runTask(this.task(request, query, signal, timings, groups[0]!, render));
         const waitMs = performance.now() - submitted;
         if ('results' in result) {
-          slotHandedOver = true;
+          slotHandedOver = result.results === null;
           return this.renderedJson(result, waitMs, slot);
         }
         // The worker failed: its crash outcome is answered from here.
@@ -229,15 +230,11 @@ export class SearchPool {
     });
   }
 
-  /**
-   * The worker's response with the wait for it, its members in SearchResponse's order. Takes over `slot`:
-   * released now, or with the response when the response is in it.
-   */
+  /** The worker's response with the wait for it, its members in SearchResponse's order: in `slot` when `results` is null. */
   private renderedJson({ stats, results, slotBytesUsed }: RenderedResponse, waitMs: number, slot: number | undefined): SearchJson {
     stats.wait = nanoseconds(waitMs);
     const prefix = `{"stats":${JSON.stringify(stats)},`;
     if (results === null) return { stats, ...this.renderSlots.response(slot!, prefix, slotBytesUsed) };
-    if (slot !== undefined) this.renderSlots.release(slot);
     return { stats, body: Buffer.concat([Buffer.from(prefix), results]), release: noRelease };
   }
 
