@@ -6,6 +6,7 @@
  */
 import { native } from '../../native/index.js';
 import { ShardFormatError } from './errors.js';
+import { takeIdList } from './id-lists.js';
 
 /** What the addon's decoder returns instead of a count, as the messages a ShardFormatError carries. */
 const DECODE_FAILURES: Record<number, string> = {
@@ -15,24 +16,22 @@ const DECODE_FAILURES: Record<number, string> = {
 };
 const OUT_FULL = -4;
 
-/** The decoder's output buffer, shared by every call on this thread (results are copied out of it). */
-let scratch = new Uint32Array(1 << 16);
-
 /**
  * Decodes a posting list from bytes[start, end), keeping only the documents
- * whose mask has every bit of `need` (0 keeps all). Throws ShardFormatError
+ * whose mask has every bit of `need` (0 keeps all), into a list of
+ * index/id-lists.ts (valid until it is recycled). Throws ShardFormatError
  * (naming `section`) when the stream ends early, a varint is longer than 5
  * bytes or a value overflows 32 bits.
  */
 export function decodeMaskedPostings(bytes: Uint8Array, start: number, end: number, section: string, need: number): Uint32Array {
-  // No list holds more documents than bytes, so the scratch needs no more room than that.
-  if (scratch.length < end - start) scratch = new Uint32Array(Math.max(end - start, 2 * scratch.length));
-  const n = native.decodePostings(bytes, start, end, need, scratch);
+  // No list holds more documents than bytes, so this is room enough.
+  const out = takeIdList(end - start);
+  const n = native.decodePostings(bytes, start, end, need, out);
   if (n < 0) {
-    if (n === OUT_FULL) throw new Error('decodePostings: scratch smaller than the stream'); // unreachable: room covers it
+    if (n === OUT_FULL) throw new Error('decodePostings: output smaller than the stream'); // unreachable: room covers it
     throw new ShardFormatError('CORRUPT', `${section}: ${DECODE_FAILURES[n]}`);
   }
-  return scratch.slice(0, n);
+  return out.subarray(0, n);
 }
 
 /**

@@ -1,9 +1,10 @@
-/** Set operations on strictly ascending Uint32Arrays (document id lists). */
+/** Set operations on strictly ascending Uint32Arrays (document id lists); results are lists of index/id-lists.ts. */
+import { takeIdList } from '../index/id-lists.js';
 
 /** Ids in both; gallops through the longer list, so a short list against a long one costs little. */
 export function intersect(a: Uint32Array, b: Uint32Array): Uint32Array {
   if (a.length > b.length) [a, b] = [b, a];
-  const out = new Uint32Array(a.length);
+  const out = takeIdList(a.length);
   let count = 0;
   let low = 0;
   for (let i = 0; i < a.length && low < b.length; i++) {
@@ -29,7 +30,7 @@ export function intersect(a: Uint32Array, b: Uint32Array): Uint32Array {
 
 /** Ids in either. */
 export function union(a: Uint32Array, b: Uint32Array): Uint32Array {
-  const out = new Uint32Array(a.length + b.length);
+  const out = takeIdList(a.length + b.length);
   let i = 0;
   let j = 0;
   let count = 0;
