@@ -16,20 +16,25 @@ const INITIAL_IDS = 1 << 16;
 
 let room = new Uint32Array(INITIAL_IDS);
 let used = 0;
+/** Ids taken since the last recycle, in this room and any it replaced. */
+let taken = 0;
 
 /** An id list of `length` ids, of undefined content, valid until the next recycleIdLists. */
 export function takeIdList(length: number): Uint32Array {
   if (used + length > room.length) {
-    // Big enough for the largest list seen, so that recycling reuses it.
     room = new Uint32Array(Math.max(room.length, length));
     used = 0;
   }
   const list = room.subarray(used, used + length);
   used += length;
+  taken += length;
   return list;
 }
 
 /** Makes the room of every list taken so far free for new lists (their contents are then undefined). */
 export function recycleIdLists(): void {
+  // Sized for what the last shard's search took, so the next one like it fits in one buffer.
+  if (taken > room.length) room = new Uint32Array(taken);
   used = 0;
+  taken = 0;
 }
