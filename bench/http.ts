@@ -40,6 +40,9 @@ const FIXED_RATE_CONNECTIONS = 64;
 const FIXED_RATE_SECONDS = SECONDS + 4;
 /** Searches in flight when the search pool is driven without HTTP (the c = 64 cell's concurrency). */
 const POOL_IN_FLIGHT = 64;
+/** Back-to-back runs of the target's cell (selective literals, c = 64): one run's p99 swings by a fifth on these machines. */
+const TARGET_CELL_RUNS = 5;
+const TARGET_CONNECTIONS = 64;
 
 function memory(pid: number): { anonMiB: number; fileMiB: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -92,6 +95,7 @@ const daemon = await startDaemon(daemonConfig);
 const rows: string[] = [];
 const cpuRows: string[] = [];
 const fixedRateRows: string[] = [];
+const targetRuns: Awaited<ReturnType<typeof runWrk>>[] = [];
 let peakAnon = 0;
 let peakFile = 0;
 const sample = setInterval(() => {
@@ -118,6 +122,12 @@ try {
     rows.push(`| ${name} | ${cells.join(' | ')} |`);
   }
   const selective = QUERY_CLASSES[0]!;
+  const selectiveScript = wrkScript('search', '/api/search', selective.queries.map(searchBody));
+  for (let run = 0; run < TARGET_CELL_RUNS; run++) {
+    const result = await runWrk(daemon.url, selectiveScript, TARGET_CONNECTIONS, SECONDS);
+    console.error(`${selective.name} c=${TARGET_CONNECTIONS}, run ${run + 1}: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`);
+    targetRuns.push(result);
+  }
   const paced = pacedWrkScript('paced', '/api/search', selective.queries.map(searchBody));
   for (const rate of FIXED_RATES) {
     const result = await runPacedWrk(daemon.url, paced, rate, FIXED_RATE_CONNECTIONS, FIXED_RATE_SECONDS);
@@ -151,6 +161,10 @@ workers, GC helpers):
 | class | front end | workers and helpers |
 |---|---|---|
 ${cpuRows.join('\n')}
+
+The target's cell, selective literals at c = ${TARGET_CONNECTIONS}, run ${TARGET_CELL_RUNS} more times back to back (${SECONDS} s each;
+requests/s · p50 / p99 ms): ${targetRuns.map((run) => `${run.rps.toFixed(0)} · ${format(run.p50)} / ${format(run.p99)}${run.failed ? ` (${run.failed} failed)` : ''}`).join(', ')};
+median p99 **${format(median(targetRuns.map((run) => run.p99)))} ms**, median throughput ${median(targetRuns.map((run) => run.rps)).toFixed(0)} requests/s.
 
 The selective literals through the daemon's search pool alone, driven in the benchmark's process after the
 daemon stopped (no HTTP, no wrk; ${POOL_IN_FLIGHT} searches in flight, each caller starting its next search as its last one
