@@ -351,22 +351,41 @@ export class SearchPool {
 
   /** Resolves true when a worker answers a no-op task within `timeoutMs`. */
   async ping(timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    const answered = this.piscina.run(null, { name: 'ping' }).then(
-      () => true,
-      () => false,
-    );
-    try {
-      return await Promise.race([answered, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return answeredWithin(this.piscina.run(null, { name: 'ping' }), timeoutMs);
   }
 
+  /**
+   * Destroys the workers once each has started, or after WORKER_START_WAIT_MS:
+   * on Node 20, terminating a worker while it is still loading its modules can
+   * abort the whole process (V8's fatal "IsGraphAsync must be used on an
+   * instantiated module"; seen when a test closed a pool it had just made).
+   */
   async close(): Promise<void> {
     clearImmediate(this.mapping);
+    const started = this.piscina.threads.map(({ threadId }) => {
+      const task: TargetedTask = { [queueOptionsSymbol]: { thread: threadId } };
+      return this.piscina.run(task, { name: 'ping' });
+    });
+    await answeredWithin(Promise.allSettled(started), WORKER_START_WAIT_MS);
     await this.piscina.destroy();
+  }
+}
+
+/** How long close waits for workers still starting (a worker loads its modules in ≈ 0.1–0.5 s). */
+const WORKER_START_WAIT_MS = 3_000;
+
+/** Whether `task` settles successfully within `timeoutMs`. */
+async function answeredWithin(task: Promise<unknown>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const answered = task.then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await Promise.race([answered, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
