@@ -40,9 +40,9 @@ const FIXED_RATE_CONNECTIONS = 64;
 const FIXED_RATE_SECONDS = SECONDS + 4;
 /** Searches in flight when the search pool is driven without HTTP (the c = 64 cell's concurrency). */
 const POOL_IN_FLIGHT = 64;
-/** Back-to-back runs of the target's cell (selective literals, c = 64): one run's p99 swings by a fifth on these machines. */
+/** Back-to-back runs of the target's cell (selective literals at the highest concurrency): one run's p99 swings by a fifth on these machines. */
 const TARGET_CELL_RUNS = 5;
-const TARGET_CONNECTIONS = 64;
+const TARGET_CONNECTIONS = CONCURRENCY[CONCURRENCY.length - 1]!;
 
 function memory(pid: number): { anonMiB: number; fileMiB: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -122,13 +122,14 @@ try {
     rows.push(`| ${name} | ${cells.join(' | ')} |`);
   }
   const selective = QUERY_CLASSES[0]!;
-  const selectiveScript = wrkScript('search', '/api/search', selective.queries.map(searchBody));
+  const selectiveBodies = selective.queries.map(searchBody);
+  const selectiveScript = wrkScript('search', '/api/search', selectiveBodies);
   for (let run = 0; run < TARGET_CELL_RUNS; run++) {
     const result = await runWrk(daemon.url, selectiveScript, TARGET_CONNECTIONS, SECONDS);
     console.error(`${selective.name} c=${TARGET_CONNECTIONS}, run ${run + 1}: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`);
     targetRuns.push(result);
   }
-  const paced = pacedWrkScript('paced', '/api/search', selective.queries.map(searchBody));
+  const paced = pacedWrkScript('paced', '/api/search', selectiveBodies);
   for (const rate of FIXED_RATES) {
     const result = await runPacedWrk(daemon.url, paced, rate, FIXED_RATE_CONNECTIONS, FIXED_RATE_SECONDS);
     console.error(`${selective.name} at ${rate}/s: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`);
