@@ -31,6 +31,13 @@ export function takeIdList(length: number): Uint32Array {
   return list;
 }
 
+/** A copy of `list` taken as takeIdList takes lists. */
+export function copyIdList(list: Uint32Array): Uint32Array {
+  const copy = takeIdList(list.length);
+  copy.set(list);
+  return copy;
+}
+
 /** Makes the room of every list taken so far free for new lists (their contents are then undefined). */
 export function recycleIdLists(): void {
   // Sized for what the last shard's search took, so the next one like it fits in one buffer.

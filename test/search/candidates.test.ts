@@ -54,6 +54,17 @@ t.test('next-byte masks drop documents that hold every trigram of a literal, but
   t.same(found('xyzaxyzb', true), [4], 'a trigram twice in the literal needs both of its next bytes');
 });
 
+t.test('case-insensitively, a document stays a candidate through whichever casing of each trigram it holds', async (t) => {
+  const matching = ['PM_RESUME', 'pm_resume', 'Pm_Resume', 'PM_resume', 'pm_RESUME', 'pM_rEsUmE'];
+  // Each decoy holds some casing of all but one trigram of pm_resume in a row (next-byte masks aside).
+  const decoys = ['PM_SUSPEND resume', 'pm_x RESUME', 'PM_RESUMPTION'];
+  const shard = corpus(tempDir(t), [...matching, ...decoys]);
+  const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0, indexBytesLoaded: 0 };
+  const found = candidates(requiredLiterals('pm_resume', { regex: false, caseSensitive: false }), shard.contentTrigrams, stats);
+  t.same([...(found as Uint32Array)], [0, 1, 2, 3, 4, 5], 'exactly the documents holding the literal in some casing');
+  t.ok(stats.ngramMatches > matching.length, 'later trigrams were intersected (not stopped at the first few candidates)');
+});
+
 t.test('decoding stops once the rarest trigrams leave few candidates', async (t) => {
   // 'qzx' is in two documents, every other trigram of the literal in all forty.
   const texts = Array.from({ length: 40 }, (_, i) => (i < 2 ? 'common_words qzx' : 'common_words'));
