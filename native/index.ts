@@ -60,6 +60,14 @@ export interface NativeAddon {
    */
   findLiteral(haystack: Uint8Array, needle: Uint8Array, from: number, out: Uint32Array): number;
   /**
+   * As findLiteral, with the ASCII letters of needle (ASCII, non-empty)
+   * matching either case: the occurrences RE2's case-insensitive Unicode mode
+   * finds, unless needle holds a k or s and U+212A (Kelvin sign) or U+017F
+   * (long s), which fold to them, is in the haystack where it could change
+   * the answer: then -1, and the caller asks RE2.
+   */
+  findLiteralIgnoringCase(haystack: Uint8Array, needle: Uint8Array, from: number, out: Uint32Array): number;
+  /**
    * The trigram posting index of a shard (docs/index-format.md, CTRK/CTRP):
    * `trigrams` holds each document's distinct trigrams with their next-byte
    * masks (as collectTrigrams writes them), document after document, and

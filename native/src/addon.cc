@@ -314,42 +314,146 @@ Napi::Value UniteTrigrams(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(outLength));
 }
 
-const uint8_t* Find(bool avx2, const uint8_t* at, const uint8_t* end, const uint8_t* needle, size_t length) {
-  if (length == 1) return static_cast<const uint8_t*>(memchr(at, needle[0], static_cast<size_t>(end - at)));
-  if (avx2) return trawl::FindAvx2(at, end, needle, length);
-  return trawl::FindWith<trawl::Sse2Lanes>(at, end, needle, length);
+template <typename Needle>
+const uint8_t* Find(const uint8_t* at, const uint8_t* end, const Needle& needle) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (needle.length == 1) {
+    if constexpr (!Needle::kFolded) return static_cast<const uint8_t*>(memchr(at, needle.Byte(0), static_cast<size_t>(end - at)));
+    for (; at < end; at++) {
+      if (needle.Equal(at, 0, 1)) return at;
+    }
+    return nullptr;
+  }
+  if (avx2) return trawl::FindAvx2(at, end, needle);
+  return trawl::FindWith<trawl::Sse2Lanes>(at, end, needle);
+}
+
+// The arguments both find functions take: (haystack, needle, from, out).
+struct FindArgs {
+  TypedView haystack;
+  TypedView needle;
+  size_t from;
+  uint32_t* out;
+  size_t outLength;
+};
+
+// A find function's error messages, made at compile time: these functions are called thousands of times per search.
+struct FindMessages {
+  const char* haystack;
+  const char* needle;
+  const char* from;
+  const char* out;
+  const char* fromRange;
+  const char* emptyNeedle;
+};
+#define TRAWL_FIND_MESSAGES(name)                                                                               \
+  FindMessages {                                                                                                \
+    name ": haystack (Uint8Array)", name ": needle (Uint8Array)", name ": from", name ": out (Uint32Array)",     \
+        name ": from must be within the haystack (at most 4 GiB)", name ": needle must not be empty"            \
+  }
+
+bool ReadFindArgs(const Napi::CallbackInfo& info, const FindMessages& messages, FindArgs* args) {
+  Napi::Env env = info.Env();
+  args->haystack = TypedArg(info, 0, napi_uint8_array, messages.haystack);
+  if (env.IsExceptionPending()) return false;
+  args->needle = TypedArg(info, 1, napi_uint8_array, messages.needle);
+  if (env.IsExceptionPending()) return false;
+  int64_t from;
+  if (!IntegerArg(info, 2, messages.from, &from)) return false;
+  TypedView outView = TypedArg(info, 3, napi_uint32_array, messages.out);
+  if (env.IsExceptionPending()) return false;
+  if (args->haystack.length > 0xffffffffu || from < 0 || static_cast<uint64_t>(from) > args->haystack.length) {
+    Napi::RangeError::New(env, messages.fromRange).ThrowAsJavaScriptException();
+    return false;
+  }
+  if (args->needle.length == 0) {
+    Napi::RangeError::New(env, messages.emptyNeedle).ThrowAsJavaScriptException();
+    return false;
+  }
+  args->from = static_cast<size_t>(from);
+  args->out = reinterpret_cast<uint32_t*>(outView.data);
+  args->outLength = outView.length;
+  return true;
+}
+
+// Writes the start offsets of successive non-overlapping occurrences of needle in
+// args.haystack at or after args.from to args.out (at most args.outLength); returns how many.
+template <typename Needle>
+size_t FindAll(const FindArgs& args, const Needle& needle) {
+  const uint8_t* end = args.haystack.data + args.haystack.length;
+  size_t count = 0;
+  for (const uint8_t* at = args.haystack.data + args.from; count < args.outLength;) {
+    const uint8_t* found = Find(at, end, needle);
+    if (found == nullptr) break;
+    args.out[count++] = static_cast<uint32_t>(found - args.haystack.data);
+    at = found + needle.length;
+  }
+  return count;
 }
 
 // findLiteral(haystack, needle, from, out) -> count: the start offsets of
 // successive non-overlapping occurrences of needle in haystack at or after
 // `from`, at most out.length of them, written to out.
 Napi::Value FindLiteral(const Napi::CallbackInfo& info) {
+  FindArgs args;
+  if (!ReadFindArgs(info, TRAWL_FIND_MESSAGES("findLiteral"), &args)) return info.Env().Undefined();
+  const trawl::ExactNeedle needle{args.needle.data, args.needle.length};
+  return Napi::Number::New(info.Env(), static_cast<double>(FindAll(args, needle)));
+}
+
+// The two characters outside ASCII that Unicode case folding equates with
+// ASCII letters (RE2's orbits k K U+212A and s S U+017F), in UTF-8.
+constexpr uint8_t kKelvinSign[] = {0xe2, 0x84, 0xaa};
+constexpr uint8_t kLongS[] = {0xc5, 0xbf};
+
+bool HoldsFoldingOutsideAscii(const uint8_t* at, const uint8_t* end) {
+  return Find(at, end, trawl::ExactNeedle{kKelvinSign, sizeof kKelvinSign}) != nullptr ||
+         Find(at, end, trawl::ExactNeedle{kLongS, sizeof kLongS}) != nullptr;
+}
+
+// findLiteralIgnoringCase(haystack, needle, from, out) -> count: as findLiteral,
+// with needle's ASCII letters matching either case (needle must be ASCII). The
+// same occurrences as a Unicode case-insensitive regex of the needle, except
+// where a k or s of the needle could match U+212A or U+017F: then, if the bytes
+// that decide the answer hold either, it returns -1 and the caller asks such a
+// regex instead.
+Napi::Value FindLiteralIgnoringCase(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  TypedView haystack = TypedArg(info, 0, napi_uint8_array, "findLiteral: haystack (Uint8Array)");
-  if (env.IsExceptionPending()) return env.Undefined();
-  TypedView needle = TypedArg(info, 1, napi_uint8_array, "findLiteral: needle (Uint8Array)");
-  if (env.IsExceptionPending()) return env.Undefined();
-  int64_t from;
-  if (!IntegerArg(info, 2, "findLiteral: from", &from)) return env.Undefined();
-  TypedView outView = TypedArg(info, 3, napi_uint32_array, "findLiteral: out (Uint32Array)");
-  if (env.IsExceptionPending()) return env.Undefined();
-  if (haystack.length > 0xffffffffu || from < 0 || static_cast<uint64_t>(from) > haystack.length) {
-    Napi::RangeError::New(env, "findLiteral: from must be within the haystack (at most 4 GiB)").ThrowAsJavaScriptException();
-    return env.Undefined();
+  FindArgs args;
+  if (!ReadFindArgs(info, TRAWL_FIND_MESSAGES("findLiteralIgnoringCase"), &args)) return env.Undefined();
+  // The folded needle and its case bits: on the stack for the needles people type, a call per candidate file.
+  std::array<uint8_t, 2 * 256> onStack;
+  std::vector<uint8_t> onHeap;
+  uint8_t* folded = onStack.data();
+  if (args.needle.length > 256) {
+    onHeap.resize(2 * args.needle.length);
+    folded = onHeap.data();
   }
-  if (needle.length == 0) {
-    Napi::RangeError::New(env, "findLiteral: needle must not be empty").ThrowAsJavaScriptException();
-    return env.Undefined();
+  uint8_t* bits = folded + args.needle.length;
+  bool foldsOutsideAscii = false;
+  for (size_t i = 0; i < args.needle.length; i++) {
+    const uint8_t byte = args.needle.data[i];
+    if (byte >= 0x80) {
+      Napi::RangeError::New(env, "findLiteralIgnoringCase: needle must be ASCII").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    const uint8_t lower = (byte >= 'A' && byte <= 'Z') ? byte | 0x20 : byte;
+    const bool letter = lower >= 'a' && lower <= 'z';
+    folded[i] = lower;
+    bits[i] = letter ? 0x20 : 0;
+    foldsOutsideAscii = foldsOutsideAscii || lower == 'k' || lower == 's';
   }
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
-  const uint8_t* end = haystack.data + haystack.length;
-  size_t count = 0;
-  for (const uint8_t* at = haystack.data + from; count < outView.length;) {
-    const uint8_t* found = Find(avx2, at, end, needle.data, needle.length);
-    if (found == nullptr) break;
-    out[count++] = static_cast<uint32_t>(found - haystack.data);
-    at = found + needle.length;
+  const trawl::FoldedNeedle needle{folded, bits, args.needle.length};
+  const size_t count = FindAll(args, needle);
+  if (foldsOutsideAscii) {
+    // A match through U+212A or U+017F is at most 3 bytes per needle byte, so when out filled up, one that
+    // would start before the last occurrence found has its special character (up to 3 bytes) within
+    // 3 × needle + 2 bytes of it; otherwise the whole rest of the haystack decides.
+    size_t decides = args.haystack.length;
+    if (count == args.outLength && count > 0) decides = std::min(decides, size_t{args.out[count - 1]} + 3 * args.needle.length + 2);
+    const uint8_t* begin = args.haystack.data + args.from;
+    const uint8_t* end = args.haystack.data + decides;
+    if (HoldsFoldingOutsideAscii(begin, end)) return Napi::Number::New(env, -1);
   }
   return Napi::Number::New(env, static_cast<double>(count));
 }
@@ -689,6 +793,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("intersectPostings", Napi::Function::New(env, IntersectPostings, "intersectPostings"));
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("findLiteral", Napi::Function::New(env, FindLiteral, "findLiteral"));
+  exports.Set("findLiteralIgnoringCase", Napi::Function::New(env, FindLiteralIgnoringCase, "findLiteralIgnoringCase"));
   exports.Set("countNewlines", Napi::Function::New(env, CountNewlines, "countNewlines"));
   exports.Set("mmapFile", Napi::Function::New(env, MmapFile, "mmapFile"));
   exports.Set("madvise", Napi::Function::New(env, Madvise, "madvise"));

@@ -1,4 +1,5 @@
 import t from 'tap';
+import RE2 from 're2';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -143,6 +144,24 @@ t.test('sdNotify delivers READY=1 to $NOTIFY_SOCKET (path and abstract namespace
   t.throws(() => native.sdNotify('READY=1'), /unusable NOTIFY_SOCKET/);
 });
 
+/** ASCII bytes of the haystack at a random place, each letter in a random case; undefined when the place holds others. */
+function occurringNeedle(haystack: Buffer, length: number, random: () => number): Buffer | undefined {
+  if (haystack.length < length) return undefined;
+  const start = Math.floor(random() * (haystack.length - length + 1));
+  const bytes = Buffer.from(haystack.subarray(start, start + length));
+  if (bytes.some((byte) => byte >= 0x80)) return undefined;
+  return Buffer.from(bytes.map((byte) => (/[a-z]/i.test(String.fromCharCode(byte)) && random() < 0.5 ? byte ^ 0x20 : byte)));
+}
+
+/** The start offsets of the non-overlapping matches RE2 finds for `needle` case-insensitively, the reference for findLiteralIgnoringCase. */
+function reReferenceOccurrences(haystack: Buffer, needle: string, from: number, limit: number): number[] {
+  const regex = new RE2(needle.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'), 'gimu');
+  regex.lastIndex = from;
+  const found: number[] = [];
+  for (let match = regex.exec(haystack); match !== null && found.length < limit; match = regex.exec(haystack)) found.push(match.index);
+  return found;
+}
+
 /** The non-overlapping occurrences Buffer.indexOf finds, the reference for findLiteral. */
 function referenceOccurrences(haystack: Buffer, needle: Buffer, from: number, limit: number): number[] {
   const found: number[] = [];
@@ -187,6 +206,48 @@ t.test('findLiteral stops at out.length, resumes from `from`, and rejects bad ar
   t.throws(() => native.findLiteral(haystack, needle, haystack.length + 1, rest), { name: 'RangeError', message: /from must be within/ });
   t.throws(() => native.findLiteral(haystack, Buffer.alloc(0), 0, rest), { name: 'RangeError', message: /needle must not be empty/ });
   t.throws(() => native.findLiteral(haystack, needle, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
+});
+
+t.test('findLiteralIgnoringCase finds what RE2 finds case-insensitively, or declines where U+212A or U+017F is', async (t) => {
+  // Letters in both cases (k and s among them), bytes one bit 0x20 away from letters ('@', '`', '[', '{'), and
+  // multi-byte text: the Kelvin sign and long s that fold to k and s, other letters, a stray byte.
+  const pieces = ['a', 'A', 'k', 'K', 's', 'S', 'a', 'k', 's', 'b', '_', '@', '`', '[', '{', '\u212a', '\u017f', 'é', 'ß', '\xff'].map((piece) =>
+    piece === '\xff' ? Buffer.from([0xff]) : Buffer.from(piece, 'utf8'),
+  );
+  let seed = 11;
+  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  const text = (count: number, from: Buffer[]) => Buffer.concat(Array.from({ length: count }, () => from[Math.floor(random() * from.length)]!));
+  const asciiPieces = pieces.filter((piece) => piece.length === 1 && piece[0]! < 0x80);
+  let compared = 0;
+  let declined = 0;
+  let withMatches = 0;
+  for (const haystackPieces of [0, 1, 2, 15, 16, 17, 31, 32, 33, 64, 65, 300, 3000]) {
+    for (const needleLength of [1, 2, 3, 4, 17, 33]) {
+      for (const withSpecials of [false, true, false, true, false, true]) {
+        const haystack = text(haystackPieces, withSpecials ? pieces : pieces.filter((piece) => piece.length === 1 || piece[0] === 0xc3));
+        const needle = random() < 0.7 ? occurringNeedle(haystack, needleLength, random) ?? text(needleLength, asciiPieces) : text(needleLength, asciiPieces);
+        const from = haystack.length === 0 ? 0 : Math.floor(random() * Math.min(haystack.length, 40));
+        const limit = 1 + Math.floor(random() * 6);
+        const out = new Uint32Array(limit);
+        const count = native.findLiteralIgnoringCase(haystack, needle, from, out);
+        const expected = reReferenceOccurrences(haystack, needle.toString('latin1'), from, limit);
+        if (count === -1) {
+          declined++;
+          t.ok(/[ks]/i.test(needle.toString('latin1')) && /[\u212a\u017f]/.test(haystack.toString('utf8')), `declines only for a k or s and a special character (${haystackPieces}, ${needleLength})`);
+        } else {
+          compared++;
+          if (expected.length > 0) withMatches++;
+          t.same([...out.subarray(0, count)], expected, `haystack ${haystackPieces} pieces, needle ${JSON.stringify(needle.toString('latin1'))}, from ${from}, limit ${limit}`);
+        }
+      }
+    }
+  }
+  t.ok(compared > 300 && declined > 20 && withMatches > 60, `${compared} compared with RE2 (${withMatches} with matches), ${declined} declined`);
+  const out = new Uint32Array(4);
+  t.equal(native.findLiteralIgnoringCase(Buffer.from('x PM_Resume pm_RESUME'), Buffer.from('pM_rEsUmE'), 0, out), 2, 'both casings found');
+  t.same([...out.subarray(0, 2)], [2, 12]);
+  t.throws(() => native.findLiteralIgnoringCase(Buffer.from('é'), Buffer.from('é'), 0, new Uint32Array(1)), { name: 'RangeError', message: /needle must be ASCII/ });
+  t.throws(() => native.findLiteralIgnoringCase(Buffer.from('a'), Buffer.alloc(0), 0, new Uint32Array(1)), { name: 'RangeError', message: /findLiteralIgnoringCase: needle must not be empty/ });
 });
 
 t.test('countNewlines counts every range around the SIMD widths, views included, and rejects bad arguments', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { compileMatcher } from '../../src/search/matcher.js';
+import { compileMatcher, escapeRegExp } from '../../src/search/matcher.js';
 import { LineIndex } from '../../src/search/positions.js';
 import { intersect, union } from '../../src/search/sorted-sets.js';
 
@@ -31,6 +31,35 @@ t.test('case-sensitive literals past one native batch of occurrences, two matche
   t.same(first.ranges(text, 5000), expected(0, 2, 2500), 'every occurrence, in order, across three batches');
   t.same(second.ranges(text, 2000), expected(1, 2, 2000), 'the other matcher, capped inside its second batch');
   t.same(first.ranges(text, 3, 3 * 2400), expected(0, 2, 2500).slice(2 * 2400, 2 * 2403), 'the first again, from an offset');
+});
+
+t.test('case-insensitive ASCII literals match what RE2 matches, U+212A and U+017F included', async (t) => {
+  t.same(ranges('kelvin', false, false, 'KELVIN \u212aelvin kelvin'), [0, 6, 7, 15, 16, 22], 'the Kelvin sign folds to k (3 bytes for 1)');
+  t.same(ranges('CASE', false, false, 'ca\u017fe CASE'), [0, 5, 6, 10], 'the long s folds to s');
+  t.same(ranges('a@', false, false, 'a@ A@ a` A`'), [0, 2, 3, 5], 'only letters fold');
+  const kelvinLast = Buffer.from('k '.repeat(2500) + '\u212a');
+  const many = compileMatcher({ value: 'K', regex: false, caseSensitive: false }).ranges(kelvinLast, 5000);
+  t.equal(many.length / 2, 2501, 'a Kelvin sign after two full batches of occurrences is found too');
+  t.same(many.slice(-2), [5000, 5003]);
+  let seed = 5;
+  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  const pieces = ['s', 'S', 'k', 'K', 'e', 'E', '_', ' ', '\u212a', '\u017f', 'é', '\n'];
+  const needles = ['s', 'sk', 'Ske', 'kEs_', 'e e', 'SSS', 'e_k'];
+  let matched = 0;
+  for (let round = 0; round < 200; round++) {
+    const text = Buffer.from(Array.from({ length: Math.floor(random() * 200) }, () => pieces[Math.floor(random() * pieces.length)]).join(''), 'utf8');
+    const value = needles[round % needles.length]!;
+    const from = Math.floor(random() * Math.min(text.length + 1, 20));
+    const limit = 1 + Math.floor(random() * 20);
+    const literal = compileMatcher({ value, regex: false, caseSensitive: false }).ranges(text, limit, from);
+    const regex = compileMatcher({ value: escapeRegExp(value), regex: true, caseSensitive: false }).ranges(text, limit, from);
+    if (JSON.stringify(literal) !== JSON.stringify(regex)) {
+      t.same(literal, regex, `${JSON.stringify(value)} in ${JSON.stringify(text.toString('utf8'))} from ${from}, limit ${limit}`);
+      return;
+    }
+    matched += literal.length / 2;
+  }
+  t.ok(matched > 300, `200 random texts: the same ${matched} ranges as the regex`);
 });
 
 t.test('positions: bytes, 1-based lines, 1-based code point columns', async (t) => {
