@@ -4,11 +4,11 @@
  * case-insensitive literal), combined per the tree.
  * A superset of the documents that match; verification narrows it.
  */
+import { copyIdList } from '../index/id-lists.js';
 import type { TrigramTable } from '../index/shard-reader.js';
 import { caseVariants, nextByteBit, trigramAt } from '../index/trigrams.js';
 import type { LiteralTree } from '../query/literals.js';
 import { cached } from './memo.js';
-import { copyIdList } from '../index/id-lists.js';
 import { intersect, union } from './sorted-sets.js';
 
 /** Every document (no index constraint), or an ascending id list. */
