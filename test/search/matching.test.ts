@@ -62,6 +62,18 @@ t.test('case-insensitive ASCII literals match what RE2 matches, U+212A and U+017
   t.ok(matched > 300, `200 random texts: the same ${matched} ranges as the regex`);
 });
 
+t.test("RE2 folds no character outside ASCII to an ASCII letter but U+212A and U+017F (the addon's folded search relies on it)", async (t) => {
+  const everyOtherCharacter: string[] = [];
+  for (let code = 0x80; code <= 0x10ffff; code++) if (code < 0xd800 || code > 0xdfff) everyOtherCharacter.push(String.fromCodePoint(code));
+  const text = Buffer.from(everyOtherCharacter.join(''), 'utf8');
+  const folding: string[] = [];
+  for (const letter of 'abcdefghijklmnopqrstuvwxyz') {
+    const ranges = compileMatcher({ value: `[${letter}]`, regex: true, caseSensitive: false }).ranges(text, 10);
+    for (let i = 0; i < ranges.length; i += 2) folding.push(`${letter} U+${text.subarray(ranges[i], ranges[i + 1]).toString('utf8').codePointAt(0)!.toString(16)}`);
+  }
+  t.same(folding, ['k U+212a', 's U+17f']);
+});
+
 t.test('positions: bytes, 1-based lines, 1-based code point columns', async (t) => {
   const content = Buffer.from('a\tb\r\nçé x\n\nlast', 'utf8');
   const lines = new LineIndex(content);
