@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { native } from '../../native/index.js';
+import { escapeRegExp } from '../../src/search/matcher.js';
 
 const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), 'trawl-native-'));
 
@@ -155,7 +156,7 @@ function occurringNeedle(haystack: Buffer, length: number, random: () => number)
 
 /** The start offsets of the non-overlapping matches RE2 finds for `needle` case-insensitively, the reference for findLiteralIgnoringCase. */
 function reReferenceOccurrences(haystack: Buffer, needle: string, from: number, limit: number): number[] {
-  const regex = new RE2(needle.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'), 'gimu');
+  const regex = new RE2(escapeRegExp(needle), 'gimu');
   regex.lastIndex = from;
   const found: number[] = [];
   for (let match = regex.exec(haystack); match !== null && found.length < limit; match = regex.exec(haystack)) found.push(match.index);
