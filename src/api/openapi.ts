@@ -95,7 +95,7 @@ function operationObject(operation: Operation): Json {
   if (response.schema) success.content = { 'application/json': { schema: toOpenApiSchema(response.schema) } };
   else if (response.contentType) success.content = { [response.contentType]: { schema: { type: 'string' } } };
   if (response.headers) success.headers = Object.fromEntries(response.headers.map((header) => [header, { schema: { type: 'string' } }]));
-  const credentials: Json[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+  const credentials: Json[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }, { sourcebotApiKeyHeader: [] }];
   const object: Record<string, Json> = {
     operationId: operation.operationId,
     tags: [operation.tag],
@@ -125,6 +125,7 @@ export function openApiDocument(operations: readonly Operation[], info: { versio
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (trawl_ak_…) or a scoped access token (trawl_st_…)' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
+        sourcebotApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Sourcebot-Api-Key', description: 'The same API key under the name Sourcebot clients send' },
       },
     },
   };

@@ -2,12 +2,13 @@
  * The authentication and visibility decision, in one place: every route gets
  * its Caller from `authorize`, and asks the Caller what it may see.
  *
- * Credentials: `Authorization: Bearer <API key | scoped token>` or
- * `X-Service-Api-Key: <API key>`. An invalid, expired, revoked or
+ * Credentials: `Authorization: Bearer <API key | scoped token>`, or
+ * `X-Service-Api-Key: <API key>` (also read as `X-Sourcebot-Api-Key`, the
+ * name Sourcebot's own clients send). An invalid, expired, revoked or
  * removed-user credential counts as none (audited as a failed
  * authentication): read endpoints then serve the caller anonymously when the
- * instance allows it, and answer 401 otherwise. A scoped token in
- * `X-Service-Api-Key` is refused outright.
+ * instance allows it, and answer 401 otherwise. A scoped token in an API
+ * key header is refused outright.
  */
 import { ApiError } from '../api/errors.js';
 import type { Operation } from '../api/openapi.js';
@@ -35,21 +36,24 @@ export interface Caller {
 }
 
 const BEARER = /^bearer\s+(\S+)\s*$/i;
+/** The API key headers, in the order they are read: trawl's name, then Sourcebot's (lower-case: how requests hold them). */
+const API_KEY_HEADERS = ['x-service-api-key', 'x-sourcebot-api-key'] as const;
+const HEADER_NAMES: Record<(typeof API_KEY_HEADERS)[number], string> = { 'x-service-api-key': 'X-Service-Api-Key', 'x-sourcebot-api-key': 'X-Sourcebot-Api-Key' };
 
 /** The Caller of `request` for `operation`; NOT_AUTHENTICATED or INSUFFICIENT_PERMISSIONS when it may not call it. */
 export function authorize(context: ServerContext, operation: Pick<Operation, 'access' | 'ee'>, request: Request): Caller {
   if (operation.access === 'public') return anonymousCaller;
   const { auth } = context;
-  const apiKeyHeader = request.headers['x-service-api-key'];
+  const keyHeader = API_KEY_HEADERS.find((name) => request.headers[name] !== undefined);
   const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
-  const secret = bearer ?? apiKeyHeader;
+  const secret = bearer ?? (keyHeader && request.headers[keyHeader]);
   const credential = secret === undefined ? null : auth.authenticate(secret);
   if (secret !== undefined && !credential) {
-    const header = bearer !== undefined ? 'authorization' : 'x-service-api-key';
+    const header = bearer !== undefined ? 'authorization' : keyHeader;
     audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { header, path: request.path, remoteAddress: request.remoteAddress, requestId: request.requestId });
   }
   if (credential?.kind === 'scopedToken' && bearer === undefined) {
-    throw new ApiError('NOT_AUTHENTICATED', 'X-Service-Api-Key takes API keys only; send a scoped access token as Authorization: Bearer <token>');
+    throw new ApiError('NOT_AUTHENTICATED', `${HEADER_NAMES[keyHeader!]} takes API keys only; send a scoped access token as Authorization: Bearer <token>`);
   }
   if (!credential) {
     if (operation.access === 'read' && auth.anonymousAccess(context.config.auth.anonymousAccess)) return anonymousCaller;
