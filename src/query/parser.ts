@@ -151,11 +151,13 @@ class Parser {
   /**
    * Parses a group opening at `open`, or returns null (position restored)
    * when the `(` cannot open one: no `)` closes it at a token boundary, it
-   * encloses nothing, or — in regex mode — it closes within its own token
-   * (`(foo|bar)` and `(a|b)c` are regexes).
+   * encloses nothing, or — in regex mode — it closes within its own token and
+   * does not begin with a query expression (`(foo|bar)` and `(a|b)c` are
+   * regexes; `(repo:x)`, `(lang:Go)` and `("a b")` are groups, as Sourcebot's
+   * clients send them).
    */
   private tryGroup(open: number, depth: number): GroupResult | null {
-    if (this.options.regex && closesWithinToken(this.query.slice(open, this.tokenEnd(open)))) return null;
+    if (this.options.regex && closesWithinToken(this.query.slice(open, this.tokenEnd(open))) && !this.opensQueryExpression(open + 1)) return null;
     if (depth + 1 > MAX_GROUP_DEPTH) throw this.error(`groups are nested deeper than ${MAX_GROUP_DEPTH}`, open);
     this.position = open + 1;
     try {
@@ -170,6 +172,16 @@ class Parser {
       this.position = open;
       return null;
     }
+  }
+
+  /** True when a prefix expression, a quoted string, a negated one of those, or a group of them starts at `at` (after spaces). */
+  private opensQueryExpression(at: number): boolean {
+    while (at < this.query.length && isSpace(this.query[at]!)) at++;
+    if (this.query[at] === '-') at++;
+    const char = this.query[at];
+    if (char === '"') return true;
+    if (char === '(') return this.opensQueryExpression(at + 1);
+    return this.prefixAt(at) !== undefined;
   }
 
   private parsePrefixed(depth: number, undecided: PatternNode[], termStart: number): Term {
