@@ -20,6 +20,12 @@ export interface ResolvedBranch {
   commit: string;
 }
 
+/** What HEAD is: the branch it names ('HEAD' when detached) and its commit's committer time (ISO 8601). */
+export interface HeadInfo {
+  defaultBranch: string;
+  committedAt: string;
+}
+
 const FILEMODE_BLOB = 0o100644;
 const FILEMODE_EXECUTABLE = 0o100755;
 
@@ -58,7 +64,7 @@ export async function openRepository(directory: string): Promise<GitRepository> 
 export async function resolveBranches(
   repository: GitRepository,
   patterns: readonly string[],
-): Promise<{ branches: ResolvedBranch[]; warnings: string[] }> {
+): Promise<{ branches: ResolvedBranch[]; head: HeadInfo; warnings: string[] }> {
   let head: NodeGit.Commit;
   try {
     head = await repository.getHeadCommit();
@@ -67,11 +73,10 @@ export async function resolveBranches(
   }
   if (!head) throw new Error('HEAD does not resolve to a commit (empty repository?)');
   const branches: ResolvedBranch[] = [{ name: 'HEAD', commit: head.sha() }];
+  const headRef = await repository.head().catch(() => null);
+  const headInfo: HeadInfo = { defaultBranch: headRef?.isBranch() ? headRef.shorthand() : 'HEAD', committedAt: head.date().toISOString() };
   const warnings: string[] = [];
-  const local = (await repository.getReferenceNames(NodeGit.Reference.TYPE.ALL))
-    .filter((ref) => ref.startsWith('refs/heads/'))
-    .map((ref) => ref.slice('refs/heads/'.length))
-    .sort();
+  const local = await localBranchNames(repository);
   const taken = new Set<string>(['HEAD']);
   for (const pattern of patterns) {
     const matcher = globToRegExp(pattern);
@@ -84,7 +89,15 @@ export async function resolveBranches(
       branches.push({ name, commit: commit.sha() });
     }
   }
-  return { branches, warnings };
+  return { branches, head: headInfo, warnings };
+}
+
+/** The names of the repository's local branches (without `refs/heads/`), sorted. */
+export async function localBranchNames(repository: GitRepository): Promise<string[]> {
+  return (await repository.getReferenceNames(NodeGit.Reference.TYPE.ALL))
+    .filter((ref) => ref.startsWith('refs/heads/'))
+    .map((ref) => ref.slice('refs/heads/'.length))
+    .sort();
 }
 
 /** Every regular file of a commit's tree, in no particular order. */

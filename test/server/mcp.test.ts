@@ -18,7 +18,19 @@ t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', as
   t.ok(transport.sessionId, 'a session was opened');
 
   const { tools } = await client.listTools();
-  t.same(tools.map((tool) => tool.name).sort(), ['find_symbol_definitions', 'find_symbol_references', 'get_diff', 'list_commits', 'list_repos', 'list_tree', 'read_file', 'search_code']);
+  t.same(tools.map((tool) => tool.name).sort(), [
+    'find_symbol_definitions',
+    'find_symbol_references',
+    'get_diff',
+    'glob',
+    'grep',
+    'list_branches',
+    'list_commits',
+    'list_repos',
+    'list_tree',
+    'read_file',
+    'search_code',
+  ]);
 
   const name = 'example.com/acme/widgets';
   const search = text(await client.callTool({ name: 'search_code', arguments: { query: 'parse_expression', language: 'C' } }));
@@ -26,10 +38,37 @@ t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', as
   t.match(search, /## example\.com\/acme\/widgets src\/parser\.c\n3: int parse_expression\(const char \*text\) \{/);
   t.notMatch(search, /secret/, 'invisible repositories stay invisible');
   t.match(text(await client.callTool({ name: 'search_code', arguments: { query: 'parse_expression', limit: 1 } })), /cut at 1: raise limit/, 'a cut result says so');
-  t.match(text(await client.callTool({ name: 'list_repos', arguments: {} })), /^example\.com\/acme\/widgets \(ready; branches: HEAD\)\n$/);
+  t.match(text(await client.callTool({ name: 'list_repos', arguments: {} })), /^example\.com\/acme\/widgets \(ready; default branch main, last commit \d{4}-[^;]+; indexed: HEAD\)\n$/);
+  t.match(text(await client.callTool({ name: 'list_repos', arguments: { query: 'nothing-like-it', sort: 'pushed', direction: 'desc', page: 1, perPage: 5 } })), /^No repositories\.$/, "Sourcebot's list_repos arguments");
   const file = text(await client.callTool({ name: 'read_file', arguments: { repo: name, path: 'src/parser.c', offset: 3, limit: 2 } }));
   t.match(file, /^src\/parser\.c \(C, 9 lines\)\n3: int parse_expression\(const char \*text\) \{\n4: {3}return text\[0\] == '\(';\n\n\[5 more lines: call again with offset 5\.\]$/);
   t.equal(text(await client.callTool({ name: 'list_tree', arguments: { repo: name, path: 'src' } })), 'lexer.c\nparser.c\nparser.h\n');
+  t.equal(
+    text(await client.callTool({ name: 'list_tree', arguments: { repo: name, depth: 2, includeFiles: false } })),
+    'assets/\ndocs/\nsrc/\n',
+    'list_tree with depth and includeFiles: directories two levels down',
+  );
+  t.equal(text(await client.callTool({ name: 'list_tree', arguments: { repo: name, depth: 2, maxEntries: 3 } })), 'assets/\ndocs/\nsrc/\n\n[cut at 3 entries: raise maxEntries, lower depth or list a subdirectory]');
+  t.match(text(await client.callTool({ name: 'list_tree', arguments: { repo: name, depth: 2 } })), /^assets\/\ndocs\/\nsrc\/\nREADME\.md\nassets\/logo\.bin\ndocs\/guide\.md\nsrc\/lexer\.c\n/);
+  t.equal(text(await client.callTool({ name: 'list_branches', arguments: { repo: name } })), '1 branches\nmain\n');
+  t.match(text(await client.callTool({ name: 'grep', arguments: { pattern: 'parse_[a-z]+\\(', include: '*.{c,h}', path: 'src' } })), /^3 matches in 2 files\n\n## example\.com\/acme\/widgets src\/parser\.c\n3: int parse_expression/);
+  t.equal(text(await client.callTool({ name: 'grep', arguments: { pattern: 'PARSE_EXPRESSION' } })), 'No matches.', 'grep is case-sensitive');
+  t.match(text(await client.callTool({ name: 'grep', arguments: { pattern: 'parse_expression', groupByRepo: true } })), /^Matches by repository:\nexample\.com\/acme\/widgets: \d+ matches in 4 files\n$/);
+  t.equal(text(await client.callTool({ name: 'glob', arguments: { pattern: '**/*.{c,md}', repo: name } })).split('\n').sort().join('\n'), [
+    '',
+    `${name} README.md`,
+    `${name} docs/guide.md`,
+    `${name} src/lexer.c`,
+    `${name} src/parser.c`,
+  ].join('\n'));
+  t.match(
+    text(await client.callTool({ name: 'list_commits', arguments: { repo: name, author: 'test AUTH', since: '30 years ago', until: 'now', perPage: 1 } })),
+    /^[0-9a-f]{12} \d{4}-\d\d-\d\d Test Author: Add the lexer\n$/,
+    "Sourcebot's list_commits arguments",
+  );
+  const unknown = (await client.callTool({ name: 'list_commits', arguments: { repo: name, perpage: 1 } })) as TextResult;
+  t.equal(unknown.isError, true, 'an unknown argument is an error');
+  t.match(text(unknown), /perpage/, 'naming it');
   t.match(text(await client.callTool({ name: 'list_commits', arguments: { repo: name } })), /^[0-9a-f]{12} \d{4}-\d\d-\d\d Test Author: Add the lexer\n[0-9a-f]{12} .*: initial\n$/);
   t.match(text(await client.callTool({ name: 'get_diff', arguments: { repo: name, base: repo.first, head: repo.second, path: 'src' } })), /^--- \/dev\/null\n\+\+\+ src\/lexer\.c\n@@ -0,0 \+1,1 @@\n\+int next_token/);
   t.match(text(await client.callTool({ name: 'find_symbol_definitions', arguments: { symbol: 'parse_expression' } })), /^example\.com\/acme\/widgets src\/parser\.c:3: int parse_expression/);
