@@ -1,6 +1,6 @@
 /** Request and response schemas of the auth endpoints: scoped tokens, users, audit, API keys, grants, settings, license (spec/api.md §5, §6). */
-import { Type } from '@sinclair/typebox';
-import { isoDate, page, perPage } from './schemas.js';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { isoDate, longPerPage, page } from './schemas.js';
 
 export const AUTH_LIMITS = { reposPerToken: 100 } as const;
 
@@ -10,7 +10,12 @@ const repositoryName = Type.String({ minLength: 1, maxLength: 1024, description:
 const ScopeRepository = Type.Object({ id: Type.Integer(), name: Type.String() });
 
 export const CreateTokenRequest = Type.Object(
-  { repos: Type.Array(repositoryName, { minItems: 1, maxItems: AUTH_LIMITS.reposPerToken, description: 'Repositories the token reaches (duplicates collapsed)' }) },
+  {
+    repos: Type.Optional(Type.Array(repositoryName, { minItems: 1, maxItems: AUTH_LIMITS.reposPerToken, description: 'Repositories the token reaches, by name (duplicates collapsed)' })),
+    repoIds: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, maxItems: AUTH_LIMITS.reposPerToken, description: "The same by id (Sourcebot's form); send exactly one of the two" }),
+    ),
+  },
   { additionalProperties: false },
 );
 const tokenFields = {
@@ -19,17 +24,20 @@ const tokenFields = {
   expiresAt: timestamp,
   repos: Type.Array(ScopeRepository),
 };
-export const CreatedToken = Type.Object({ ...tokenFields, token: Type.String({ description: 'trawl_st_…: shown this once' }) });
+export const CreatedToken = Type.Object({ ...tokenFields, repoIds: Type.Array(Type.Integer()), token: Type.String({ description: 'trawl_st_…: shown this once' }) });
 export const TokenList = Type.Array(Type.Object({ ...tokenFields, revokedAt: Type.Optional(timestamp) }));
 
-const role = Type.Union([Type.Literal('owner'), Type.Literal('member')]);
+const role = Type.Union(['owner', 'member', 'OWNER', 'MEMBER'].map((value) => Type.Literal(value)), { description: 'owner or member, in either case' });
+const nullable = (schema: TSchema) => Type.Union([schema, Type.Null()]);
 export const UserSchema = Type.Object({
   id: Type.String(),
-  name: Type.String(),
+  name: nullable(Type.String()),
   email: Type.String(),
-  role,
+  role: Type.Union([Type.Literal('OWNER'), Type.Literal('MEMBER')]),
+  suspendedAt: nullable(timestamp),
   createdAt: timestamp,
-  lastActivityAt: Type.Optional(timestamp),
+  updatedAt: timestamp,
+  lastActivityAt: nullable(timestamp),
 });
 export const UserList = Type.Array(UserSchema);
 export const UserQuery = Type.Object({ userId: identifier('The user id') });
@@ -39,17 +47,19 @@ export const AddUserRequest = Type.Object(
 );
 export const Success = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
-export const AuditQuery = Type.Object({ since: isoDate('ISO 8601; records at or after'), until: isoDate('ISO 8601; records at or before'), page, perPage });
+export const AuditQuery = Type.Object({ since: isoDate('ISO 8601; records at or after'), until: isoDate('ISO 8601; records at or before'), page, perPage: longPerPage });
 export const AuditList = Type.Array(
   Type.Object({
     id: Type.String(),
     timestamp,
     action: Type.String(),
-    actorId: Type.Union([Type.String(), Type.Null()]),
-    actorType: Type.String(),
-    targetId: Type.Union([Type.String(), Type.Null()]),
-    targetType: Type.Union([Type.String(), Type.Null()]),
-    metadata: Type.Record(Type.String(), Type.Unknown()),
+    actorId: Type.String({ description: "'' for an anonymous caller" }),
+    actorType: Type.String({ description: 'user, anonymous or system' }),
+    targetId: Type.String({ description: "'' when the action has no target" }),
+    targetType: Type.String(),
+    sourcebotVersion: Type.String({ description: "trawl's version (Sourcebot's field name)" }),
+    metadata: nullable(Type.Record(Type.String(), Type.Unknown())),
+    orgId: Type.Integer({ description: 'Always 1: one organization' }),
   }),
 );
 

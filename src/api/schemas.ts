@@ -100,7 +100,7 @@ export const SearchStats = Type.Object(
     matchTreeConstruction: Type.Integer({ minimum: 0, description: 'nanoseconds' }),
     matchTreeSearch: Type.Integer({ minimum: 0, description: 'nanoseconds' }),
     regexpsConsidered: count,
-    flushReason: Type.Union([Type.Literal('FINAL_FLUSH'), Type.Literal('MAX_SIZE'), Type.Literal('TIMEOUT')]),
+    flushReason: Type.Union([Type.Literal('FLUSH_REASON_FINAL_FLUSH'), Type.Literal('FLUSH_REASON_MAX_SIZE'), Type.Literal('FLUSH_REASON_TIMER_EXPIRED')], { description: "Zoekt's names, as Sourcebot answers: all found, cut at the match cap, cut by the time budget" }),
   },
   { $id: 'SearchStats' },
 );
@@ -138,7 +138,7 @@ export const FindSymbolResponse = Type.Object(
         matches: Type.Array(Type.Object({ lineContent: Type.String(), range: Type.Ref('Range') })),
       }),
     ),
-    repositoryInfo: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), displayName: Type.String(), webUrl: Type.String() })),
+    repositoryInfo: Type.Array(Type.Object({ id: Type.Integer(), codeHostType: CodeHostType, name: Type.String(), displayName: Type.String(), webUrl: Type.String() })),
   },
   { $id: 'FindSymbolResponse' },
 );
@@ -188,7 +188,10 @@ export const SourceResponse = Type.Object(
 );
 
 export const page = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }));
-export const perPage = Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.perPage, default: 30 }));
+const perPageOf = (fallback: number) => Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.perPage, default: fallback }));
+export const perPage = perPageOf(30);
+/** Commits, commit authors and audit records come 50 to a page by default (Sourcebot's document). */
+export const longPerPage = perPageOf(50);
 
 export const ReposQuery = Type.Object({
   page,
@@ -196,6 +199,7 @@ export const ReposQuery = Type.Object({
   sort: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('pushed')], { default: 'name' })),
   direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
   query: Type.Optional(Type.String({ maxLength: 1024, description: 'Substring of the repository name (case-insensitive)' })),
+  connectionId: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Only the repositories of this connection (GET /api/connections)' })),
 });
 export const Repository = Type.Object(
   {
@@ -219,16 +223,19 @@ export const Repository = Type.Object(
 export const RepositoryList = Type.Array(Type.Ref('Repository'));
 
 export const isoDate = (description: string) => Type.Optional(Type.String({ maxLength: 64, description }));
+const gitRef = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 1024, default: 'HEAD', description }));
+const repoPath = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description }));
+const gitDate = (description: string) => isoDate(`${description}: ISO 8601, or relative as git takes it (\`30 days ago\`, \`last week\`, \`yesterday\`)`);
 export const CommitsQuery = Type.Object({
   repo: name('Repository name'),
-  ref: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, default: 'HEAD' })),
-  path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-  query: Type.Optional(Type.String({ maxLength: 1024, description: 'Substring of the message (case-insensitive)' })),
-  author: Type.Optional(Type.String({ maxLength: 1024, description: 'Substring of the author name or email (case-insensitive)' })),
-  since: isoDate('ISO 8601; commits at or after'),
-  until: isoDate('ISO 8601; commits at or before'),
+  ref: gitRef('Branch, tag or commit to list from'),
+  path: repoPath('Only commits that change this file or directory'),
+  query: Type.Optional(Type.String({ maxLength: 1024, description: 'RE2 regular expression over the whole message, case-insensitive' })),
+  author: Type.Optional(Type.String({ maxLength: 1024, description: 'RE2 regular expression over `Name <email>` of the author, case-insensitive' })),
+  since: gitDate('Commits at or after'),
+  until: gitDate('Commits at or before'),
   page,
-  perPage,
+  perPage: longPerPage,
 });
 export const Commit = Type.Object(
   {
@@ -238,13 +245,58 @@ export const Commit = Type.Object(
     body: Type.String(),
     authorName: Type.String(),
     authorEmail: Type.String(),
-    refs: Type.Array(Type.String()),
+    author_name: Type.String({ description: 'authorName again, for Sourcebot clients before 4.16.5' }),
+    author_email: Type.String({ description: 'authorEmail again, for Sourcebot clients before 4.16.5' }),
+    refs: Type.String({ description: "The names pointing at the commit as git's %D writes them (`HEAD -> main, tag: v1`); '' for none" }),
   },
   { $id: 'Commit' },
 );
 export const CommitList = Type.Array(Type.Ref('Commit'));
 export const CommitQuery = Type.Object({ repo: name('Repository name'), ref: Type.String({ minLength: 1, maxLength: 1024 }) });
 export const CommitDetail = Type.Intersect([Type.Ref('Commit'), Type.Object({ parents: Type.Array(Type.String()) })], { $id: 'CommitDetail' });
+
+export const AuthorsQuery = Type.Object({
+  repo: name('Repository name'),
+  ref: gitRef('Branch, tag or commit to count from'),
+  path: repoPath('Only authors of commits that change this file or directory'),
+  page,
+  perPage: longPerPage,
+});
+export const AuthorList = Type.Array(Type.Object({ name: Type.String(), email: Type.String(), commitCount: Type.Integer({ minimum: 1 }) }));
+
+export const BlameQuery = Type.Object({
+  repo: name('Repository name'),
+  path: Type.String({ minLength: 1, maxLength: 4096, description: 'The file to blame' }),
+  ref: gitRef('Branch, tag or commit to blame at'),
+});
+const gitPointer = Type.Object({ hash: Type.String(), path: Type.String() });
+export const BlameResponse = Type.Object(
+  {
+    ranges: Type.Array(Type.Object({ hash: Type.String(), path: Type.String({ description: 'The path at that commit' }), startLine: Type.Integer({ minimum: 1 }), lineCount: Type.Integer({ minimum: 1 }) }), {
+      description: 'Contiguous, non-overlapping line ranges by startLine, each from one commit',
+    }),
+    commits: Type.Record(
+      Type.String(),
+      Type.Object({
+        hash: Type.String(),
+        date: Type.String({ description: 'Author time, ISO 8601' }),
+        message: Type.String({ description: 'The subject line' }),
+        authorName: Type.String(),
+        authorEmail: Type.String(),
+        previous: Type.Optional(gitPointer),
+      }),
+    ),
+  },
+  { $id: 'BlameResponse' },
+);
+
+export const ConnectionList = Type.Array(
+  Type.Object({
+    id: Type.Integer({ minimum: 1 }),
+    name: Type.String(),
+    connectionType: Type.Union(['github', 'gitlab', 'gitea', 'gerrit', 'bitbucket', 'azuredevops', 'git'].map((value) => Type.Literal(value))),
+  }),
+);
 
 export const DiffQuery = Type.Object({
   repo: name('Repository name'),

@@ -51,7 +51,7 @@ export interface RepositoryInfo {
   webUrl?: string;
 }
 
-export type FlushReason = 'FINAL_FLUSH' | 'MAX_SIZE' | 'TIMEOUT';
+export type FlushReason = 'FLUSH_REASON_FINAL_FLUSH' | 'FLUSH_REASON_MAX_SIZE' | 'FLUSH_REASON_TIMER_EXPIRED';
 
 /** All 21 fields, always present. Times are nanoseconds. */
 export interface SearchStats {

@@ -58,7 +58,7 @@ export function requireQueryParameters(schema: TObject, rawQuery: string): void 
 
 /**
  * Reads the parameters a query-string schema declares (others are ignored),
- * converting numbers and booleans from their text.
+ * converting numbers and booleans from their text; absent ones take the schema's default.
  */
 export function parseQuery<T extends TObject>(v: Validator<T>, rawQuery: string): Static<T> {
   const params = new URLSearchParams(rawQuery);
@@ -68,7 +68,7 @@ export function parseQuery<T extends TObject>(v: Validator<T>, rawQuery: string)
     if (text !== null) value[key] = text;
   }
   requireQueryParameters(v.schema, rawQuery);
-  const converted = Value.Convert(v.schema, value);
+  const converted = Value.Default(v.schema, Value.Convert(v.schema, value));
   if (!v.check.Check(converted)) invalid('INVALID_QUERY_PARAMS', firstProblem(v, converted, 'query parameter').replace('query parameter field', 'query parameter'));
   return converted as Static<T>;
 }

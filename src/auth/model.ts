@@ -16,6 +16,8 @@ export interface User {
   email: string;
   role: Role;
   createdAt: number;
+  /** When the role last changed (createdAt until then). */
+  updatedAt: number;
 }
 
 export interface ApiKey {
@@ -84,11 +86,13 @@ export class AuthState {
     const r = record as unknown as AuthRecord;
     switch (r.type) {
       case 'user.added':
-        this.users.set(r.userId, { id: r.userId, name: r.name, email: r.email, role: r.role, createdAt: record.at });
+        this.users.set(r.userId, { id: r.userId, name: r.name, email: r.email, role: r.role, createdAt: record.at, updatedAt: record.at });
         break;
-      case 'user.role':
-        if (this.users.has(r.userId)) this.users.get(r.userId)!.role = r.role;
+      case 'user.role': {
+        const user = this.users.get(r.userId);
+        if (user) Object.assign(user, { role: r.role, updatedAt: record.at });
         break;
+      }
       case 'user.removed':
         // Membership ends; the user's keys and tokens die with it (in one record, so atomically).
         this.users.delete(r.userId);
@@ -174,7 +178,10 @@ export class AuthState {
     const records: StateRecord[] = [];
     if (this.anonymousAccess !== undefined) records.push(authRecord({ type: 'settings.anonymousAccess', enabled: this.anonymousAccess }, now));
     if (this.licenseKey !== undefined) records.push(authRecord({ type: 'license.installed', key: this.licenseKey }, now));
-    for (const user of this.users.values()) records.push(authRecord({ type: 'user.added', userId: user.id, name: user.name, email: user.email, role: user.role }, user.createdAt));
+    for (const user of this.users.values()) {
+      records.push(authRecord({ type: 'user.added', userId: user.id, name: user.name, email: user.email, role: user.role }, user.createdAt));
+      if (user.updatedAt !== user.createdAt) records.push(authRecord({ type: 'user.role', userId: user.id, role: user.role }, user.updatedAt));
+    }
     for (const [userId, repoIds] of this.grants) for (const repoId of repoIds) records.push(authRecord({ type: 'grant.added', userId, repoId }, now));
     for (const key of this.apiKeys.values()) records.push(authRecord({ type: 'apikey.created', keyId: key.id, userId: key.userId, name: key.name, digest: key.digest }, key.createdAt));
     for (const token of this.tokens.values()) {

@@ -186,10 +186,11 @@ export class AuthStore {
   }
 
   /** Revokes a live token of `userId`; false when there is none by that id (or it is someone else's). */
+  /** Revokes a live token of `userId`'s; false when there is none by that id (unknown, another's, already revoked or expired). */
   async revokeToken(userId: string, tokenId: string): Promise<boolean> {
     const token = this.state.tokens.get(tokenId);
-    if (!token || token.userId !== userId) return false;
-    if (token.revokedAt === undefined) await this.commit({ type: 'token.revoked', tokenId });
+    if (!token || token.userId !== userId || token.revokedAt !== undefined || this.now() >= token.expiresAt) return false;
+    await this.commit({ type: 'token.revoked', tokenId });
     return true;
   }
 

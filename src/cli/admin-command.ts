@@ -168,7 +168,7 @@ function table(rows: string[][]): void {
 }
 
 function printUsers(users: UserView[]): void {
-  table([['ID', 'ROLE', 'EMAIL', 'NAME', 'CREATED'], ...users.map((user) => [user.id, user.role, user.email, user.name, user.createdAt])]);
+  table([['ID', 'ROLE', 'EMAIL', 'NAME', 'CREATED'], ...users.map((user) => [user.id, user.role.toLowerCase(), user.email, user.name, user.createdAt])]);
 }
 
 function printKeys(keys: KeyView[]): void {

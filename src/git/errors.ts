@@ -1,8 +1,12 @@
 /** Errors of the git read layer; the HTTP routes map them to INVALID_GIT_REF and FILE_NOT_FOUND. */
 
-/** A ref that is malformed or does not resolve to a commit. */
+/** A ref that is malformed (or a form trawl refuses), or that does not resolve to a commit (`unresolved`). */
 export class InvalidRefError extends Error {
-  constructor(readonly ref: string, reason: string) {
+  constructor(
+    readonly ref: string,
+    reason: string,
+    readonly unresolved = false,
+  ) {
     super(`invalid git ref ${JSON.stringify(ref)}: ${reason}`);
     this.name = 'InvalidRefError';
   }

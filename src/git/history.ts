@@ -1,5 +1,6 @@
-/** Commit listings and single commits for GET /api/commits and /api/commit. */
+/** Commit listings, single commits and commit authors for GET /api/commits, /api/commit and /api/commits/authors. */
 import NodeGit from 'nodegit';
+import type RE2 from 're2';
 import type { GitRepository } from './repository.js';
 
 export interface CommitSummary {
@@ -12,17 +13,17 @@ export interface CommitSummary {
   body: string;
   authorName: string;
   authorEmail: string;
-  /** Branches and tags pointing at the commit (short names). */
-  refs: string[];
+  /** The names pointing at the commit as git's `%D` shows them (`HEAD -> main, tag: v1, origin/main`), '' for none. */
+  refs: string;
 }
 
 export interface CommitFilter {
   /** Only commits that change this path (file or directory). */
   path?: string;
-  /** Case-insensitive substring of the message. */
-  query?: string;
-  /** Case-insensitive substring of the author's name or email. */
-  author?: string;
+  /** Matched against the whole message. */
+  query?: RE2;
+  /** Matched against `Name <email>` of the author, as `git log --author` does. */
+  author?: RE2;
   since?: Date;
   until?: Date;
 }
@@ -31,35 +32,134 @@ export interface CommitFilter {
 export const MAX_COMMITS_WALKED = 100_000;
 const WALK_BATCH = 500;
 
+export interface Page {
+  number: number;
+  size: number;
+}
+
+/**
+ * Calls `visit` for each commit reachable from `start` that passes `filter`
+ * (at most MAX_COMMITS_WALKED are walked), in `git log`'s order: newest
+ * first, and a child before its parent when both have the same time
+ * (libgit2's time sort leaves such ties in any order).
+ */
+async function walkCommits(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, visit: (commit: NodeGit.Commit) => void): Promise<void> {
+  const walk = repository.createRevWalk();
+  walk.sorting(NodeGit.Revwalk.SORT.TIME);
+  walk.push(start.id());
+  let walked = 0;
+  let sameTime: NodeGit.Commit[] = [];
+  const flush = async () => {
+    for (const commit of childrenFirst(sameTime)) if (await passes(commit, filter)) visit(commit);
+    sameTime = [];
+  };
+  while (walked < MAX_COMMITS_WALKED) {
+    const batch = await walk.getCommits(Math.min(WALK_BATCH, MAX_COMMITS_WALKED - walked)).catch(() => [] as NodeGit.Commit[]);
+    if (batch.length === 0) break;
+    walked += batch.length;
+    for (const commit of batch) {
+      if (sameTime.length > 0 && sameTime[0]!.time() !== commit.time()) await flush();
+      sameTime.push(commit);
+    }
+  }
+  await flush();
+}
+
+/**
+ * Commits of one time ordered so that none comes after one of its parents,
+ * their order kept otherwise (Kahn's algorithm, the ready commit that came
+ * first taken first): O(n log n), whatever the history.
+ */
+function childrenFirst(commits: NodeGit.Commit[]): NodeGit.Commit[] {
+  if (commits.length < 2) return commits;
+  const indexOf = new Map(commits.map((commit, index) => [commit.sha(), index]));
+  const parents = commits.map((commit) => commit.parents().flatMap((oid) => indexOf.get(oid.tostrS()) ?? []));
+  const children = new Array<number>(commits.length).fill(0);
+  for (const list of parents) for (const parent of list) children[parent]!++;
+  const ready = new MinHeap();
+  children.forEach((count, index) => count === 0 && ready.push(index));
+  const ordered: NodeGit.Commit[] = [];
+  for (let next = ready.pop(); next !== undefined; next = ready.pop()) {
+    ordered.push(commits[next]!);
+    for (const parent of parents[next]!) if (--children[parent]! === 0) ready.push(parent);
+  }
+  return ordered;
+}
+
+/** A binary min-heap of numbers. */
+class MinHeap {
+  private readonly items: number[] = [];
+
+  push(value: number): void {
+    const items = this.items;
+    let at = items.push(value) - 1;
+    while (at > 0) {
+      const up = (at - 1) >> 1;
+      if (items[up]! <= value) break;
+      items[at] = items[up]!;
+      at = up;
+    }
+    items[at] = value;
+  }
+
+  pop(): number | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length === 0 || last === undefined) return top;
+    let at = 0;
+    for (;;) {
+      const left = 2 * at + 1;
+      if (left >= items.length) break;
+      const child = left + 1 < items.length && items[left + 1]! < items[left]! ? left + 1 : left;
+      if (items[child]! >= last) break;
+      items[at] = items[child]!;
+      at = child;
+    }
+    items[at] = last;
+    return top;
+  }
+}
+
 /**
  * The commits reachable from `start`, newest first, that pass `filter`: the
  * page asked for and how many passed in all.
  */
-export async function listCommits(
-  repository: GitRepository,
-  start: NodeGit.Commit,
-  filter: CommitFilter,
-  page: { number: number; size: number },
-): Promise<{ total: number; commits: CommitSummary[] }> {
+export async function listCommits(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, page: Page): Promise<{ total: number; commits: CommitSummary[] }> {
   const refs = await refsByCommit(repository);
-  const walk = repository.createRevWalk();
-  walk.sorting(NodeGit.Revwalk.SORT.TIME);
-  walk.push(start.id());
   const from = (page.number - 1) * page.size;
   const commits: CommitSummary[] = [];
   let total = 0;
-  let walked = 0;
-  while (walked < MAX_COMMITS_WALKED) {
-    const batch = await walk.getCommits(WALK_BATCH).catch(() => [] as NodeGit.Commit[]);
-    if (batch.length === 0) break;
-    for (const commit of batch) {
-      walked++;
-      if (!(await passes(commit, filter))) continue;
-      if (total >= from && commits.length < page.size) commits.push(summarize(commit, refs));
-      total++;
-    }
-  }
+  await walkCommits(repository, start, filter, (commit) => {
+    if (total >= from && commits.length < page.size) commits.push(summarize(commit, refs));
+    total++;
+  });
   return { total, commits };
+}
+
+export interface CommitAuthor {
+  name: string;
+  email: string;
+  commitCount: number;
+}
+
+/**
+ * The authors of the commits reachable from `start` that pass `filter`, one
+ * per name and email as `git shortlog -sne` counts them: most commits first,
+ * then by `Name <email>`. The page asked for and how many in all.
+ */
+export async function listAuthors(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, page: Page): Promise<{ total: number; authors: CommitAuthor[] }> {
+  const byIdentity = new Map<string, CommitAuthor>();
+  await walkCommits(repository, start, filter, (commit) => {
+    const author = commit.author();
+    const key = `${author.name()} <${author.email()}>`;
+    const known = byIdentity.get(key);
+    if (known) known.commitCount++;
+    else byIdentity.set(key, { name: author.name(), email: author.email(), commitCount: 1 });
+  });
+  const authors = [...byIdentity].sort(([a, first], [b, second]) => second.commitCount - first.commitCount || (a < b ? -1 : a > b ? 1 : 0)).map(([, author]) => author);
+  const from = (page.number - 1) * page.size;
+  return { total: authors.length, authors: authors.slice(from, from + page.size) };
 }
 
 /** One commit with its parents' ids. */
@@ -68,7 +168,7 @@ export async function commitDetail(repository: GitRepository, commit: NodeGit.Co
   return { ...summarize(commit, refs), parents: commit.parents().map((oid) => oid.tostrS()) };
 }
 
-function summarize(commit: NodeGit.Commit, refs: Map<string, string[]>): CommitSummary {
+function summarize(commit: NodeGit.Commit, refs: Map<string, string>): CommitSummary {
   const text = commit.message();
   const newline = text.indexOf('\n');
   const message = newline === -1 ? text : text.slice(0, newline);
@@ -81,7 +181,7 @@ function summarize(commit: NodeGit.Commit, refs: Map<string, string[]>): CommitS
     body,
     authorName: author.name(),
     authorEmail: author.email(),
-    refs: refs.get(commit.sha()) ?? [],
+    refs: refs.get(commit.sha()) ?? '',
   };
 }
 
@@ -89,11 +189,10 @@ async function passes(commit: NodeGit.Commit, filter: CommitFilter): Promise<boo
   const date = commit.date();
   if (filter.since && date < filter.since) return false;
   if (filter.until && date > filter.until) return false;
-  if (filter.query && !commit.message().toLowerCase().includes(filter.query.toLowerCase())) return false;
+  if (filter.query && !filter.query.test(commit.message())) return false;
   if (filter.author) {
-    const needle = filter.author.toLowerCase();
     const author = commit.author();
-    if (!author.name().toLowerCase().includes(needle) && !author.email().toLowerCase().includes(needle)) return false;
+    if (!filter.author.test(`${author.name()} <${author.email()}>`)) return false;
   }
   return filter.path === undefined || (await changesPath(commit, filter.path));
 }
@@ -117,18 +216,32 @@ async function entryId(commit: NodeGit.Commit, filePath: string): Promise<string
   }
 }
 
-/** Commit id → names of the branches and tags pointing at it. */
-async function refsByCommit(repository: GitRepository): Promise<Map<string, string[]>> {
-  const byCommit = new Map<string, string[]>();
-  for (const ref of await repository.getReferences()) {
-    if (!ref.isBranch() && !ref.isTag()) continue;
-    try {
-      const target = await ref.peel(NodeGit.Object.TYPE.COMMIT);
-      const id = target.id().tostrS();
-      byCommit.set(id, [...(byCommit.get(id) ?? []), ref.shorthand()]);
-    } catch {
-      // a tag of a tree or blob points at no commit
-    }
+/**
+ * Commit id → its decoration as git's `%D` writes it: HEAD first (`HEAD ->
+ * main` when HEAD names a branch at that commit, `HEAD` when detached), then
+ * tags (`tag: v1`), remote-tracking and local branches, by full ref name
+ * descending, as git lists them.
+ */
+async function refsByCommit(repository: GitRepository): Promise<Map<string, string>> {
+  const names = new Map<string, string[]>();
+  const refs = (await repository.getReferences()).filter((ref) => ref.isBranch() || ref.isRemote() || ref.isTag());
+  refs.sort((a, b) => (a.name() < b.name() ? 1 : a.name() > b.name() ? -1 : 0));
+  const head = await repository.head().catch(() => null);
+  const headBranch = head?.isBranch() ? head.name() : null;
+  for (const ref of refs) {
+    if (ref.name() === headBranch) continue;
+    const commit = await peeledCommit(ref);
+    if (commit) names.set(commit, [...(names.get(commit) ?? []), ref.isTag() ? `tag: ${ref.shorthand()}` : ref.shorthand()]);
   }
-  return byCommit;
+  const headCommit = head ? await peeledCommit(head) : null;
+  if (head && headCommit) names.set(headCommit, [headBranch ? `HEAD -> ${head.shorthand()}` : 'HEAD', ...(names.get(headCommit) ?? [])]);
+  return new Map([...names].map(([commit, list]) => [commit, list.join(', ')]));
+}
+
+async function peeledCommit(ref: NodeGit.Reference): Promise<string | null> {
+  try {
+    return (await ref.peel(NodeGit.Object.TYPE.COMMIT)).id().tostrS();
+  } catch {
+    return null; // a tag of a tree or blob points at no commit
+  }
 }

@@ -8,8 +8,11 @@ import type { GitRepository } from './repository.js';
 
 /**
  * Throws InvalidRefError for a ref that starts with '-' (it could be taken
- * for an option), holds '..' (a range), NUL, control characters or spaces.
- * Revision suffixes (`HEAD~1`, `main^2`) are fine: libgit2 resolves them.
+ * for an option), holds '..' (a range), NUL, control characters or spaces,
+ * or uses a revision form that searches history (`:/text`, `HEAD^{/text}`:
+ * a backtracking regex over every commit message) or the reflog (`@{…}`).
+ * Revision suffixes (`HEAD~1`, `main^2`, `v1^{commit}`) are fine: libgit2
+ * resolves them.
  */
 export function checkRefSyntax(ref: string): void {
   if (ref.length === 0) throw new InvalidRefError(ref, 'it is empty');
@@ -17,6 +20,9 @@ export function checkRefSyntax(ref: string): void {
   if (ref.includes('..')) throw new InvalidRefError(ref, 'it contains ".."');
   if (/[\x00-\x1f\x7f]/.test(ref)) throw new InvalidRefError(ref, 'it contains NUL or control characters');
   if (/\s/.test(ref)) throw new InvalidRefError(ref, 'it contains spaces');
+  if (ref.includes(':')) throw new InvalidRefError(ref, 'it contains ":" (a path or message search, not a commit)');
+  if (ref.includes('{/')) throw new InvalidRefError(ref, 'it searches commit messages ("^{/…}")');
+  if (ref.includes('@{')) throw new InvalidRefError(ref, 'it reads the reflog ("@{…}")');
 }
 
 /**
@@ -30,13 +36,13 @@ export async function resolveCommit(repository: GitRepository, ref: string): Pro
   try {
     object = await NodeGit.Revparse.single(repository, ref);
   } catch {
-    throw new InvalidRefError(ref, 'it does not resolve in this repository');
+    throw new InvalidRefError(ref, 'it does not resolve in this repository', true);
   }
   try {
     const peeled = await object.peel(NodeGit.Object.TYPE.COMMIT);
     return await repository.getCommit(peeled.id());
   } catch {
-    throw new InvalidRefError(ref, 'it does not name a commit');
+    throw new InvalidRefError(ref, 'it does not name a commit', true);
   }
 }
 

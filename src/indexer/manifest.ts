@@ -19,6 +19,10 @@ export interface RepositoryEntry {
   /** Shard file names, relative to the shard directory. */
   shards: string[];
   branches: IndexedBranch[];
+  /** The branch HEAD names ('HEAD' when detached or a plain directory). */
+  defaultBranch?: string;
+  /** Committer time of HEAD's commit (ISO 8601); absent for a plain directory. */
+  pushedAt?: string;
   /** Hash of everything in the config and the format that shapes the shards. */
   fingerprint: string;
   state: IndexState;

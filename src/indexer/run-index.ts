@@ -85,7 +85,12 @@ async function indexRepository(
   const fingerprint = repositoryFingerprint(config, repo);
   try {
     const snapshot = await takeSnapshot(repo);
-    if (previous && isUnchanged(previous, snapshot.branches, fingerprint, shardDirectory)) return { name: repo.name, status: 'unchanged' };
+    const head = { defaultBranch: snapshot.head?.defaultBranch ?? 'HEAD', ...(snapshot.head ? { pushedAt: snapshot.head.committedAt } : {}) };
+    if (previous && isUnchanged(previous, snapshot.branches, fingerprint, shardDirectory)) {
+      // HEAD may name another branch at the same commit: the entry changes, the shards do not.
+      if (previous.defaultBranch !== head.defaultBranch || previous.pushedAt !== head.pushedAt) publish(manifest, config.dataDir, repo.name, { ...previous, ...head });
+      return { name: repo.name, status: 'unchanged' };
+    }
     const generation = manifest.generation + 1;
     const result = await buildShards({
       repository: repositoryMeta(repo, id),
@@ -101,6 +106,7 @@ async function indexRepository(
       id,
       shards: result.shards,
       branches: snapshot.branches,
+      ...head,
       fingerprint,
       state: 'ready',
       indexedAt: new Date().toISOString(),
@@ -131,6 +137,8 @@ async function indexRepository(
       documents: previous?.documents ?? 0,
       contentBytes: previous?.contentBytes ?? 0,
       ...(previous?.indexedAt ? { indexedAt: previous.indexedAt } : {}),
+      ...(previous?.defaultBranch ? { defaultBranch: previous.defaultBranch } : {}),
+      ...(previous?.pushedAt ? { pushedAt: previous.pushedAt } : {}),
     });
     return { name: repo.name, status: 'failed', error: message };
   }

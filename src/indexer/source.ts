@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { RepositoryConfig } from '../config/config.js';
 import type { IndexedBranch } from '../index/model.js';
 import { MAX_BRANCHES } from '../index/format.js';
-import { isGitRepository, listTreeFiles, openRepository, resolveBranches } from '../git/repository.js';
+import { isGitRepository, listTreeFiles, openRepository, resolveBranches, type HeadInfo } from '../git/repository.js';
 import { BlobStream } from '../git/blob-stream.js';
 
 export interface SourceFile {
@@ -22,6 +22,8 @@ export interface SourceFile {
 
 export interface Snapshot {
   branches: IndexedBranch[];
+  /** HEAD's branch and commit time; absent for a plain directory. */
+  head?: HeadInfo;
   /** Problems that did not stop indexing (e.g. a branch pattern matching nothing). */
   warnings: string[];
   /** Lists the files; only called when the snapshot differs from what is indexed. */
@@ -44,7 +46,7 @@ export async function takeSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
 
 async function gitSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
   const repository = await openRepository(repo.path);
-  const { branches, warnings } = await resolveBranches(repository, repo.branches);
+  const { branches, head, warnings } = await resolveBranches(repository, repo.branches);
   let blobs: BlobStream | undefined;
   if (branches.length > MAX_BRANCHES) {
     warnings.push(`${branches.length} branches match; only the first ${MAX_BRANCHES} are indexed`);
@@ -52,6 +54,7 @@ async function gitSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
   }
   return {
     branches,
+    head,
     warnings,
     async files() {
       // One document per (path, blob): a file identical on several branches is stored once.

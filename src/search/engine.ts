@@ -228,8 +228,8 @@ export function emptyEvaluationStats(): EvaluationStats {
 }
 
 function flushReason(stop: StopReason, cut: boolean): FlushReason {
-  if (stop === 'deadline' || stop === 'cancelled') return 'TIMEOUT';
-  return cut ? 'MAX_SIZE' : 'FINAL_FLUSH';
+  if (stop === 'deadline' || stop === 'cancelled') return 'FLUSH_REASON_TIMER_EXPIRED';
+  return cut ? 'FLUSH_REASON_MAX_SIZE' : 'FLUSH_REASON_FINAL_FLUSH';
 }
 
 function score(shard: Shard, match: DocumentMatch): number {
@@ -342,6 +342,6 @@ function emptyStats(): SearchStats {
     wait: 0,
     matchTreeConstruction: 0,
     matchTreeSearch: 0,
-    flushReason: 'FINAL_FLUSH' as const,
+    flushReason: 'FLUSH_REASON_FINAL_FLUSH' as const,
   });
 }

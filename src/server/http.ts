@@ -87,6 +87,15 @@ const STATUS_TEXT: Record<number, string> = {
 };
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** A percent-encoded path segment, or null when its encoding is malformed (`%zz`, a lone surrogate). */
+export function decodePathSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
 /** Runs `handle` for one uWS request under the template. */
 export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, handle: (request: Request) => Promise<Reply>): void {
   const headers: Record<string, string> = {};

@@ -97,7 +97,7 @@ t.test('trawl search prints grep-like lines, JSON with --json, and exits 0/1/2',
 
   const capped = trawl(['search', '--matches', '1', 'handler'], { cwd: repo, env });
   t.equal(capped.stdout.trim().split('\n').length, 1);
-  t.match(capped.stderr, /results cut at 1 matches \(MAX_SIZE\)/);
+  t.match(capped.stderr, /results cut at 1 matches \(FLUSH_REASON_MAX_SIZE\)/);
 
   const none = trawl(['search', 'nowhere_to_be_found'], { cwd: repo, env });
   t.same([none.status, none.stdout], [1, ''], 'no match: exit 1, no output');

@@ -54,7 +54,7 @@ t.test('search responses: ranking, chunks, positions, symbols, links, stats', as
   const response = search(request('parse_expression'), shards, environment);
   t.same(Object.keys(response).sort(), ['files', 'isSearchExhaustive', 'repositoryInfo', 'stats']);
   t.equal(response.isSearchExhaustive, true);
-  t.equal(response.stats.flushReason, 'FINAL_FLUSH');
+  t.equal(response.stats.flushReason, 'FLUSH_REASON_FINAL_FLUSH');
   t.equal(Object.keys(response.stats).length, 21, 'all 21 stats fields');
   t.same(
     response.files.map((f) => f.fileName.text),
@@ -114,7 +114,7 @@ t.test('the match cap cuts the result and says so', async (t) => {
   const shards = await fixture(t);
   const capped = search(request('parse_expression', { matches: 3 }), shards, environment);
   t.equal(capped.isSearchExhaustive, false);
-  t.equal(capped.stats.flushReason, 'MAX_SIZE');
+  t.equal(capped.stats.flushReason, 'FLUSH_REASON_MAX_SIZE');
   t.equal(capped.stats.actualMatchCount, 3);
   t.ok(capped.stats.totalMatchCount >= 4, 'the engine found more than it returned');
   const exact = search(request('parse_expression', { matches: 6 }), shards, environment);
@@ -124,7 +124,7 @@ t.test('the match cap cuts the result and says so', async (t) => {
   const repoOnly = search(request('type:repo parse'), shards, environment);
   t.equal(repoOnly.files.length, 1, 'type:repo returns one entry per repository');
   const late = search(request('parse_expression'), shards, { ...environment, timeBudgetMs: -1 });
-  t.same([late.isSearchExhaustive, late.stats.flushReason], [false, 'TIMEOUT']);
+  t.same([late.isSearchExhaustive, late.stats.flushReason], [false, 'FLUSH_REASON_TIMER_EXPIRED']);
 });
 
 t.test('bad queries and contexts are errors before any shard is read', async (t) => {

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CommitDetail, CommitList, DiffResponse, SourceResponse, TreeResponse } from '../../src/api/schemas.js';
+import { git } from '../helpers/git.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { assertSchema, expectError } from '../helpers/schema.js';
 import { fixtureRepository } from './fixture.js';
@@ -72,7 +73,13 @@ t.test('git endpoints', async (t) => {
     t.same(commits.map((commit: { hash: string }) => commit.hash), [repo.second, repo.first], 'newest first');
     t.equal(commits[0].message, 'Add the lexer');
     t.equal(commits[0].body, 'It reads tokens.');
-    t.same(commits[0].refs.sort(), ['main', 'v1.0']);
+    t.same(
+      commits.map((commit: { refs: string }) => commit.refs),
+      git(repo.root, 'log', '--format=%D').replace(/\n$/, '').split('\n'),
+      "refs are git's %D decoration",
+    );
+    t.equal(commits[0].refs, 'HEAD -> main, tag: v1.0');
+    t.same([commits[0].author_name, commits[0].author_email], [commits[0].authorName, commits[0].authorEmail], 'the snake-case author fields of older Sourcebot clients');
     const paged = await daemon.fetch(`/api/commits?${q({ repo: name, perPage: '1', page: '2' })}`);
     t.same((await paged.json()).map((commit: { hash: string }) => commit.hash), [repo.first]);
     const link = paged.headers.get('link')!;
@@ -95,7 +102,8 @@ t.test('git endpoints', async (t) => {
     assertSchema(t, CommitDetail, detail, 'commit detail');
     t.equal(detail.hash, repo.second);
     t.same(detail.parents, [repo.first]);
-    await expectError(t, await daemon.fetch(`/api/commit?${q({ repo: name, ref: 'f'.repeat(40) })}`), 400, 'INVALID_GIT_REF');
+    await expectError(t, await daemon.fetch(`/api/commit?${q({ repo: name, ref: 'f'.repeat(40) })}`), 404, 'NOT_FOUND', /does not resolve/);
+    await expectError(t, await daemon.fetch(`/api/commit?${q({ repo: name, ref: '-x' })}`), 400, 'INVALID_GIT_REF');
     await expectError(t, await daemon.fetch(`/api/commit?${q({ repo: 'nope', ref: 'HEAD' })}`), 404, 'NOT_FOUND');
   });
 

@@ -57,7 +57,7 @@ t.test('searches hold render slots while in flight and give them back, whether a
   await waitFor(async () => (await slotsInUse()) >= 2, 10_000, 'searches to hold slots');
   for (const client of clients.slice(0, 4)) client.abort();
   const bodies = await Promise.all(responses);
-  t.ok(bodies.slice(4).every((body) => body?.stats.flushReason === 'FINAL_FLUSH'), 'the searches whose clients stayed were answered');
+  t.ok(bodies.slice(4).every((body) => body?.stats.flushReason === 'FLUSH_REASON_FINAL_FLUSH'), 'the searches whose clients stayed were answered');
   await waitFor(async () => (await slotsInUse()) === 0, 10_000, 'every slot to be given back');
   t.pass('no slot is held at rest');
 });
@@ -69,7 +69,7 @@ t.test('SIGTERM during a search lets it finish, then exits 0', async (t) => {
   const responses = await Promise.all(pending);
   t.same(new Set(responses.map((response) => response.status)), new Set([200]), 'the searches in flight were answered');
   const bodies = await Promise.all(responses.map((response) => response.json()));
-  t.same(new Set(bodies.map((body) => body.stats.flushReason)), new Set(['FINAL_FLUSH']), 'and ran to the end');
+  t.same(new Set(bodies.map((body) => body.stats.flushReason)), new Set(['FLUSH_REASON_FINAL_FLUSH']), 'and ran to the end');
   t.equal(await daemon.exited, 0, 'exit status 0');
   t.match(daemon.stderr(), /"inFlight":[1-9]\d*,"msg":"shutting down"/, 'searches were in flight when the signal came');
 });

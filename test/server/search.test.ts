@@ -27,7 +27,7 @@ t.test('POST /api/search', async (t) => {
     const body = await (await daemon.post('/api/search', { query: 'parse_expression', matches: 2 })).json();
     t.equal(body.stats.actualMatchCount, 2);
     t.equal(body.isSearchExhaustive, false);
-    t.equal(body.stats.flushReason, 'MAX_SIZE');
+    t.equal(body.stats.flushReason, 'FLUSH_REASON_MAX_SIZE');
   });
 
   t.test('a request id sent by the client is echoed', async (t) => {

@@ -9,7 +9,7 @@ import { parseBody, parseQuery, validator } from '../../api/validate.js';
 import { LicenseError } from '../../auth/license.js';
 import { apiKeyView } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
-import type { Request } from '../http.js';
+import { decodePathSegment, type Request } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
 
 const TAG = 'Administration';
@@ -74,9 +74,10 @@ export const deleteApiKeyRoute: Route = {
   response: { status: 204, description: 'Deleted' },
   errors: ['NOT_FOUND', ...CREDENTIAL_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
-    const id = decodeURIComponent(request.path.slice(KEYS_PATH.length + 1));
-    const deleted = await context.auth.deleteApiKey(id, caller.user!.role === 'owner' ? undefined : caller.user!.id);
-    if (!deleted) throw new ApiError('NOT_FOUND', `no API key ${JSON.stringify(id)} of yours`);
+    const raw = request.path.slice(KEYS_PATH.length + 1);
+    const id = decodePathSegment(raw);
+    const deleted = id !== null && (await context.auth.deleteApiKey(id, caller.user!.role === 'owner' ? undefined : caller.user!.id));
+    if (!deleted) throw new ApiError('NOT_FOUND', `no API key ${JSON.stringify(id ?? raw)} of yours`);
     audit(context, caller, 'apikey.deleted', { id, type: 'apiKey' });
     return { status: 204, text: '', contentType: 'text/plain' };
   },

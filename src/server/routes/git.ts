@@ -1,17 +1,36 @@
-/** The git endpoints (spec/api.md §4): tree, source, commits, commit, diff. */
-import { CommitDetail, CommitList, CommitQuery, CommitsQuery, DiffQuery, DiffResponse, SourceQuery, SourceResponse, TreeRequest, TreeResponse } from '../../api/schemas.js';
+/** The git endpoints (spec/api.md §4): tree, source, blame, commits, commit authors, commit, diff. */
+import RE2 from 're2';
+import {
+  AuthorList,
+  AuthorsQuery,
+  BlameQuery,
+  BlameResponse,
+  CommitDetail,
+  CommitList,
+  CommitQuery,
+  CommitsQuery,
+  DiffQuery,
+  DiffResponse,
+  SourceQuery,
+  SourceResponse,
+  TreeRequest,
+  TreeResponse,
+} from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
-import { dateParameter, parseBody, parseQuery, validator } from '../../api/validate.js';
+import { parseBody, parseQuery, validator } from '../../api/validate.js';
+import { blameFile } from '../../git/blame.js';
 import { blobAt } from '../../git/blob.js';
+import { parseGitDate } from '../../git/dates.js';
 import { diffCommits } from '../../git/diff.js';
-import { commitDetail, listCommits } from '../../git/history.js';
+import { InvalidRefError } from '../../git/errors.js';
+import { commitDetail, listAuthors, listCommits, type CommitFilter, type CommitSummary } from '../../git/history.js';
 import { normalizeTreePath, resolveCommit } from '../../git/refs.js';
 import { treeOf } from '../../git/tree.js';
 import { detectLanguage } from '../../index/languages.js';
 import { browseUrl, externalUrl } from '../../search/links.js';
 import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
-import { pageHeaders } from '../pagination.js';
+import { pageHeaders, requestedPage } from '../pagination.js';
 import { gitRepository, visibleRepository } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
 
@@ -21,6 +40,8 @@ const sourceQuery = validator(SourceQuery);
 const commitsQuery = validator(CommitsQuery);
 const commitQuery = validator(CommitQuery);
 const diffQuery = validator(DiffQuery);
+const authorsQuery = validator(AuthorsQuery);
+const blameQuery = validator(BlameQuery);
 
 /** The repository and the commit `ref` names in it, as the caller may see them. */
 async function commitIn(context: ServerContext, caller: Caller, name: string, ref: string) {
@@ -99,17 +120,83 @@ export const commitsRoute: Route = {
   errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const params = parseQuery(commitsQuery, request.query);
-    const { repository, commit } = await commitIn(context, caller, params.repo, params.ref ?? 'HEAD');
-    const page = { number: params.page ?? 1, size: params.perPage ?? 30 };
-    const filter = {
+    const { repository, commit } = await commitIn(context, caller, params.repo, params.ref!);
+    const page = requestedPage(params);
+    const filter: CommitFilter = {
       path: params.path === undefined ? undefined : normalizeTreePath(params.path),
-      query: params.query,
-      author: params.author,
-      since: dateParameter(params.since, 'since'),
-      until: dateParameter(params.until, 'until'),
+      query: regexParameter(params.query, 'query'),
+      author: regexParameter(params.author, 'author'),
+      since: gitDateParameter(params.since, 'since'),
+      until: gitDateParameter(params.until, 'until'),
     };
     const { total, commits } = await listCommits(repository, commit, filter, page);
-    return { status: 200, body: commits, headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits', request.query) };
+    return { status: 200, body: commits.map(withSnakeCaseAuthor), headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits', request.query) };
+  },
+};
+
+/** Sourcebot clients before 4.16.5 read `author_name` and `author_email`. */
+function withSnakeCaseAuthor<T extends CommitSummary>(commit: T) {
+  return { ...commit, author_name: commit.authorName, author_email: commit.authorEmail };
+}
+
+/** An optional case-insensitive RE2 regex query parameter, or INVALID_QUERY_PARAMS naming it. */
+function regexParameter(value: string | undefined, field: string): RE2 | undefined {
+  if (value === undefined || value === '') return undefined;
+  try {
+    return new RE2(value, 'iu');
+  } catch (error) {
+    throw new ApiError('INVALID_QUERY_PARAMS', `query parameter \`${field}\`: invalid regular expression ${JSON.stringify(value)} (${(error as Error).message})`);
+  }
+}
+
+/** An optional date query parameter in a form git takes, or INVALID_QUERY_PARAMS naming it. */
+function gitDateParameter(value: string | undefined, field: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = parseGitDate(value);
+  if (!date) throw new ApiError('INVALID_QUERY_PARAMS', `query parameter \`${field}\`: expected an ISO 8601 date or a relative one such as \`30 days ago\` (got ${JSON.stringify(value)})`);
+  return date;
+}
+
+export const authorsRoute: Route = {
+  method: 'get',
+  path: '/api/commits/authors',
+  operationId: 'listCommitAuthors',
+  tag: 'Git',
+  summary: 'The authors of the commits reachable from a ref (default HEAD), optionally of those changing a path, most commits first',
+  access: 'read',
+  query: AuthorsQuery,
+  response: { status: 200, schema: AuthorList, description: 'One page of authors', headers: ['X-Total-Count', 'Link'] },
+  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', ...GIT_ERRORS],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const params = parseQuery(authorsQuery, request.query);
+    const { repository, commit } = await commitIn(context, caller, params.repo, params.ref!);
+    const page = requestedPage(params);
+    const filter = { path: params.path === undefined ? undefined : normalizeTreePath(params.path) };
+    const { total, authors } = await listAuthors(repository, commit, filter, page);
+    audit(context, caller, 'commits.authors.read', { id: params.repo, type: 'repository' }, { ref: params.ref });
+    return { status: 200, body: authors, headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits/authors', request.query) };
+  },
+};
+
+export const blameRoute: Route = {
+  method: 'get',
+  path: '/api/blame',
+  operationId: 'getFileBlame',
+  tag: 'Git',
+  summary: "A file's lines at a revision (default HEAD), in ranges with the commit that last changed each",
+  access: 'read',
+  query: BlameQuery,
+  response: { status: 200, schema: BlameResponse, description: 'Ranges by line, and each commit once' },
+  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', ...GIT_ERRORS],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const params = parseQuery(blameQuery, request.query);
+    const { repo, commit } = await commitIn(context, caller, params.repo, params.ref!);
+    const blob = await blobAt(commit, params.path);
+    const cancel = new AbortController();
+    request.onAborted(() => cancel.abort());
+    const blame = await blameFile(repo.path, commit.sha(), blob.path, { timeoutMs: context.config.server.searchTimeBudgetMs, signal: cancel.signal });
+    audit(context, caller, 'file.blamed', { id: repo.name, type: 'repository' }, { path: blob.path, ref: params.ref });
+    return { status: 200, body: blame };
   },
 };
 
@@ -125,8 +212,12 @@ export const commitRoute: Route = {
   errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const params = parseQuery(commitQuery, request.query);
-    const { repository, commit } = await commitIn(context, caller, params.repo, params.ref);
-    return { status: 200, body: await commitDetail(repository, commit) };
+    const { repository, commit } = await commitIn(context, caller, params.repo, params.ref).catch((error: unknown) => {
+      // Sourcebot answers an unknown revision here with 404 (a malformed one stays INVALID_GIT_REF).
+      if (error instanceof InvalidRefError && error.unresolved) throw new ApiError('NOT_FOUND', error.message);
+      throw error;
+    });
+    return { status: 200, body: withSnakeCaseAuthor(await commitDetail(repository, commit)) };
   },
 };
 

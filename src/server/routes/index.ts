@@ -1,10 +1,10 @@
 /** The route table: every endpoint the daemon serves, in the order the OpenAPI document lists them. */
 import { openApiDocument } from '../../api/openapi.js';
 import type { Route } from '../route.js';
-import { commitRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from './git.js';
+import { authorsRoute, blameRoute, commitRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from './git.js';
 import { addGrantRoute, createApiKeyRoute, deleteApiKeyRoute, getLicenseRoute, getSettingsRoute, installLicenseRoute, listApiKeysRoute, removeGrantRoute, setSettingsRoute } from './admin.js';
 import { mcpDeleteRoute, mcpPostRoute } from './mcp.js';
-import { reposRoute } from './repos.js';
+import { connectionsRoute, reposRoute } from './repos.js';
 import { searchRoute, streamSearchRoute } from './search.js';
 import { findDefinitionsRoute, findReferencesRoute } from './symbols.js';
 import { healthRoute, metricsRoute, versionRoute } from './system.js';
@@ -32,8 +32,11 @@ export const ROUTES: readonly Route[] = [
   findDefinitionsRoute,
   treeRoute,
   sourceRoute,
+  blameRoute,
   reposRoute,
+  connectionsRoute,
   commitsRoute,
+  authorsRoute,
   commitRoute,
   diffRoute,
   healthRoute,

@@ -67,6 +67,7 @@ function toSymbolResponse(response: SearchResponse, publicUrl: string) {
   }));
   const repositoryInfo = response.repositoryInfo.map((info) => ({
     id: info.id,
+    codeHostType: info.codeHostType,
     name: info.name,
     displayName: info.displayName ?? info.name,
     webUrl: info.webUrl ?? browseRepositoryUrl(publicUrl, info.name),

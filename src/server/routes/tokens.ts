@@ -5,7 +5,7 @@ import { parseBody, validator } from '../../api/validate.js';
 import type { ScopedToken } from '../../auth/model.js';
 import { iso } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
-import type { Request } from '../http.js';
+import { decodePathSegment, type Request } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
 
 const createBody = validator(CreateTokenRequest);
@@ -37,17 +37,21 @@ export const createTokenRoute: Route = {
   response: { status: 201, schema: CreatedToken, description: 'The token; its secret is shown this once' },
   errors: ['INVALID_REQUEST_BODY', 'INVALID_REPOSITORY_SCOPE', ...CREDENTIAL_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
-    const { repos } = parseBody(createBody, request.body);
-    const byName = new Map(context.pool.currentCatalog.repositories.map((repo) => [repo.config.name, repo]));
-    const scope = [...new Set(repos)].map((name) => {
-      const repo = byName.get(name);
-      if (!repo || !caller.canSee(repo.config)) throw new ApiError('INVALID_REPOSITORY_SCOPE', `repository ${JSON.stringify(name)} is not one you can see`);
-      if (!repo.entry) throw new ApiError('INVALID_REPOSITORY_SCOPE', `repository ${JSON.stringify(name)} is not indexed yet; try again once it is`);
-      return { id: repo.entry.id, name };
+    const { repos, repoIds } = parseBody(createBody, request.body);
+    if ((repos === undefined) === (repoIds === undefined)) throw new ApiError('INVALID_REQUEST_BODY', 'request body: send exactly one of `repos` (names) and `repoIds` (ids)');
+    const { repositories } = context.pool.currentCatalog;
+    const find = repos ? (name: string | number) => repositories.find((repo) => repo.config.name === name) : (id: string | number) => repositories.find((repo) => repo.entry?.id === id);
+    const scope = [...new Set<string | number>(repos ?? repoIds)].map((wanted) => {
+      const repo = find(wanted);
+      const what = `repository ${JSON.stringify(wanted)}`;
+      if (!repo || !caller.canSee(repo.config)) throw new ApiError('INVALID_REPOSITORY_SCOPE', `${what} is not one you can see`);
+      if (!repo.entry) throw new ApiError('INVALID_REPOSITORY_SCOPE', `${what} is not indexed yet; try again once it is`);
+      return { id: repo.entry.id, name: repo.config.name };
     });
-    const { token, secret } = await context.auth.createToken(caller.user!.id, scope.map((repo) => repo.id));
+    const ids = scope.map((repo) => repo.id);
+    const { token, secret } = await context.auth.createToken(caller.user!.id, ids);
     audit(context, caller, 'token.created', { id: token.id, type: 'scopedToken' }, { repos: scope.map((repo) => repo.name) });
-    return { status: 201, body: { id: token.id, token: secret, createdAt: iso(token.createdAt), expiresAt: iso(token.expiresAt), repos: scope } };
+    return { status: 201, body: { id: token.id, token: secret, createdAt: iso(token.createdAt), expiresAt: iso(token.expiresAt), repos: scope, repoIds: ids } };
   },
 };
 
@@ -56,14 +60,17 @@ export const revokeTokenRoute: Route = {
   path: `${TOKEN_PATH}/{id}`,
   operationId: 'revokeScopedAccessToken',
   tag: TAG,
-  summary: 'Revoke one of your scoped access tokens; the very next request with it fails, and open streams and MCP sessions using it end',
+  summary: 'Revoke one of your live scoped access tokens (a revoked or expired one is not found); the very next request with it fails, and open streams and MCP sessions using it end',
   access: 'apiKey',
   ee: true,
   response: { status: 204, description: 'Revoked' },
   errors: ['SCOPED_ACCESS_TOKEN_NOT_FOUND', ...CREDENTIAL_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
-    const id = decodeURIComponent(request.path.slice(TOKEN_PATH.length + 1));
-    if (!(await context.auth.revokeToken(caller.user!.id, id))) throw new ApiError('SCOPED_ACCESS_TOKEN_NOT_FOUND', `you have no scoped access token ${JSON.stringify(id)}`);
+    const raw = request.path.slice(TOKEN_PATH.length + 1);
+    const id = decodePathSegment(raw);
+    if (id === null || !(await context.auth.revokeToken(caller.user!.id, id))) {
+      throw new ApiError('SCOPED_ACCESS_TOKEN_NOT_FOUND', `you have no live scoped access token ${JSON.stringify(id ?? raw)} (unknown, revoked or expired)`);
+    }
     audit(context, caller, 'token.revoked', { id, type: 'scopedToken' });
     return { status: 204, text: '', contentType: 'text/plain' };
   },

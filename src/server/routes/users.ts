@@ -1,8 +1,8 @@
 /** Users (spec/api.md §6): list, show, add, remove; and the audit trail. Owners only; EE. */
 import { AddUserRequest, AuditList, AuditQuery, Success, UserList, UserQuery, UserSchema } from '../../api/auth-schemas.js';
 import { dateParameter, parseBody, parseQuery, validator } from '../../api/validate.js';
-import type { User } from '../../auth/model.js';
-import { userView } from '../../auth/views.js';
+import type { Role, User } from '../../auth/model.js';
+import { auditRecordView, memberView } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { pageHeaders, requestedPage } from '../pagination.js';
@@ -14,7 +14,7 @@ const userQuery = validator(UserQuery);
 const addUserBody = validator(AddUserRequest);
 const auditQuery = validator(AuditQuery);
 
-const describeUser = (user: User, context: ServerContext) => userView(user, context.auth.lastActivityAt(user.id));
+const describeUser = (user: User, context: ServerContext) => memberView(user, context.auth.lastActivityAt(user.id));
 
 export const listUsersRoute: Route = {
   method: 'get',
@@ -60,7 +60,8 @@ export const addUserRoute: Route = {
   response: { status: 201, schema: UserSchema, description: 'The new member' },
   errors: ['INVALID_REQUEST_BODY', ...OWNER_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
-    const user = await context.auth.addUser(parseBody(addUserBody, request.body));
+    const fields = parseBody(addUserBody, request.body);
+    const user = await context.auth.addUser({ ...fields, role: fields.role.toLowerCase() as Role });
     audit(context, caller, 'user.added', { id: user.id, type: 'user' }, { email: user.email, role: user.role });
     return { status: 201, body: describeUser(user, context) };
   },
@@ -103,6 +104,6 @@ export const auditRoute: Route = {
     const since = dateParameter(params.since, 'since')?.getTime();
     const until = dateParameter(params.until, 'until')?.getTime();
     const { total, entries } = await context.audit.page(since, until, (page.number - 1) * page.size, page.size);
-    return { status: 200, body: entries, headers: pageHeaders(total, page, context.config.publicUrl, '/api/ee/audit', request.query) };
+    return { status: 200, body: entries.map((entry) => auditRecordView(entry, context.version)), headers: pageHeaders(total, page, context.config.publicUrl, '/api/ee/audit', request.query) };
   },
 };
