@@ -57,9 +57,11 @@ export async function openRepository(directory: string): Promise<GitRepository> 
 }
 
 /**
- * The default branch as "HEAD", then every local branch matching `patterns`
- * (in pattern order, each branch once). Patterns that match nothing are
- * returned as warnings, not errors: the rest of the repository still indexes.
+ * The default branch as "HEAD", then under its own name (so that `rev:main`
+ * finds it, as Sourcebot's clients ask), then every local branch matching
+ * `patterns` (in pattern order, each branch once). Patterns that match
+ * nothing are returned as warnings, not errors: the rest of the repository
+ * still indexes. Branches at one commit share their documents.
  */
 export async function resolveBranches(
   repository: GitRepository,
@@ -72,12 +74,12 @@ export async function resolveBranches(
     throw new Error(`HEAD does not resolve to a commit (${(error as Error).message})`);
   }
   if (!head) throw new Error('HEAD does not resolve to a commit (empty repository?)');
-  const branches: ResolvedBranch[] = [{ name: 'HEAD', commit: head.sha() }];
   const headRef = await repository.head().catch(() => null);
   const headInfo: HeadInfo = { defaultBranch: headRef?.isBranch() ? headRef.shorthand() : 'HEAD', committedAt: head.date().toISOString() };
+  const taken = new Set<string>(['HEAD', headInfo.defaultBranch]);
+  const branches: ResolvedBranch[] = [...taken].map((name) => ({ name, commit: head.sha() }));
   const warnings: string[] = [];
   const local = await localBranchNames(repository);
-  const taken = new Set<string>(['HEAD']);
   for (const pattern of patterns) {
     const matcher = globToRegExp(pattern);
     const matches = local.filter((name) => matcher.test(name));

@@ -75,6 +75,9 @@ t.test("Sourcebot's clients against trawl, endpoint by endpoint", async (t) => {
     fits(t, doc.SearchResponse, regex, 'regex search');
     t.same(regex.files.map((file: { fileName: { text: string } }) => file.fileName.text), ['src/parser.c'], 'regex mode keeps the filters in parentheses');
     t.equal(regex.stats.flushReason, 'FLUSH_REASON_FINAL_FLUSH');
+    const onMain = await (await post('/api/search', { query: '"parse_expression" ( rev:main )', matches: 100 })).json();
+    t.ok(onMain.files.length > 0 && onMain.files.every((file: { branches: string[] }) => file.branches.includes('main')), "the clients' ( rev:main ) finds the default branch by its name");
+    t.same((await (await post('/api/search', { query: '"parse_expression" ( rev:nope )', matches: 100 })).json()).files, [], 'and no other branch');
     const capped = await (await post('/api/search', { query: 'parse_expression', matches: 1 })).json();
     t.same([capped.isSearchExhaustive, capped.stats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'a capped search says so in Zoekt\'s words');
     t.ok(capped.repositoryInfo.every((info: { codeHostType: string }) => ['github', 'gitlab'].includes(info.codeHostType)));

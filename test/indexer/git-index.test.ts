@@ -91,8 +91,9 @@ t.test('indexing a git repository with two branches', async (t) => {
   t.equal(entry.state, 'ready');
   t.same(entry.branches, [
     { name: 'HEAD', commit: commits.main },
+    { name: 'main', commit: commits.main },
     { name: 'release/1', commit: commits.release },
-  ]);
+  ], 'HEAD, the default branch under its own name, then the configured ones');
   t.match(entry.warnings, [/"no-such-branch" matches no branch/], 'an unknown branch is reported, not fatal');
 
   const [shard, ...more] = openShards(dataDir, 'example.com/acme/fixture');
@@ -105,11 +106,11 @@ t.test('indexing a git repository with two branches', async (t) => {
   t.same(docs.map((d) => d.path).filter((p) => p.startsWith('link')), [], 'symlinks are not indexed');
   t.same(find('feature.txt'), [], 'unconfigured branches are not indexed');
   t.equal(find('src/app.c').length, 2, 'a file that differs between branches is stored per version');
-  t.equal(find('src/app.c', 1n)[0]?.content, APP_C_MAIN, 'HEAD version on bit 0');
-  t.equal(find('src/app.c', 2n)[0]?.content, APP_C_RELEASE, 'release version on bit 1');
-  t.equal(find('src/util.h', 3n).length, 1, 'an identical blob on both branches is stored once with both bits');
-  t.equal(find('README.md', 1n).length, 1, 'a file deleted on release is only on HEAD');
-  t.equal(find('only_release.py', 2n).length, 1, 'a file only on release is only on release');
+  t.equal(find('src/app.c', 3n)[0]?.content, APP_C_MAIN, 'HEAD version on bits 0 and 1 (HEAD and main)');
+  t.equal(find('src/app.c', 4n)[0]?.content, APP_C_RELEASE, 'release version on bit 2');
+  t.equal(find('src/util.h', 7n).length, 1, 'an identical blob on every branch is stored once with every bit');
+  t.equal(find('README.md', 3n).length, 1, 'a file deleted on release is only on HEAD (and main)');
+  t.equal(find('only_release.py', 4n).length, 1, 'a file only on release is only on release');
 
   const nonAscii = find(NON_ASCII_PATH)[0];
   t.equal(nonAscii?.content, NON_ASCII_CONTENT, 'non-ASCII path and content round-trip');
@@ -129,7 +130,7 @@ t.test('indexing a git repository with two branches', async (t) => {
   t.equal(find('tools/run')[0]?.language, 'Python', 'language from the shebang');
   t.equal(find('only_release.py')[0]?.language, 'Python');
 
-  const mainSymbols = find('src/app.c', 1n)[0]!.symbols;
+  const mainSymbols = find('src/app.c', 3n)[0]!.symbols;
   t.match(mainSymbols, [
     { name: 'point', kind: 'struct' },
     { name: 'x', kind: 'member', parent: { symbol: 'point', kind: 'struct' } },
@@ -163,9 +164,9 @@ t.test('indexing a git repository with two branches', async (t) => {
     const outcomes = await runIndex(config);
     t.equal(outcomes[0]!.status, 'indexed');
     const entry = readManifest(dataDir).repositories['example.com/acme/fixture']!;
-    t.equal(entry.branches[1]!.commit, newCommit);
+    t.equal(entry.branches[2]!.commit, newCommit);
     const docs = documentsByPath(openShards(dataDir, 'example.com/acme/fixture')[0]!);
-    t.match(docs.find((d) => d.path === 'src/new_file.go'), { mask: 2n, language: 'Go', symbols: [{ name: 'fresh' }, { name: 'Fresh', kind: 'func' }] });
+    t.match(docs.find((d) => d.path === 'src/new_file.go'), { mask: 4n, language: 'Go', symbols: [{ name: 'fresh' }, { name: 'Fresh', kind: 'func' }] });
     // Searches planned on the previous generation may still open the old shards: they stay for a grace period.
     const retired = readManifest(dataDir).retired ?? [];
     t.same(retired.map((r) => r.file).sort(), [...oldShards].sort(), 'the old shards are retired');

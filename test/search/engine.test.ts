@@ -65,7 +65,7 @@ t.test('search responses: ranking, chunks, positions, symbols, links, stats', as
   const parser = response.files.find((f) => f.fileName.text === 'src/parser.c')!;
   t.equal(parser.language, 'C');
   t.equal(parser.repository, 'github.com/acme/compiler');
-  t.same(parser.branches, ['HEAD']);
+  t.same(parser.branches, ['HEAD', 'main'], 'the default branch is also listed under its own name');
   t.equal(parser.webUrl, 'http://trawl.test/browse/github.com/acme/compiler@HEAD/-/blob/src/parser.c');
   t.match(parser.externalWebUrl, /^https:\/\/github\.com\/acme\/compiler\/blob\/[0-9a-f]{40}\/src\/parser\.c$/);
   t.same(parser.fileName.matchRanges, []);

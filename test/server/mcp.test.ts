@@ -38,7 +38,7 @@ t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', as
   t.match(search, /## example\.com\/acme\/widgets src\/parser\.c\n3: int parse_expression\(const char \*text\) \{/);
   t.notMatch(search, /secret/, 'invisible repositories stay invisible');
   t.match(text(await client.callTool({ name: 'search_code', arguments: { query: 'parse_expression', limit: 1 } })), /cut at 1: raise limit/, 'a cut result says so');
-  t.match(text(await client.callTool({ name: 'list_repos', arguments: {} })), /^example\.com\/acme\/widgets \(ready; default branch main, last commit \d{4}-[^;]+; indexed: HEAD\)\n$/);
+  t.match(text(await client.callTool({ name: 'list_repos', arguments: {} })), /^example\.com\/acme\/widgets \(ready; default branch main, last commit \d{4}-[^;]+; indexed: HEAD, main\)\n$/);
   t.match(text(await client.callTool({ name: 'list_repos', arguments: { query: 'nothing-like-it', sort: 'pushed', direction: 'desc', page: 1, perPage: 5 } })), /^No repositories\.$/, "Sourcebot's list_repos arguments");
   const file = text(await client.callTool({ name: 'read_file', arguments: { repo: name, path: 'src/parser.c', offset: 3, limit: 2 } }));
   t.match(file, /^src\/parser\.c \(C, 9 lines\)\n3: int parse_expression\(const char \*text\) \{\n4: {3}return text\[0\] == '\(';\n\n\[5 more lines: call again with offset 5\.\]$/);
