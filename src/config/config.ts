@@ -38,6 +38,8 @@ export interface IndexConfig {
   ctagsCommand: string;
   /** ctags processes run in parallel. */
   ctagsProcesses: number;
+  /** Directories of one plain-directory repository watched at most. */
+  maxWatchedDirectories: number;
 }
 
 export interface ServerConfig {
@@ -55,6 +57,10 @@ export interface ServerConfig {
   rateLimitPerSecond: number;
   /** On SIGTERM, requests in flight get this long to finish. */
   shutdownDrainSeconds: number;
+  /** MCP sessions open at most, in all and per user (anonymous callers: per address), and how long an unused one lives. */
+  mcpSessions: number;
+  mcpSessionsPerCaller: number;
+  mcpSessionIdleSeconds: number;
 }
 
 export interface Config {
@@ -205,6 +211,9 @@ export function validateConfig(raw: Json, source: string): Config {
       rescanIntervalSeconds: r.integerOption('server.rescanIntervalSeconds', serverRaw.rescanIntervalSeconds),
       rateLimitPerSecond: r.integerOption('server.rateLimitPerSecond', serverRaw.rateLimitPerSecond),
       shutdownDrainSeconds: r.integerOption('server.shutdownDrainSeconds', serverRaw.shutdownDrainSeconds),
+      mcpSessions: r.integerOption('server.mcpSessions', serverRaw.mcpSessions),
+      mcpSessionsPerCaller: r.integerOption('server.mcpSessionsPerCaller', serverRaw.mcpSessionsPerCaller),
+      mcpSessionIdleSeconds: r.integerOption('server.mcpSessionIdleSeconds', serverRaw.mcpSessionIdleSeconds),
     },
     publicUrl,
     repos,
@@ -215,6 +224,7 @@ export function validateConfig(raw: Json, source: string): Config {
       maxShardContentBytes: r.integerOption('index.maxShardContentBytes', indexRaw.maxShardContentBytes),
       ctagsCommand: indexRaw.ctagsCommand === '' ? '' : r.stringOption('index.ctagsCommand', indexRaw.ctagsCommand),
       ctagsProcesses: r.integerOption('index.ctagsProcesses', indexRaw.ctagsProcesses),
+      maxWatchedDirectories: r.integerOption('index.maxWatchedDirectories', indexRaw.maxWatchedDirectories),
     },
   };
   if (r.problems.length > 0) throw new ConfigError(r.problems, source);

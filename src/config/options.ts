@@ -45,6 +45,9 @@ export const OPTIONS = {
   'server.maxQueuedSearches': { kind: 'integer', default: 256, min: 1, max: 100_000, meaning: 'searches in flight at most; more get 503 with `Retry-After`' },
   'server.rescanIntervalSeconds': { kind: 'integer', default: 300, min: 0, max: 86_400, meaning: 'a full index pass this often, for changes the watchers missed (0: never)' },
   'server.rateLimitPerSecond': { kind: 'integer', default: 0, min: 0, max: 1_000_000, meaning: 'requests per second per credential (anonymous callers and failed authentications: per address), in bursts of up to twice that; more get 429 with `Retry-After` (0: no limit)' },
+  'server.mcpSessions': { kind: 'integer', default: 1000, min: 1, max: 1_000_000, meaning: 'MCP sessions open at most; past it a new one gets 503 with `Retry-After`' },
+  'server.mcpSessionsPerCaller': { kind: 'integer', default: 32, min: 1, max: 1_000_000, meaning: 'MCP sessions one user (anonymous callers: one address) may hold; past it a new one gets 429' },
+  'server.mcpSessionIdleSeconds': { kind: 'integer', default: 1800, min: 1, max: 604_800, meaning: 'an MCP session unused this long is closed' },
   'server.shutdownDrainSeconds': { kind: 'integer', default: 10, min: 0, max: 600, meaning: 'how long requests in flight get to finish on SIGTERM' },
   publicUrl: { kind: 'string', defaultText: '`http://{listen.host}:{listen.port}`', meaning: 'base of result links (an absolute http(s) URL)' },
   'repos[].name': { kind: 'string', defaultText: 'required', meaning: 'unique name, by convention `host/owner/name`' },
@@ -64,6 +67,7 @@ export const OPTIONS = {
   'index.maxFileBytes': { kind: 'integer', default: 1 << 20, min: 1, max: 256 << 20, meaning: 'larger files are not stored (still found by path)' },
   'index.maxShardContentBytes': { kind: 'integer', default: 100 << 20, min: 1 << 20, max: 2 ** 31, meaning: "a repository's shard is split past this much content" },
   'index.ctagsCommand': { kind: 'string', default: 'ctags', meaning: 'universal-ctags executable; `""` indexes without symbols' },
+  'index.maxWatchedDirectories': { kind: 'integer', default: 10_000, min: 0, max: 1_000_000, meaning: "directories of one plain-directory repository watched at most (links are never followed); past it, changes wait for the periodic rescan" },
   'index.ctagsProcesses': { kind: 'integer', default: 2, min: 1, max: 64, meaning: 'ctags processes run in parallel' },
 } as const satisfies Record<string, OptionSpec>;
 

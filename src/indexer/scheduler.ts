@@ -5,14 +5,13 @@
  * full pass catches what the watchers missed (the pass skips unchanged
  * repositories cheaply). After every pass, `onPublished` reloads the catalog.
  */
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { watch, type FSWatcher } from 'chokidar';
+import type { FSWatcher } from 'chokidar';
 import type { Config, RepositoryConfig } from '../config/config.js';
-import { gitDirectoryOf } from '../git/repository.js';
 import type { Logger } from '../obs/logger.js';
 import type { IndexReply, IndexRequest } from './index-protocol.js';
 import type { RepositoryOutcome } from './run-index.js';
+import { watchRepository } from './watch.js';
 
 export interface SchedulerOptions {
   config: Config;
@@ -106,16 +105,13 @@ export class IndexScheduler {
   }
 
   private watchRepository(repo: RepositoryConfig): void {
-    const gitDirectory = gitDirectoryOf(repo.path);
-    const targets = gitDirectory
-      ? [path.join(gitDirectory, 'HEAD'), path.join(gitDirectory, 'refs'), path.join(gitDirectory, 'packed-refs')]
-      : [repo.path];
-    const watcher = watch(targets, {
-      ignoreInitial: true,
-      ignored: gitDirectory ? (file: string) => file.endsWith('.lock') : (file: string) => /(^|[/\\])\.git([/\\]|$)/.test(file),
+    const { logger, config } = this.options;
+    const watcher = watchRepository(repo.path, {
+      maxDirectories: config.index.maxWatchedDirectories,
+      onChange: () => this.changed(repo.name),
+      onLimit: (watched) => logger.warn({ repo: repo.name, watched }, 'index.maxWatchedDirectories reached: the rest of this directory is covered by the periodic rescan only'),
+      onError: (error) => logger.warn({ repo: repo.name, err: error }, 'watcher error; the periodic rescan still covers this repository'),
     });
-    watcher.on('all', () => this.changed(repo.name));
-    watcher.on('error', (error) => this.options.logger.warn({ repo: repo.name, err: error }, 'watcher error; the periodic rescan still covers this repository'));
     this.watchers.set(repo.name, watcher);
   }
 

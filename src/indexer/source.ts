@@ -5,7 +5,7 @@
  * commits, and the distinct files with the mask of branches each is on.
  */
 import fs from 'node:fs/promises';
-import { statSync } from 'node:fs';
+import { constants as fsConstants, statSync } from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { RepositoryConfig } from '../config/config.js';
@@ -82,11 +82,12 @@ async function gitSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
   };
 }
 
-/** Directories never descended into when indexing a plain directory. */
-const SKIPPED_DIRECTORIES = new Set(['.git', '.hg', '.svn', 'node_modules']);
+/** Directories never descended into when indexing (or watching) a plain directory. */
+export const SKIPPED_DIRECTORIES = new Set(['.git', '.hg', '.svn', 'node_modules']);
 
 async function directorySnapshot(repo: RepositoryConfig): Promise<Snapshot> {
-  const entries = await walkDirectory(repo.path);
+  const root = await fs.realpath(repo.path);
+  const entries = await walkDirectory(root);
   // The "commit" of a directory: a fingerprint of every file's path, size and mtime.
   const fingerprint = createHash('sha256');
   for (const entry of entries) fingerprint.update(`${entry.path}\0${entry.size}\0${entry.mtimeMs}\n`);
@@ -97,11 +98,30 @@ async function directorySnapshot(repo: RepositoryConfig): Promise<Snapshot> {
       return entries.map((entry) => ({
         path: entry.path,
         branchMask: 1n,
-        read: () => fs.readFile(path.join(repo.path, entry.path)),
+        read: () => readInside(root, entry.path),
       }));
     },
     close() {},
   };
+}
+
+/**
+ * The bytes of the regular file at `relative` under `root` (a real path),
+ * refusing anything else: a symbolic link or a special file put in its place
+ * after the walk, or a path whose directories now lead outside `root`.
+ * (O_NOFOLLOW covers the last component; the opened file's real path, the
+ * directories.)
+ */
+export async function readInside(root: string, relative: string): Promise<Buffer> {
+  const handle = await fs.open(path.join(root, relative), fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error('not a regular file');
+    const real = await fs.readlink(`/proc/self/fd/${handle.fd}`);
+    if (!real.startsWith(`${root}/`)) throw new Error('it now resolves outside the repository');
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
 }
 
 async function walkDirectory(root: string): Promise<{ path: string; size: number; mtimeMs: number }[]> {
@@ -114,7 +134,7 @@ async function walkDirectory(root: string): Promise<{ path: string; size: number
         if (dirent.isDirectory()) {
           if (!SKIPPED_DIRECTORIES.has(dirent.name)) await visit(child);
         } else if (dirent.isFile()) {
-          const stats = await fs.stat(path.join(root, child));
+          const stats = await fs.lstat(path.join(root, child));
           found.push({ path: child, size: stats.size, mtimeMs: stats.mtimeMs });
         }
       }),

@@ -72,7 +72,23 @@ export class Metrics {
     });
   }
 
-  text(): Promise<string> {
-    return this.registry.metrics();
+  /** The exposition text, with the per-repository series of only the repositories `visible` names. */
+  async text(visible: (repository: string) => boolean): Promise<string> {
+    const text = await this.registry.metrics();
+    return text
+      .split('\n')
+      .filter((line) => {
+        const repository = REPOSITORY_LABEL.exec(line)?.[1];
+        return repository === undefined || visible(unescapeLabel(repository));
+      })
+      .join('\n');
   }
+}
+
+/** A sample line with a `repo` label (the only label that names repositories). */
+const REPOSITORY_LABEL = /^[a-z_]+\{(?:[a-z_]+="(?:[^"\\]|\\.)*",)*repo="((?:[^"\\]|\\.)*)"/;
+
+/** A label value as the exposition format escapes it (\\, \", \n). */
+function unescapeLabel(value: string): string {
+  return value.replace(/\\(.)/g, (_, char: string) => (char === 'n' ? '\n' : char));
 }

@@ -30,7 +30,7 @@ t.test('the documented example validates, with defaults filled in', async (t) =>
   const config = validateConfig(example, 'example');
   t.same(config.repos[0], example.repos[0]);
   t.same(config.contexts, example.contexts);
-  t.same(config.index, { maxFileBytes: 1 << 20, maxShardContentBytes: 100 << 20, ctagsCommand: 'ctags', ctagsProcesses: 2 });
+  t.same(config.index, { maxFileBytes: 1 << 20, maxShardContentBytes: 100 << 20, ctagsCommand: 'ctags', ctagsProcesses: 2, maxWatchedDirectories: 10_000 });
   const minimal = validateConfig({ repos: [{ name: 'r', path: '.' }] }, 'minimal');
   t.same(minimal.repos[0], { name: 'r', path: '.', branches: [], codeHostType: 'genericGitHost', public: false, archived: false, fork: false });
   t.equal(minimal.publicUrl, 'http://127.0.0.1:6070');

@@ -54,6 +54,14 @@ t.test('credentials and visibility, anonymous access off', async (t) => {
     await expectError(t, await daemon.fetch('/api/repos', { headers: { Authorization: `Basic ${member.key}` } }), 401, 'NOT_AUTHENTICATED', /no credential/);
   });
 
+  t.test('/metrics names only the repositories the caller can see', async (t) => {
+    await expectError(t, await daemon.fetch('/metrics'), 401, 'NOT_AUTHENTICATED');
+    const lagOf = async (secret: string) => [...(await (await as(daemon, secret).get('/metrics')).text()).matchAll(/^trawl_index_lag_seconds\{repo="([^"]+)"\}/gm)].map((match) => match[1]).sort();
+    t.same(await lagOf(owner.key), [PRIVATE, PUBLIC], 'an owner sees every repository');
+    t.same(await lagOf(member.key), [PUBLIC], 'a member only what it may see');
+    t.notMatch(await (await as(daemon, member.key).get('/metrics')).text(), /secret/, 'the private name appears nowhere');
+  });
+
   t.test('an API key works as a bearer token (any case of the scheme) and in X-Service-Api-Key', async (t) => {
     t.equal((await daemon.fetch('/api/repos', { headers: { Authorization: `bearer ${member.key}` } })).status, 200);
     t.equal((await daemon.fetch('/api/repos', { headers: { Authorization: `BEARER ${member.key}` } })).status, 200);

@@ -1,7 +1,9 @@
 import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { expectError } from '../helpers/schema.js';
 import { fixtureRepository } from './fixture.js';
 
 type TextResult = { content: { type: string; text: string }[]; isError?: boolean };
@@ -82,4 +84,39 @@ t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', as
   await transport.terminateSession();
   const afterEnd = await daemon.fetch('/api/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId ?? 'gone' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) });
   t.equal(afterEnd.status, 404, 'an ended session is gone');
+});
+
+t.test('MCP sessions are bounded: per caller, in all, and by idle time', async (t) => {
+  const repo = fixtureRepository(t);
+  let users: Record<string, SeededUser> = {};
+  const daemon = await startDaemon(
+    t,
+    { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { mcpSessionsPerCaller: 2, mcpSessions: 3, mcpSessionIdleSeconds: 1 } },
+    { env: LICENSE_ENV, prepare: async (configFile) => void (users = await seedUsers(configFile, [{ email: 'a@example.com', role: 'member' }, { email: 'b@example.com', role: 'member' }])) },
+  );
+  const initialize = (headers: Record<string, string> = {}) =>
+    daemon.fetch('/api/mcp', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bounds', version: '1' } } }),
+    });
+  const opened: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const response = await initialize();
+    t.equal(response.status, 200, `anonymous session ${i + 1} opens`);
+    opened.push(response.headers.get('mcp-session-id')!);
+  }
+  await expectError(t, await initialize(), 429, 'RATE_LIMITED', /server\.mcpSessionsPerCaller/);
+  t.equal((await initialize(bearer(users['a@example.com']!.key))).status, 200, "another caller's session opens: three in all");
+  await expectError(t, await initialize(bearer(users['b@example.com']!.key)), 503, 'SERVICE_UNAVAILABLE', /server\.mcpSessions\b/);
+
+  // Idle sessions close: wait past the idle time (a wait, not a speed assertion).
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.equal((await initialize(bearer(users['b@example.com']!.key))).status, 200, 'once the idle sessions closed, a new one opens');
+  const stale = await daemon.fetch('/api/mcp', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'mcp-session-id': opened[0]! },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+  });
+  t.equal(stale.status, 404, 'an expired session is gone');
 });

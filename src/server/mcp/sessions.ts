@@ -4,11 +4,15 @@
  * session, adapted to the handler template. A session is bound to the user
  * (or anonymity) that opened it: each request is authenticated afresh and its
  * tools run with that request's caller, and the session dies with its
- * credential (revoked, expired, or its user removed).
+ * credential (revoked, expired, or its user removed). Sessions are bounded:
+ * one unused for `server.mcpSessionIdleSeconds` is closed, and a new one past
+ * `server.mcpSessionsPerCaller` (per user; per address for anonymous
+ * callers) or `server.mcpSessions` in all is refused with 429 or 503.
  */
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { ApiError } from '../../api/errors.js';
 import type { Caller } from '../access.js';
 import type { Reply, Request } from '../http.js';
 import type { ServerContext } from '../route.js';
@@ -17,6 +21,9 @@ import { registerTools } from './tools.js';
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   caller: Caller;
+  /** Who holds it, for the per-caller bound: the user's id, or the anonymous caller's address. */
+  holder: string;
+  lastUsed: number;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -36,21 +43,68 @@ export function endSessionsOfDeadCredentials(): void {
   }
 }
 
+/** Closes the sessions unused for longer than the idle time. */
+function closeIdleSessions(idleMs: number, now: number): void {
+  for (const [id, session] of sessions) {
+    if (now - session.lastUsed <= idleMs) continue;
+    sessions.delete(id);
+    void session.transport.close();
+  }
+}
+
 /** Handles one MCP request (POST: JSON-RPC; DELETE: end the session). */
 export async function handleMcp(request: Request, caller: Caller, context: ServerContext): Promise<Reply> {
+  const now = Date.now();
+  closeIdleSessions(context.config.server.mcpSessionIdleSeconds * 1000, now);
   const sessionId = request.headers[SESSION_HEADER];
   let session = sessionId ? sessions.get(sessionId) : undefined;
-  if (sessionId && !session) return jsonRpcError(404, 'Session not found: start a new one with initialize');
-  if (!session) session = await newSession(caller, context);
-  else if (session.caller.user?.id !== caller.user?.id) return jsonRpcError(403, 'This session belongs to another user');
-  else session.caller = caller;
+  if (sessionId && !session) return jsonRpcError(404, 'Session not found (ended, expired or never opened): start a new one with initialize');
+  if (!session) {
+    const holder = caller.user?.id ?? `address:${request.remoteAddress}`;
+    return whileOpening(holder, context, async () => {
+      const opened = await newSession(caller, holder, context);
+      return fromResponse(await opened.transport.handleRequest(toWebRequest(request, context)));
+    });
+  }
+  if (session.caller.user?.id !== caller.user?.id) return jsonRpcError(403, 'This session belongs to another user');
+  session.caller = caller;
+  session.lastUsed = now;
   return fromResponse(await session.transport.handleRequest(toWebRequest(request, context)));
 }
 
-async function newSession(caller: Caller, context: ServerContext): Promise<Session> {
+/** Sessions being opened now (not yet registered), per holder: they count against the bounds too. */
+const opening = new Map<string, number>();
+
+/**
+ * Runs `open` for a new session of `holder` within the bounds: RATE_LIMITED
+ * past the per-caller one, SERVICE_UNAVAILABLE past the total.
+ */
+async function whileOpening(holder: string, context: ServerContext, open: () => Promise<Reply>): Promise<Reply> {
+  const { mcpSessions, mcpSessionsPerCaller } = context.config.server;
+  let held = opening.get(holder) ?? 0;
+  for (const session of sessions.values()) if (session.holder === holder) held++;
+  if (held >= mcpSessionsPerCaller) {
+    throw new ApiError('RATE_LIMITED', `you hold ${held} MCP sessions, the most one caller may (server.mcpSessionsPerCaller): end one with DELETE /api/mcp, or let one expire`, { 'Retry-After': '60' });
+  }
+  let total = sessions.size;
+  for (const count of opening.values()) total += count;
+  if (total >= mcpSessions) throw new ApiError('SERVICE_UNAVAILABLE', `the server holds ${total} MCP sessions, the most it may (server.mcpSessions)`, { 'Retry-After': '60' });
+  opening.set(holder, (opening.get(holder) ?? 0) + 1);
+  try {
+    return await open();
+  } finally {
+    const left = opening.get(holder)! - 1;
+    if (left > 0) opening.set(holder, left);
+    else opening.delete(holder);
+  }
+}
+
+async function newSession(caller: Caller, holder: string, context: ServerContext): Promise<Session> {
   const server = new McpServer({ name: 'trawl', version: context.version });
   const session: Session = {
     caller,
+    holder,
+    lastUsed: Date.now(),
     transport: new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,

@@ -36,11 +36,12 @@ export const metricsRoute: Route = {
   path: '/metrics',
   operationId: 'metrics',
   tag: 'System',
-  summary: 'Prometheus metrics: requests and latency per route, search latency, queue depth, shards loaded, index lag, worker crashes',
-  access: 'public',
+  summary: 'Prometheus metrics: requests and latency per route, search latency, queue depth, shards loaded, index lag (of the repositories the caller can see), worker crashes',
+  access: 'read',
   response: { status: 200, contentType: 'text/plain; version=0.0.4', description: 'Prometheus text format' },
-  errors: [],
-  async handle(_request, _caller, context) {
-    return { status: 200, text: await context.metrics.text(), contentType: context.metrics.registry.contentType };
+  errors: ['NOT_AUTHENTICATED'],
+  async handle(_request, caller, context) {
+    const visible = new Set(context.config.repos.filter((repo) => caller.canSee(repo)).map((repo) => repo.name));
+    return { status: 200, text: await context.metrics.text((name) => visible.has(name)), contentType: context.metrics.registry.contentType };
   },
 };
