@@ -7,8 +7,12 @@
  * acknowledged only after fdatasync; appends that arrive while a sync is in
  * flight are written and synced together (group commit). One process writes:
  * it holds an exclusive flock on `state.lock` for as long as the log is open.
- * On open, a torn or corrupt tail (a crash mid-write, a flipped bit) is cut
- * back to the last good record and reported; nothing before it is lost.
+ * On open, a torn or corrupt tail (a crash mid-write) is cut back to the
+ * last good record and reported; nothing before it is lost. A damaged record
+ * with intact records after it is not a tail: open() refuses
+ * (StateLogCorruptError) rather than drop acknowledged records, and
+ * `repairLog` (`trawl admin state repair`) keeps every intact record and a
+ * copy of the whole file.
  * Compaction writes a snapshot to a temporary file and renames it over the
  * log; rotation (the audit trail's) renames the log away and starts a new
  * one. Format: docs/state-log.md. MessagePack comes from @msgpack/msgpack
@@ -46,6 +50,22 @@ export interface TailRepair {
   reason: string;
 }
 
+/** A damaged record with intact records after it: cutting the log there would drop acknowledged state. */
+export class StateLogCorruptError extends Error {
+  constructor(
+    readonly file: string,
+    readonly offset: number,
+    reason: string,
+    readonly intactAfter: number,
+  ) {
+    super(
+      `${file} is damaged (${reason}) with ${intactAfter} intact records after it: not a torn tail, so it is not cut; ` +
+        'run `trawl admin --config FILE state repair`, which keeps every intact record and a copy of the whole file',
+    );
+    this.name = 'StateLogCorruptError';
+  }
+}
+
 export class StateLogLockedError extends Error {
   constructor(directory: string, lockFile: string) {
     super(`${directory} is in use by another trawl process (${lockFile} is locked): stop it, or use its HTTP API`);
@@ -74,6 +94,8 @@ function scanRecords(bytes: Buffer, visit: (body: Buffer, offset: number) => str
     if (bytes.length - at < HEADER_BYTES) return { goodBytes: at, problem: `a torn record header at byte ${at}` };
     const length = bytes.readUInt32LE(at);
     if (length > MAX_RECORD_BYTES) return { goodBytes: at, problem: `an impossible record length ${length} at byte ${at}` };
+    // No record is empty: zeros there are what a crash can leave past the last write.
+    if (length === 0) return { goodBytes: at, problem: `an empty record at byte ${at}` };
     if (bytes.length - at - HEADER_BYTES < length) return { goodBytes: at, problem: `a torn record at byte ${at} (${length} bytes announced)` };
     const body = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
     if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return { goodBytes: at, problem: `a checksum mismatch at byte ${at}` };
@@ -105,6 +127,81 @@ export function decodeRecords(bytes: Buffer, decodeBodies = true): { records: St
     return null;
   });
   return { records, goodBytes, problem };
+}
+
+/** The record whose header starts at `at`, if it is whole, its checksum holds and it decodes as a record. */
+function intactRecordAt(bytes: Buffer, at: number): { record: StateRecord; end: number } | null {
+  if (bytes.length - at < HEADER_BYTES) return null;
+  const length = bytes.readUInt32LE(at);
+  if (length > MAX_RECORD_BYTES || bytes.length - at - HEADER_BYTES < length) return null;
+  const body = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
+  if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return null;
+  try {
+    const record = decode(body);
+    // A run of zero bytes (what a crash can leave past the end) frames as empty records: they do not decode as one.
+    return isRecord(record) ? { record, end: at + HEADER_BYTES + length } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Every intact record of `bytes` from `from` on, found by resynchronising
+ * byte by byte over damage, with the byte ranges skipped.
+ */
+export function salvageRecords(bytes: Buffer, from = 0): { records: StateRecord[]; skipped: { from: number; to: number }[] } {
+  const records: StateRecord[] = [];
+  const skipped: { from: number; to: number }[] = [];
+  let at = from;
+  let damageFrom: number | null = null;
+  while (at < bytes.length) {
+    const found = intactRecordAt(bytes, at);
+    if (!found) {
+      damageFrom ??= at;
+      at++;
+      continue;
+    }
+    if (damageFrom !== null) skipped.push({ from: damageFrom, to: at });
+    damageFrom = null;
+    records.push(found.record);
+    at = found.end;
+  }
+  if (damageFrom !== null) skipped.push({ from: damageFrom, to: bytes.length });
+  return { records, skipped };
+}
+
+/**
+ * Rewrites the log `<name>.log` in `directory` (its lock taken) with every
+ * intact record, after copying the whole file to `<name>.log.corrupt-<ms>`:
+ * what `trawl admin state repair` does. Returns the copy's path (null when
+ * there was nothing to repair), the records kept and the byte ranges dropped.
+ */
+export async function repairLog(directory: string, name = 'state'): Promise<{ copy: string | null; kept: number; dropped: { from: number; to: number }[] }> {
+  const lockFile = `${name}.lock`;
+  const lockFd = fs.openSync(path.join(directory, lockFile), 'a', 0o600);
+  if (!native.tryLockExclusive(lockFd)) {
+    fs.closeSync(lockFd);
+    throw new StateLogLockedError(directory, lockFile);
+  }
+  try {
+    const file = path.join(directory, `${name}.log`);
+    if (!fs.existsSync(file)) return { copy: null, kept: 0, dropped: [] };
+    const bytes = fs.readFileSync(file);
+    const { records, skipped } = salvageRecords(bytes);
+    if (skipped.length === 0) return { copy: null, kept: records.length, dropped: [] };
+    const copy = `${file}.corrupt-${Date.now()}`;
+    fs.copyFileSync(file, copy, fs.constants.COPYFILE_EXCL);
+    const temporary = `${file}.repair`;
+    fs.writeFileSync(temporary, Buffer.concat(records.map(encodeRecord)), { mode: 0o600 });
+    const fd = fs.openSync(temporary, 'r');
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fs.renameSync(temporary, file);
+    await syncDirectory(directory);
+    return { copy, kept: records.length, dropped: skipped };
+  } finally {
+    fs.closeSync(lockFd);
+  }
 }
 
 /** Where each intact record at the start of `bytes` begins: framing and checksums checked, nothing decoded. */
@@ -174,6 +271,8 @@ export class StateLog {
       const { records, goodBytes, problem } = decodeRecords(bytes, options.replay ?? true);
       let repair: TailRepair | null = null;
       if (problem) {
+        const after = salvageRecords(bytes, goodBytes + 1).records.length;
+        if (after > 0) throw new StateLogCorruptError(file, goodBytes, problem, after);
         fs.truncateSync(file, goodBytes);
         repair = { goodBytes, droppedBytes: bytes.length - goodBytes, reason: problem };
       }

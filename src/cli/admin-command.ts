@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { StateLogLockedError } from '../auth/state-log.js';
+import { AUDIT_LOG_NAME, repairLog, StateLogLockedError } from '../auth/state-log.js';
+import { stateDirectory } from '../auth/store.js';
 import { createLogger } from '../obs/logger.js';
 import { AdminError, offlineAdmin, onlineAdmin, type AdminBackend, type KeyView, type LicenseView, type UserView } from './admin-backend.js';
 import { configOrProblem } from './config-option.js';
@@ -26,6 +27,9 @@ Actions:
   anonymous on|off                     anonymous reads (overrides auth.anonymousAccess)
   license install KEY
   license show
+  state repair                         keep every intact record of a damaged state or audit
+                                       log, after copying it whole (offline; the daemon
+                                       refuses to start on such a log)
 
 Options:
   --url URL       a running daemon (default: $TRAWL_URL)
@@ -56,6 +60,7 @@ export const adminCommand: Command = {
     }
     const { values, positionals } = parsed;
     const url = values.url ?? process.env.TRAWL_URL;
+    if (positionals.join(' ') === 'state repair') return repairState(values.config, url);
     let backend: AdminBackend;
     try {
       if (url !== undefined) {
@@ -81,6 +86,28 @@ export const adminCommand: Command = {
     }
   },
 };
+
+/** `state repair`: offline, before anything opens (and refuses) the damaged logs. */
+async function repairState(configPath: string | undefined, url: string | undefined): Promise<number> {
+  try {
+    if (url !== undefined) throw new UsageError('state repair works offline only: stop the daemon and run it with --config');
+    const config = configOrProblem(configPath);
+    if (typeof config === 'string') throw new UsageError(config);
+    const directory = stateDirectory(config.dataDir);
+    for (const name of ['state', AUDIT_LOG_NAME]) {
+      const { copy, kept, dropped } = await repairLog(directory, name);
+      if (!copy) {
+        console.log(`${name}.log: intact (${kept} records)`);
+        continue;
+      }
+      const bytes = dropped.reduce((sum, range) => sum + range.to - range.from, 0);
+      console.log(`${name}.log: kept ${kept} intact records, dropped ${bytes} damaged bytes (${dropped.map((range) => `${range.from}-${range.to}`).join(', ')}); the whole file as it was is in ${copy}`);
+    }
+    return 0;
+  } catch (error) {
+    return failure(error);
+  }
+}
 
 function failure(error: unknown): number {
   if (error instanceof UsageError) {

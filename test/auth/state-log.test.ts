@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { native } from '../../native/index.js';
-import { StateLog, StateLogLockedError, STATE_LOG_FILE, decodeRecords, encodeRecord, type StateRecord } from '../../src/auth/state-log.js';
+import { StateLog, StateLogCorruptError, StateLogLockedError, STATE_LOG_FILE, decodeRecords, encodeRecord, repairLog, type StateRecord } from '../../src/auth/state-log.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const record = (n: number, extra: Record<string, unknown> = {}): StateRecord => ({ v: 1, type: 'test.record', at: 1_700_000_000_000 + n, n, ...extra });
@@ -59,7 +59,7 @@ t.test('a torn or corrupt tail is cut back to the last good record', async (t) =
     ['a record cut short', (file, size) => fs.truncateSync(file, size - 3), 9],
     ['a header cut short', (file, size) => fs.truncateSync(file, size - encodeRecord(record(9)).length + 5), 9],
     ['a flipped bit in the last body', (file, size) => flip(file, size - 2), 9],
-    ['a flipped bit in a middle record', (file) => flip(file, encodeRecord(record(0)).length * 4 + 10), 4],
+    ['zeros after the end (a crash before the data reached the disk)', (file) => fs.appendFileSync(file, Buffer.alloc(4096)), 10],
     ['garbage appended', (file) => fs.appendFileSync(file, Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9])), 10],
     ['an impossible length', (file) => fs.appendFileSync(file, Buffer.from([0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0])), 10],
   ];
@@ -86,6 +86,37 @@ t.test('a torn or corrupt tail is cut back to the last good record', async (t) =
     t.same(after.records.map((r) => r.n), [...Array.from({ length: survivors }, (_, n) => n), 100], `${name}: appends continue after the cut`);
     t.equal(after.repair, null);
     await after.log.close();
+  }
+});
+
+t.test('a damaged record with intact records after it is not a tail: open refuses, repair keeps every intact record and a copy', async (t) => {
+  const size = encodeRecord(record(0)).length;
+  const cases: [string, number, number[]][] = [
+    ['a flipped bit in a middle body', size * 4 + 10, [0, 1, 2, 3, 5, 6, 7, 8, 9]],
+    ['a flipped bit in the first body', 10, [1, 2, 3, 4, 5, 6, 7, 8, 9]],
+    ['a flipped bit in a middle length', size * 6, [0, 1, 2, 3, 4, 5, 7, 8, 9]],
+  ];
+  for (const [name, offset, kept] of cases) {
+    const dir = tempDir(t);
+    const { log } = await StateLog.open(dir);
+    for (let n = 0; n < 10; n++) await log.append(record(n));
+    await log.close();
+    const file = path.join(dir, STATE_LOG_FILE);
+    flip(file, offset);
+    const damaged = fs.readFileSync(file);
+    const refused = await StateLog.open(dir).catch((error: unknown) => error);
+    t.ok(refused instanceof StateLogCorruptError, `${name}: refused`);
+    t.match((refused as Error).message, /intact records after it.*state repair/, `${name}: saying what to run`);
+    t.same(fs.readFileSync(file), damaged, `${name}: and nothing is cut`);
+
+    const repaired = await repairLog(dir);
+    t.equal(repaired.kept, kept.length, `${name}: every intact record kept`);
+    t.same(fs.readFileSync(repaired.copy!), damaged, `${name}: the whole file copied first`);
+    const after = await StateLog.open(dir);
+    t.same(after.records.map((r) => r.n), kept, `${name}: the log replays the intact records`);
+    t.equal(after.repair, null);
+    await after.log.close();
+    t.same(await repairLog(dir), { copy: null, kept: kept.length, dropped: [] }, `${name}: a second repair finds nothing to do`);
   }
 });
 

@@ -1,8 +1,11 @@
 import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
 import { bearer, LICENSE_ENV, testLicense } from '../helpers/auth.js';
 import { trawl, trawlAsync } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureRepository } from '../server/fixture.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const PRIVATE = 'example.com/acme/secret';
 const KEY = /trawl_ak_[0-9a-f]{64}/;
@@ -82,4 +85,32 @@ t.test('trawl admin: offline before the daemon, online while it runs', async (t)
   t.equal((await online('init', '--email', 'x@example.com')).status, 2, 'init is offline only');
   t.equal((await online('frobnicate')).status, 2, 'an unknown action is a usage error');
   t.equal((await trawlAsync(['admin', '--url', daemon.url, 'users', 'list'], { env: { TRAWL_API_KEY: '' } })).status, 2, '--url without a key');
+});
+
+t.test('a state log damaged before its end: the daemon refuses to start, `state repair` keeps what is intact', async (t) => {
+  const dir = tempDir(t, 'trawl-corrupt-');
+  const configFile = path.join(dir, 'trawl.json');
+  fs.writeFileSync(configFile, JSON.stringify({ dataDir: path.join(dir, 'data'), listen: { host: '127.0.0.1', port: 0 }, repos: [] }));
+  const admin = (...args: string[]) => trawl(['admin', '--config', configFile, ...args], { env: LICENSE_ENV });
+  t.equal(admin('init', '--email', 'ann@example.com').status, 0);
+  t.equal(admin('license', 'install', testLicense()).status, 0);
+  t.equal(admin('users', 'add', '--email', 'bob@example.com').status, 0);
+  const log = path.join(dir, 'data', 'state', 'state.log');
+  const bytes = fs.readFileSync(log);
+  bytes[12]! ^= 0x04; // inside the first record's body: intact records follow
+  fs.writeFileSync(log, bytes);
+
+  const serve = trawl(['serve', '--config', configFile]);
+  t.equal(serve.status, 1, 'the daemon does not start');
+  t.match(serve.stderr, /state\.log is damaged .* intact records after it.*state repair/, 'and says what to run');
+  t.same(fs.readFileSync(log), bytes, 'the log is untouched');
+
+  const repair = admin('state', 'repair');
+  t.equal(repair.status, 0, repair.stderr);
+  t.match(repair.stdout, /state\.log: kept \d+ intact records, dropped \d+ damaged bytes .* in .*state\.log\.corrupt-\d+/);
+  const copies = fs.readdirSync(path.dirname(log)).filter((name) => name.startsWith('state.log.corrupt-'));
+  t.same(copies.map((name) => fs.readFileSync(path.join(path.dirname(log), name))), [bytes], 'a copy of the whole damaged file is kept');
+  const users = admin('users', 'list');
+  t.equal(users.status, 0, 'the repaired log opens');
+  t.match(users.stdout, /bob@example\.com/, 'the records after the damage survive');
 });
