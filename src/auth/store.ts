@@ -25,10 +25,7 @@ export interface AuthStoreOptions {
   onCompactionError?: (error: Error) => void;
 }
 
-/** Where a data directory keeps the state log, the audit log and the instance key. */
-export function stateDirectory(dataDir: string): string {
-  return path.join(dataDir, 'state');
-}
+export { stateDirectory } from '../index/data-directory.js';
 
 /** Without an active license the instance has one user: the owner `trawl admin init` made. */
 const UNLICENSED_SEATS = 1;

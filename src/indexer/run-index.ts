@@ -13,6 +13,7 @@ import { SHARD_FORMAT_VERSION } from '../index/format.js';
 import type { RepositoryMeta } from '../index/model.js';
 import { SymbolExtractor } from './symbol-extractor.js';
 import { buildShards, type BuildProgress } from './build-shards.js';
+import { assignRepositoryIds } from './repository-ids.js';
 import { readManifest, writeManifest, type Manifest, type RepositoryEntry } from './manifest.js';
 import { takeSnapshot } from './source.js';
 
@@ -50,13 +51,14 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}, opt
   try {
     if (!native.tryLockExclusive(lock)) throw new DataDirectoryLockedError(config.dataDir);
     const manifest = readManifest(config.dataDir);
+    const ids = assignRepositoryIds(config.dataDir, config.repos.map((repo) => repo.name), manifest);
     const symbols = config.index.ctagsCommand ? new SymbolExtractor(config.index) : null;
     const outcomes: RepositoryOutcome[] = [];
     try {
       const repos = options.only ? config.repos.filter((repo) => options.only!.includes(repo.name)) : config.repos;
       for (const [i, repo] of repos.entries()) {
         reporter.repositoryStarted?.(repo.name, i, repos.length);
-        const outcome = await indexRepository(config, repo, manifest, shardDirectory, symbols, reporter);
+        const outcome = await indexRepository(config, repo, ids.get(repo.name)!, manifest, shardDirectory, symbols, reporter);
         outcomes.push(outcome);
         reporter.repositoryFinished?.(outcome);
       }
@@ -74,6 +76,7 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}, opt
 async function indexRepository(
   config: Config,
   repo: RepositoryConfig,
+  id: number,
   manifest: Manifest,
   shardDirectory: string,
   symbols: SymbolExtractor | null,
@@ -81,12 +84,12 @@ async function indexRepository(
 ): Promise<RepositoryOutcome> {
   const started = performance.now();
   const previous = manifest.repositories[repo.name];
-  const id = previous?.id ?? manifest.nextRepositoryId++;
   const fingerprint = repositoryFingerprint(config, repo);
   try {
     const snapshot = await takeSnapshot(repo);
     const head = { defaultBranch: snapshot.head?.defaultBranch ?? 'HEAD', ...(snapshot.head ? { pushedAt: snapshot.head.committedAt } : {}) };
-    if (previous && isUnchanged(previous, snapshot.branches, fingerprint, shardDirectory)) {
+    // Shards carry the id: ones written under another id (a manifest older than the id file) are rebuilt.
+    if (previous?.id === id && isUnchanged(previous, snapshot.branches, fingerprint, shardDirectory)) {
       // HEAD may name another branch at the same commit: the entry changes, the shards do not.
       if (previous.defaultBranch !== head.defaultBranch || previous.pushedAt !== head.pushedAt) publish(manifest, config.dataDir, repo.name, { ...previous, ...head });
       return { name: repo.name, status: 'unchanged' };
