@@ -48,4 +48,7 @@ async function main(argv: string[]): Promise<number> {
   return command.run(rest);
 }
 
+// Everything trawl writes (shards hold private code, the state holds credentials) is its user's
+// alone, under systemd (UMask=0077) or not.
+process.umask(0o077);
 process.exitCode = await main(process.argv.slice(2));

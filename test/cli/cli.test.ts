@@ -55,6 +55,10 @@ t.test('trawl index logs progress lines and exits 1 when a repository fails', as
   t.ok(lines.some((l) => l.msg === 'repository indexed' && l.repository === 'ok' && l.documents === 1), 'the good repository is indexed');
   t.ok(lines.some((l) => l.msg === 'repository not indexed' && l.repository === 'gone' && /ENOENT/.test(String(l.error))), 'the bad one is reported');
   t.ok(fs.existsSync(path.join(dir, 'data', 'manifest.json')), 'dataDir is relative to the config file');
+  const open = (fs.readdirSync(path.join(dir, 'data'), { recursive: true }) as string[])
+    .map((entry) => path.join(dir, 'data', entry))
+    .filter((entry) => (fs.statSync(entry).mode & 0o077) !== 0);
+  t.same(open, [], 'nothing it wrote (shards, manifest, state) is readable by other users, outside systemd too');
 });
 
 t.test('without a config, trawl index indexes the repository it is started in', async (t) => {
