@@ -11,6 +11,7 @@ import { RateLimiter } from './rate-limit.js';
 import { serve, type HandlerHooks, type Reply, type Request } from './http.js';
 import { asApiError } from './known-errors.js';
 import type { Route, ServerContext } from './route.js';
+import { checkHostAndOrigin, type OriginPolicy } from './origin.js';
 import type { WebApp } from './web-app.js';
 
 export interface HttpServerOptions {
@@ -40,7 +41,8 @@ export class HttpServer {
     const app = uWS.App();
     let server: HttpServer | undefined;
     const track = { started: () => server && server.inFlight++, finished: () => server?.requestFinished() };
-    register(app, options, track);
+    const origins: OriginPolicy = { host: options.host, port: () => server?.port ?? options.port, publicUrl: () => options.context.config.publicUrl };
+    register(app, options, track, origins);
     return new Promise((resolve, reject) => {
       app.listen(options.host, options.port, (socket) => {
         if (!socket) {
@@ -80,7 +82,7 @@ export class HttpServer {
   }
 }
 
-function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { started(): void; finished(): void }): void {
+function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { started(): void; finished(): void }, origins: OriginPolicy): void {
   const { context } = options;
   const limiter = options.rateLimitPerSecond > 0 ? new RateLimiter(options.rateLimitPerSecond) : null;
   const hooksFor = (label: string): HandlerHooks => ({
@@ -99,6 +101,7 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
     const stopTimer = context.metrics.requestSeconds.startTimer({ route: label });
     serve(res, req, hooksFor(label), async (request) => {
       try {
+        checkHostAndOrigin(request.headers, origins);
         return await run(request);
       } catch (error) {
         throw asApiError(error);
