@@ -8,7 +8,9 @@
  * removed-user credential counts as none (audited as a failed
  * authentication): read endpoints then serve the caller anonymously when the
  * instance allows it, and answer 401 otherwise. A scoped token in an API
- * key header is refused outright.
+ * key header is refused outright. Failed authentications have a budget per
+ * address (FAILED_AUTHENTICATIONS); past it they are answered 429 and not
+ * audited, so guessing is slow and the audit log cannot be flooded.
  */
 import { ApiError } from '../api/errors.js';
 import type { Operation } from '../api/openapi.js';
@@ -16,6 +18,7 @@ import type { Credential, User } from '../auth/model.js';
 import type { RepositoryConfig } from '../config/config.js';
 import type { Catalog } from '../search/catalog.js';
 import type { Request } from './http.js';
+import { FAILED_AUTHENTICATIONS, RateLimiter } from './rate-limit.js';
 import type { ServerContext } from './route.js';
 
 /**
@@ -49,6 +52,8 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
   const secret = bearer ?? (keyHeader && request.headers[keyHeader]);
   const credential = secret === undefined ? null : auth.authenticate(secret);
   if (secret !== undefined && !credential) {
+    // Past the address's budget: 429, and no audit record (4 MB in 5 s from one connection before).
+    failedAuthentications.takeFor(`address:${request.remoteAddress}`);
     const header = bearer !== undefined ? 'authorization' : keyHeader;
     audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { header, path: request.path, remoteAddress: request.remoteAddress, requestId: request.requestId });
   }
@@ -72,6 +77,8 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
     stillValid: () => auth.stillValid(credential),
   };
 }
+
+const failedAuthentications = new RateLimiter(FAILED_AUTHENTICATIONS.perSecond, FAILED_AUTHENTICATIONS.burst, 'failed authentications per second from this address');
 
 const anonymousCaller: Caller = { kind: 'anonymous', credential: null, user: null, canSee: (repo) => repo.public, stillValid: () => true };
 

@@ -3,7 +3,10 @@
  * scoped token by its id; anonymous callers by their address) refilled at
  * `perSecond`, holding up to twice that (a burst). A caller over it gets 429
  * RATE_LIMITED with Retry-After; failed authentications count against their
- * address, so guessing keys is slowed too.
+ * address, so guessing keys is slowed too. Failed authentications also have
+ * a budget of their own per address, on by default (FAILED_AUTHENTICATIONS):
+ * past it a request that carries a credential is refused before it is
+ * checked or audited.
  */
 import { ApiError } from '../api/errors.js';
 import type { Caller } from './access.js';
@@ -17,16 +20,18 @@ interface Bucket {
 /** Buckets past this count are swept of the full ones (callers idle long enough to have refilled). */
 const SWEEP_AT = 10_000;
 
+/** Failed authentications one address may make: one a second, in bursts of ten. */
+export const FAILED_AUTHENTICATIONS = { perSecond: 1, burst: 10 } as const;
+
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
-  private readonly capacity: number;
 
   constructor(
     private readonly perSecond: number,
+    private readonly capacity = perSecond * 2,
+    private readonly what = 'requests per second from this credential',
     private readonly now: () => number = () => performance.now(),
-  ) {
-    this.capacity = perSecond * 2;
-  }
+  ) {}
 
   /**
    * Takes one request's token for `caller` (null: a request whose credential
@@ -35,7 +40,21 @@ export class RateLimiter {
    */
   take(caller: Caller | null, request: Request): void {
     const credential = caller?.credential;
-    const key = credential ? `${credential.kind}:${credential.kind === 'apiKey' ? credential.key.id : credential.token.id}` : `address:${request.remoteAddress}`;
+    this.takeFor(credential ? `${credential.kind}:${credential.kind === 'apiKey' ? credential.key.id : credential.token.id}` : `address:${request.remoteAddress}`);
+  }
+
+  /** Takes a token of `key`'s bucket, or throws RATE_LIMITED. */
+  takeFor(key: string): void {
+    const bucket = this.refilled(key);
+    bucket.tokens -= 1;
+  }
+
+  /** Throws RATE_LIMITED when `key`'s bucket is empty; takes nothing. */
+  checkFor(key: string): void {
+    this.refilled(key);
+  }
+
+  private refilled(key: string): Bucket {
     const now = this.now();
     const bucket = this.buckets.get(key) ?? { tokens: this.capacity, updatedAt: now };
     bucket.tokens = Math.min(this.capacity, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond);
@@ -44,9 +63,9 @@ export class RateLimiter {
     this.buckets.set(key, bucket);
     if (bucket.tokens < 1) {
       const retryAfter = Math.ceil((1 - bucket.tokens) / this.perSecond);
-      throw new ApiError('RATE_LIMITED', `more than ${this.perSecond} requests per second from this credential; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
+      throw new ApiError('RATE_LIMITED', `more than ${this.perSecond} ${this.what}; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
     }
-    bucket.tokens -= 1;
+    return bucket;
   }
 
   private sweep(now: number): void {

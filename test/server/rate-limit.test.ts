@@ -36,3 +36,24 @@ t.test('server.rateLimitPerSecond: a bucket per credential, failed authenticatio
   await new Promise((resolve) => setTimeout(resolve, 1100));
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(busy) })).status, 200, 'the bucket refills');
 });
+
+t.test('failed authentications have a budget per address by default, and past it nothing is audited', async (t) => {
+  const repo = fixtureRepository(t);
+  let users: Record<string, SeededUser> = {};
+  const daemon = await startDaemon(
+    t,
+    { repos: [repo.config], index: { ctagsCommand: '' }, auth: { anonymousAccess: true } },
+    { env: LICENSE_ENV, prepare: async (configFile) => void (users = await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }])) },
+  );
+  const owner = users['owner@example.com']!.key;
+  const statuses: number[] = [];
+  for (let i = 0; i < 40; i++) statuses.push((await daemon.fetch('/api/repos', { headers: bearer(`trawl_ak_${String(i % 10).repeat(64)}`) })).status);
+  t.ok(statuses.slice(0, 10).every((status) => status === 200), 'a burst of ten is served (anonymously: the bad key counts as none)');
+  const refused = statuses.filter((status) => status === 429).length;
+  t.ok(refused > 0, `then refused (${statuses.join(' ')})`);
+  t.equal((await daemon.fetch('/api/repos', { headers: bearer(owner) })).status, 200, 'a valid key from the same address still works');
+
+  const records = await (await daemon.fetch('/api/ee/audit?perPage=100', { headers: bearer(owner) })).json();
+  const failed = records.filter((record: { action: string }) => record.action === 'auth.failed').length;
+  t.equal(failed, statuses.length - refused, 'every answered failure is audited, none of the refused ones');
+});
