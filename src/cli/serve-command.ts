@@ -95,7 +95,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
   };
   let server: HttpServer;
   try {
-    server = await HttpServer.listen({ host: config.listen.host, port: config.listen.port, maxBodyBytes: config.server.maxBodyBytes, rateLimitPerSecond: config.server.rateLimitPerSecond, routes: ROUTES, context, web: loadWebApp() });
+    server = await HttpServer.listen({ host: config.listen.host, port: config.listen.port, maxBodyBytes: config.server.maxBodyBytes, streamStallMs: config.server.streamStallSeconds * 1000, rateLimitPerSecond: config.server.rateLimitPerSecond, routes: ROUTES, context, web: loadWebApp() });
   } catch (error) {
     logger.error({ err: error }, 'cannot start');
     await Promise.all([pool.close(), scheduler.close(), auth.close()]);

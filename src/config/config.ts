@@ -57,6 +57,8 @@ export interface ServerConfig {
   rateLimitPerSecond: number;
   /** On SIGTERM, requests in flight get this long to finish. */
   shutdownDrainSeconds: number;
+  /** A streaming client that takes nothing for this long is cut off. */
+  streamStallSeconds: number;
   /** MCP sessions open at most, in all and per user (anonymous callers: per address), and how long an unused one lives. */
   mcpSessions: number;
   mcpSessionsPerCaller: number;
@@ -211,6 +213,7 @@ export function validateConfig(raw: Json, source: string): Config {
       rescanIntervalSeconds: r.integerOption('server.rescanIntervalSeconds', serverRaw.rescanIntervalSeconds),
       rateLimitPerSecond: r.integerOption('server.rateLimitPerSecond', serverRaw.rateLimitPerSecond),
       shutdownDrainSeconds: r.integerOption('server.shutdownDrainSeconds', serverRaw.shutdownDrainSeconds),
+      streamStallSeconds: r.integerOption('server.streamStallSeconds', serverRaw.streamStallSeconds),
       mcpSessions: r.integerOption('server.mcpSessions', serverRaw.mcpSessions),
       mcpSessionsPerCaller: r.integerOption('server.mcpSessionsPerCaller', serverRaw.mcpSessionsPerCaller),
       mcpSessionIdleSeconds: r.integerOption('server.mcpSessionIdleSeconds', serverRaw.mcpSessionIdleSeconds),

@@ -19,6 +19,8 @@ export interface HttpServerOptions {
   /** 0 picks a free port. */
   port: number;
   maxBodyBytes: number;
+  /** A streaming client that takes nothing for this long is cut off. */
+  streamStallMs: number;
   /** Requests per second per caller (0: unlimited). */
   rateLimitPerSecond: number;
   routes: readonly Route[];
@@ -87,6 +89,7 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
   const limiter = options.rateLimitPerSecond > 0 ? new RateLimiter(options.rateLimitPerSecond) : null;
   const hooksFor = (label: string): HandlerHooks => ({
     maxBodyBytes: options.maxBodyBytes,
+    streamStallMs: options.streamStallMs,
     finished(request, status, aborted) {
       track.finished();
       context.metrics.requests.inc({ route: label, status: aborted ? 'aborted' : String(status) });

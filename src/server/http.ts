@@ -56,14 +56,32 @@ export interface StreamReply {
 export type Reply = JsonReply | TextReply | StreamReply;
 
 export interface StreamSink {
-  /** Writes a piece; resolves when the client can take more (at once unless it is backpressured). */
+  /**
+   * Writes a piece; resolves when the client can take more (at once unless it
+   * is backpressured). A client that takes nothing for `streamStallMs`, or
+   * whose unread bytes would pass STREAM_LIMITS.bufferedBytesInAll with every
+   * other stream's, is cut off (the response is then aborted).
+   */
   write(text: string): Promise<void>;
   /** Whether the response is over (complete or aborted): nothing more will be sent. */
   isClosed(): boolean;
+  /** Cuts the client off: the connection is closed and the response aborted. */
+  cut(): void;
 }
+
+/** Bounds on what streamed responses may hold in memory for clients that do not read. */
+export const STREAM_LIMITS = {
+  /** Bytes written to all streaming clients and not yet taken by them. */
+  bufferedBytesInAll: 256 << 20,
+} as const;
+
+/** Bytes written to streaming clients that they have not taken yet, all connections together. */
+let bufferedInAll = 0;
 
 export interface HandlerHooks {
   maxBodyBytes: number;
+  /** A streaming client that takes nothing for this long is cut off. */
+  streamStallMs: number;
   /** Called once per request when it is over (answered or aborted). */
   finished(request: Request, status: number, aborted: boolean): void;
   /** Called for errors that are not ApiErrors, before answering 500. */
@@ -158,8 +176,13 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
   // A method, not a getter: an accessor in an object literal gives each object a hidden class of its own,
   // held in the old generation, whose reference to the getter kept every request's closures (≈ 1.4 KB)
   // alive through scavenges until a full collection.
+  const cut = () => {
+    if (done) return;
+    res.close(); // calls onAborted: the response ends as aborted
+  };
   const sink: StreamSink = {
     isClosed: () => done,
+    cut,
     write(text) {
       if (done) return Promise.resolve();
       let ok = true;
@@ -167,9 +190,20 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
         ok = res.write(text);
       });
       if (ok) return Promise.resolve();
+      // uWS holds what the client has not taken: count it until it drains, and wait at most streamStallMs.
+      const held = Buffer.byteLength(text);
+      bufferedInAll += held;
+      if (bufferedInAll > STREAM_LIMITS.bufferedBytesInAll) {
+        bufferedInAll -= held;
+        cut();
+        return Promise.resolve();
+      }
       return new Promise<void>((resolve) => {
+        const stalled = setTimeout(cut, hooks.streamStallMs);
         drained = () => {
           drained = null;
+          clearTimeout(stalled);
+          bufferedInAll -= held;
           resolve();
         };
         res.onWritable(() => {

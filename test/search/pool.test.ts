@@ -141,7 +141,7 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     t.same(Object.keys(parsed), ['stats', 'files', 'repositoryInfo', 'isSearchExhaustive'], `${request.query}, ${setups[index]!.label}: members in order`);
     t.same(withoutTimings(parsed), withoutTimings(object), `${request.query}, ${setups[index]!.label}: the same response`);
     t.same(parsed.stats, json.stats, 'the stats returned are those written');
-    t.ok(parsed.stats.wait > 0 && parsed.stats.duration > 0, 'timed');
+    t.ok(Number.isInteger(parsed.stats.wait) && parsed.stats.wait >= 0 && parsed.stats.duration > 0, 'timed (a search may wait no time at all)');
     if (setups[index]!.workers === 1) t.equal(json.body.buffer instanceof SharedArrayBuffer, !setups[index]!.renderSlotBytes, `${setups[index]!.label}: in a render slot or not`);
   }
   const visibleAlpha = await pools[0]!.searchJson({ query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });

@@ -1,12 +1,13 @@
 import t from 'tap';
 import http from 'node:http';
+import net from 'node:net';
 import type { Test } from 'tap';
 import uWS from 'uWebSockets.js';
 import { serve, type HandlerHooks, type Reply, type Request } from '../../src/server/http.js';
 
 /** A uWS app on port 0 whose one route runs `handle` under `serve`; `finished` hears each request's end. */
-async function listen(t: Test, handle: (request: Request) => Promise<Reply>, finished: HandlerHooks['finished']): Promise<string> {
-  const hooks: HandlerHooks = { maxBodyBytes: 1024, finished, unexpected: () => undefined };
+async function listen(t: Test, handle: (request: Request) => Promise<Reply>, finished: HandlerHooks['finished'], streamStallMs = 30_000): Promise<string> {
+  const hooks: HandlerHooks = { maxBodyBytes: 1024, streamStallMs, finished, unexpected: () => undefined };
   const app = uWS.App().any('/*', (res, req) => serve(res, req, hooks, handle));
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (listening) => (listening ? resolve(listening) : reject(new Error('cannot listen')))));
   t.teardown(() => uWS.us_listen_socket_close(socket));
@@ -92,4 +93,38 @@ t.test('an answered request never calls its listeners', async (t) => {
   t.same(await response.json(), { ok: true });
   kept!.onAborted(() => heard.push('after'));
   t.same(heard, [], 'no listener ran');
+});
+
+t.test('a streaming client that takes nothing is cut off after streamStallMs, and the stream ends', async (t) => {
+  let ended: boolean | null = null;
+  let writes = 0;
+  const piece = 'x'.repeat(1 << 20);
+  const streamed = new Promise<void>((resolveStreamed) => {
+    void listen(
+      t,
+      async () => ({
+        contentType: 'text/plain',
+        async stream(sink) {
+          // 256 MiB offered to a client that reads nothing: the writes must stop waiting once it is cut off.
+          for (let i = 0; i < 256 && !sink.isClosed(); i++) {
+            await sink.write(piece);
+            writes++;
+          }
+          resolveStreamed();
+        },
+      }),
+      (_request, _status, aborted) => (ended = aborted),
+      300,
+    ).then((url) => {
+      const { port } = new URL(url);
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.write('GET /stream HTTP/1.1\r\nHost: x\r\n\r\n');
+        socket.pause(); // never read
+      });
+      t.teardown(() => socket.destroy());
+    });
+  });
+  await streamed;
+  t.equal(ended, true, 'the response ended as aborted');
+  t.ok(writes < 256, `the stream stopped early (${writes} MiB written of 256)`);
 });

@@ -1,10 +1,11 @@
 import t from 'tap';
 import http from 'node:http';
+import net from 'node:net';
 import { SearchResponse, SearchStats } from '../../src/api/schemas.js';
-import { startDaemon } from '../helpers/daemon.js';
+import { startDaemon, waitFor } from '../helpers/daemon.js';
 import { writeFiles, commitAll } from '../helpers/git.js';
 import { assertSchema } from '../helpers/schema.js';
-import { fixtureRepository } from './fixture.js';
+import { fixtureRepository, slowCorpus } from './fixture.js';
 
 /** The `data:` payloads of a server-sent event stream. */
 function events(text: string): string[] {
@@ -91,4 +92,27 @@ t.test('POST /api/stream_search', async (t) => {
     t.equal(ranges, 60000, 'every match range arrived');
     t.ok(text.length > 4 << 20, `a stream larger than socket buffers (${text.length} bytes)`);
   });
+});
+
+t.test('a stream_search client that reads nothing is cut off, and the daemon keeps serving', async (t) => {
+  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { streamStallSeconds: 1, workers: 1 } });
+  const { port } = new URL(daemon.url);
+  const body = JSON.stringify({ query: 'quick', matches: 100_000, contextLines: 3 });
+  const socket = net.connect(Number(port), '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  socket.once('connect', () => {
+    socket.write(`POST /api/stream_search HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    socket.pause(); // never read: tens of megabytes of results wait
+  });
+  t.equal((await daemon.fetch('/api/health')).status, 200, 'health answers meanwhile');
+  const aborted = async () => /^trawl_http_requests_total\{route="\/api\/stream_search",status="aborted"\} 1$/m.test(await (await daemon.fetch('/metrics')).text());
+  await waitFor(aborted, 120_000, 'the stalled stream to be cut off');
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.resume();
+  await closed;
+  t.ok(received.length > 0 && !received.includes('[DONE]'), `the client got part of the stream, then the connection closed (${received.length} characters, no [DONE])`);
+  const after = await daemon.post('/api/search', { query: 'quick', matches: 5 });
+  t.equal(after.status, 200, 'and serves the next search');
 });

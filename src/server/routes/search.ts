@@ -59,6 +59,9 @@ export const searchRoute: Route = {
 const DONE = 'data: [DONE]\n\n';
 const event = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 
+/** Characters of events (≈ bytes) one stream may hold for a client that is behind; past it the client is cut off and its search stopped. */
+export const STREAM_BACKLOG_BYTES = 32 << 20;
+
 export const streamSearchRoute: Route = {
   method: 'post',
   path: '/api/stream_search',
@@ -82,21 +85,45 @@ export const streamSearchRoute: Route = {
         // Writes wait for the client (backpressure); the search keeps its own pace, its results are capped.
         // Once the credential dies (revoked, expired, its user removed), what is not yet sent is dropped: the stream ends with an error.
         let credentialDied = false;
-        const unsubscribe = context.auth.onChange(() => {
-          if (credentialDied || caller.stillValid()) return;
-          credentialDied = true;
-          cancelSearch(signal);
-        });
+        const callerStillValid = () => {
+          if (!credentialDied && !caller.stillValid()) {
+            credentialDied = true;
+            cancelSearch(signal);
+          }
+          return !credentialDied;
+        };
+        const unsubscribe = context.auth.onChange(() => void callerStillValid());
         let writing = sink.write(': search started\n\n');
         const write = (produce: () => string | null) =>
           (writing = writing.then(() => {
             const text = produce();
             return text === null ? undefined : sink.write(text);
           }));
+        // Chunk events are made as results arrive and wait for the client: their bytes are bounded.
+        let backlog = 0;
+        const stillVisible = (name: string) => {
+          const repo = context.config.repos.find((candidate) => candidate.name === name);
+          return repo !== undefined && caller.canSee(repo);
+        };
         let last: unknown;
         try {
           const onPartial = (partial: SearchResponseBody) => {
-            if (partial.files.length > 0) write(() => (credentialDied ? null : event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats })));
+            if (partial.files.length === 0 || sink.isClosed()) return;
+            const text = event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats });
+            backlog += text.length;
+            if (backlog > STREAM_BACKLOG_BYTES) {
+              cancelSearch(signal);
+              sink.cut();
+              return;
+            }
+            write(() => {
+              backlog -= text.length;
+              // The caller's view now, not when the results were found: a credential that expired since, or a grant removed.
+              if (!callerStillValid()) return null;
+              const visible = partial.files.filter((file) => stillVisible(file.repository));
+              if (visible.length === partial.files.length) return text;
+              return visible.length === 0 ? null : event({ type: 'chunk', files: visible, repositoryInfo: partial.repositoryInfo.filter((info) => stillVisible(info.name)), stats: partial.stats });
+            });
           };
           const response = await timedSearch(context, query, () => context.pool.search(search, { visible: caller.canSee, signal, onPartial }, query));
           last = { type: 'final', accumulatedStats: response.stats, isSearchExhaustive: response.isSearchExhaustive };
@@ -107,7 +134,7 @@ export const streamSearchRoute: Route = {
           last = { type: 'error', error: failure.toBody() };
         }
         const died = { type: 'error', error: new ApiError('NOT_AUTHENTICATED', 'the credential of this stream was revoked, or its user removed').toBody() };
-        write(() => event(credentialDied ? died : last));
+        write(() => event(callerStillValid() ? last : died));
         write(() => DONE);
         try {
           await writing;
