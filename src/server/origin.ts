@@ -23,10 +23,17 @@ export function isLoopback(host: string): boolean {
   return LOOPBACK_ADDRESS.test(host);
 }
 
+/** `publicUrl` parsed once per value (it changes only with a reload), not per request. */
+let parsed: { text: string; url: URL } | null = null;
+function parsedUrl(text: string): URL {
+  if (parsed?.text !== text) parsed = { text, url: new URL(text) };
+  return parsed.url;
+}
+
 /** Throws INSUFFICIENT_PERMISSIONS when the request's Host or Origin is not this server's. */
 export function checkHostAndOrigin(headers: Record<string, string>, policy: OriginPolicy): void {
   const host = headers.host?.toLowerCase();
-  const publicUrl = new URL(policy.publicUrl());
+  const publicUrl = parsedUrl(policy.publicUrl());
   if (host !== undefined && isLoopback(policy.host)) {
     const port = policy.port();
     const allowed = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, publicUrl.host.toLowerCase(), ...(port === 80 ? ['127.0.0.1', 'localhost', '[::1]'] : [])]);

@@ -21,13 +21,16 @@ t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', as
 
   const { tools } = await client.listTools();
   t.same(tools.map((tool) => tool.name).sort(), [
+    'blame_file',
     'find_symbol_definitions',
     'find_symbol_references',
     'get_diff',
     'glob',
     'grep',
     'list_branches',
+    'list_commit_authors',
     'list_commits',
+    'list_connections',
     'list_repos',
     'list_tree',
     'read_file',
@@ -68,6 +71,9 @@ t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', as
     /^[0-9a-f]{12} \d{4}-\d\d-\d\d Test Author: Add the lexer\n$/,
     "Sourcebot's list_commits arguments",
   );
+  t.match(text(await client.callTool({ name: 'blame_file', arguments: { repo: name, path: 'docs/guide.md' } })), /^1-2: [0-9a-f]{12} \d{4}-\d\d-\d\d Test Author: initial\n3: [0-9a-f]{12} \d{4}-\d\d-\d\d Test Author: Add the lexer\n$/);
+  t.equal(text(await client.callTool({ name: 'list_commit_authors', arguments: { repo: name } })), '2 Test Author <author@example.com>\n');
+  t.equal(text(await client.callTool({ name: 'list_connections', arguments: {} })), '1 github (github)\n');
   const unknown = (await client.callTool({ name: 'list_commits', arguments: { repo: name, perpage: 1 } })) as TextResult;
   t.equal(unknown.isError, true, 'an unknown argument is an error');
   t.match(text(unknown), /perpage/, 'naming it');

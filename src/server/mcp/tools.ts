@@ -13,6 +13,7 @@ import { ApiError } from '../../api/errors.js';
 import { LIMITS } from '../../api/schemas.js';
 import type { FileResult } from '../../api/types.js';
 import { fileGlobSource } from '../../config/glob.js';
+import type { Blame } from '../../git/blame.js';
 import { localBranchNames } from '../../git/repository.js';
 import type { TreeNode } from '../../git/tree.js';
 import { escapeRegExp } from '../../search/matcher.js';
@@ -21,8 +22,8 @@ import type { JsonReply, Request } from '../http.js';
 import { asApiError } from '../known-errors.js';
 import { gitRepository, visibleRepository } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
-import { commitsRoute, diffRoute, sourceRoute, treeRoute } from '../routes/git.js';
-import { reposRoute } from '../routes/repos.js';
+import { authorsRoute, blameRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from '../routes/git.js';
+import { connectionsRoute, reposRoute } from '../routes/repos.js';
 import { searchRoute } from '../routes/search.js';
 import { findDefinitionsRoute, findReferencesRoute } from '../routes/symbols.js';
 
@@ -321,6 +322,37 @@ export function registerTools(server: McpServer, session: { readonly caller: Cal
       return commits.length === 0 ? 'No commits.' : commits.map((commit) => `${commit.hash.slice(0, 12)} ${commit.date.slice(0, 10)} ${commit.authorName}: ${commit.message}\n`).join('');
     },
   );
+
+  tool(
+    'blame_file',
+    'Who last changed each line of a file: line ranges with their commit (hash, author, date, subject).',
+    { repo: z.string(), path: z.string(), ref: z.string().optional().describe('Branch, tag or commit (default HEAD)') },
+    async ({ repo, path, ref }) => {
+      const { ranges, commits } = (await route(blameRoute, { query: { repo, path, ref } })) as Blame;
+      if (ranges.length === 0) return `${path} is empty.`;
+      const lines = ranges.map((range) => {
+        const commit = commits[range.hash]!;
+        const last = range.startLine + range.lineCount - 1;
+        return `${range.startLine === last ? range.startLine : `${range.startLine}-${last}`}: ${range.hash.slice(0, 12)} ${commit.date.slice(0, 10)} ${commit.authorName}: ${commit.message}\n`;
+      });
+      return bounded(lines, () => 'Read the file with read_file for the lines themselves.');
+    },
+  );
+
+  tool(
+    'list_commit_authors',
+    'The authors of a repository (or of one path in it), most commits first.',
+    { repo: z.string(), ref: z.string().optional().describe('Branch, tag or commit (default HEAD)'), path: z.string().optional().describe('Only authors of commits changing this file or directory'), page, perPage: perPage(50) },
+    async ({ repo, ref, path, page: number, perPage: size }) => {
+      const authors = (await route(authorsRoute, { query: { repo, ref, path, page: number?.toString(), perPage: size?.toString() } })) as { name: string; email: string; commitCount: number }[];
+      return authors.length === 0 ? 'No authors.' : authors.map((author) => `${author.commitCount} ${author.name} <${author.email}>\n`).join('');
+    },
+  );
+
+  tool('list_connections', 'The code hosts of the repositories you can see (one connection per code host type).', {}, async () => {
+    const connections = (await route(connectionsRoute, {})) as { id: number; name: string; connectionType: string }[];
+    return connections.length === 0 ? 'No connections.' : connections.map((connection) => `${connection.id} ${connection.name} (${connection.connectionType})\n`).join('');
+  });
 
   tool('get_diff', 'The diff between two revisions of a repository.', { repo: z.string(), base: z.string(), head: z.string(), path: z.string().optional() }, async ({ repo, base, head, path }) => {
     const { files } = (await route(diffRoute, { query: { repo, base, head, path } })) as { files: { oldPath: string | null; newPath: string | null; hunks: { oldRange: { start: number; lines: number }; newRange: { start: number; lines: number }; body: string }[] }[] };

@@ -16,6 +16,6 @@ const mcpRoute = (method: 'post' | 'delete', summary: string): Route => ({
 
 export const mcpPostRoute = mcpRoute(
   'post',
-  'MCP JSON-RPC over Streamable HTTP. Tools: search_code, list_repos, read_file, list_tree, list_commits, get_diff, find_symbol_definitions, find_symbol_references',
+  'MCP JSON-RPC over Streamable HTTP. Tools: search_code, grep, glob, list_repos, list_branches, list_connections, read_file, list_tree, blame_file, list_commits, list_commit_authors, get_diff, find_symbol_definitions, find_symbol_references',
 );
 export const mcpDeleteRoute = mcpRoute('delete', 'Ends the MCP session named by the mcp-session-id header');
