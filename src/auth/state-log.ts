@@ -177,12 +177,7 @@ export function salvageRecords(bytes: Buffer, from = 0): { records: StateRecord[
  * there was nothing to repair), the records kept and the byte ranges dropped.
  */
 export async function repairLog(directory: string, name = 'state'): Promise<{ copy: string | null; kept: number; dropped: { from: number; to: number }[] }> {
-  const lockFile = `${name}.lock`;
-  const lockFd = fs.openSync(path.join(directory, lockFile), 'a', 0o600);
-  if (!native.tryLockExclusive(lockFd)) {
-    fs.closeSync(lockFd);
-    throw new StateLogLockedError(directory, lockFile);
-  }
+  const lockFd = lockLog(directory, name);
   try {
     const file = path.join(directory, `${name}.log`);
     if (!fs.existsSync(file)) return { copy: null, kept: 0, dropped: [] };
@@ -202,6 +197,17 @@ export async function repairLog(directory: string, name = 'state'): Promise<{ co
   } finally {
     fs.closeSync(lockFd);
   }
+}
+
+/** Takes the exclusive lock `<name>.lock` of a log; its descriptor (closing it releases the lock). StateLogLockedError when another process holds it. */
+function lockLog(directory: string, name: string): number {
+  const lockFile = `${name}.lock`;
+  const lockFd = fs.openSync(path.join(directory, lockFile), 'a', 0o600);
+  if (!native.tryLockExclusive(lockFd)) {
+    fs.closeSync(lockFd);
+    throw new StateLogLockedError(directory, lockFile);
+  }
+  return lockFd;
 }
 
 /** Where each intact record at the start of `bytes` begins: framing and checksums checked, nothing decoded. */
@@ -259,12 +265,7 @@ export class StateLog {
    */
   static async open(directory: string, name = 'state', options: { replay?: boolean } = {}): Promise<{ log: StateLog; records: StateRecord[]; repair: TailRepair | null }> {
     fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
-    const lockFile = `${name}.lock`;
-    const lockFd = fs.openSync(path.join(directory, lockFile), 'a', 0o600);
-    if (!native.tryLockExclusive(lockFd)) {
-      fs.closeSync(lockFd);
-      throw new StateLogLockedError(directory, lockFile);
-    }
+    const lockFd = lockLog(directory, name);
     try {
       const file = path.join(directory, `${name}.log`);
       const bytes = fs.existsSync(file) ? fs.readFileSync(file) : Buffer.alloc(0);
