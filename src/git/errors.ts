@@ -19,3 +19,11 @@ export class PathNotFoundError extends Error {
     this.name = 'PathNotFoundError';
   }
 }
+
+/** A git read stopped before its end: past the request's time budget, or its client went away. */
+export class GitReadStoppedError extends Error {
+  constructor(what: string, budgetMs: number) {
+    super(`${what} ran past the ${budgetMs} ms time budget (or its client went away); narrow it (a path, since or until)`);
+    this.name = 'GitReadStoppedError';
+  }
+}

@@ -23,7 +23,7 @@ import { blobAt } from '../../git/blob.js';
 import { parseGitDate } from '../../git/dates.js';
 import { diffCommits } from '../../git/diff.js';
 import { InvalidRefError } from '../../git/errors.js';
-import { commitDetail, listAuthors, listCommits, type CommitFilter, type CommitSummary } from '../../git/history.js';
+import { commitDetail, listAuthors, listCommits, type CommitFilter, type CommitSummary, type WalkLimit } from '../../git/history.js';
 import { normalizeTreePath, resolveCommit } from '../../git/refs.js';
 import { treeOf } from '../../git/tree.js';
 import { detectLanguage } from '../../index/languages.js';
@@ -48,6 +48,14 @@ async function commitIn(context: ServerContext, caller: Caller, name: string, re
   const repo = visibleRepository(context, caller, name);
   const repository = await gitRepository(repo);
   return { repo, repository, commit: await resolveCommit(repository, ref) };
+}
+
+/** A git read of this request stops at the search time budget, or when the client goes away. */
+function walkLimit(request: Request, context: ServerContext): WalkLimit {
+  const clientGone = new AbortController();
+  request.onAborted(() => clientGone.abort());
+  const budgetMs = context.config.server.searchTimeBudgetMs;
+  return { signal: AbortSignal.any([clientGone.signal, AbortSignal.timeout(budgetMs)]), budgetMs };
 }
 
 /** Files with a NUL byte in their first 8 KiB are binary (git's rule). */
@@ -117,7 +125,7 @@ export const commitsRoute: Route = {
   access: 'read',
   query: CommitsQuery,
   response: { status: 200, schema: CommitList, description: 'One page of commits', headers: ['X-Total-Count', 'Link'] },
-  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', ...GIT_ERRORS],
+  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', 'SERVICE_UNAVAILABLE', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const params = parseQuery(commitsQuery, request.query);
     const { repository, commit } = await commitIn(context, caller, params.repo, params.ref!);
@@ -129,7 +137,7 @@ export const commitsRoute: Route = {
       since: gitDateParameter(params.since, 'since'),
       until: gitDateParameter(params.until, 'until'),
     };
-    const { total, commits } = await listCommits(repository, commit, filter, page);
+    const { total, commits } = await listCommits(repository, commit, filter, page, walkLimit(request, context));
     return { status: 200, body: commits.map(withSnakeCaseAuthor), headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits', request.query) };
   },
 };
@@ -166,13 +174,13 @@ export const authorsRoute: Route = {
   access: 'read',
   query: AuthorsQuery,
   response: { status: 200, schema: AuthorList, description: 'One page of authors', headers: ['X-Total-Count', 'Link'] },
-  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', ...GIT_ERRORS],
+  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', 'SERVICE_UNAVAILABLE', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const params = parseQuery(authorsQuery, request.query);
     const { repository, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const page = requestedPage(params);
     const filter = { path: params.path === undefined ? undefined : normalizeTreePath(params.path) };
-    const { total, authors } = await listAuthors(repository, commit, filter, page);
+    const { total, authors } = await listAuthors(repository, commit, filter, page, walkLimit(request, context));
     audit(context, caller, 'commits.authors.read', { id: params.repo, type: 'repository' }, { ref: params.ref });
     return { status: 200, body: authors, headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits/authors', request.query) };
   },
@@ -192,9 +200,7 @@ export const blameRoute: Route = {
     const params = parseQuery(blameQuery, request.query);
     const { repo, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const blob = await blobAt(commit, params.path);
-    const cancel = new AbortController();
-    request.onAborted(() => cancel.abort());
-    const blame = await blameFile(repo.path, commit.sha(), blob.path, { timeoutMs: context.config.server.searchTimeBudgetMs, signal: cancel.signal });
+    const blame = await blameFile(repo.path, commit.sha(), blob.path, { timeoutMs: context.config.server.searchTimeBudgetMs, signal: walkLimit(request, context).signal });
     audit(context, caller, 'file.blamed', { id: repo.name, type: 'repository' }, { path: blob.path, ref: params.ref });
     return { status: 200, body: blame };
   },
