@@ -40,9 +40,8 @@ export const createTokenRoute: Route = {
     const { repos, repoIds } = parseBody(createBody, request.body);
     if ((repos === undefined) === (repoIds === undefined)) throw new ApiError('INVALID_REQUEST_BODY', 'request body: send exactly one of `repos` (names) and `repoIds` (ids)');
     const { repositories } = context.pool.currentCatalog;
-    const find = repos ? (name: string | number) => repositories.find((repo) => repo.config.name === name) : (id: string | number) => repositories.find((repo) => repo.entry?.id === id);
     const scope = [...new Set<string | number>(repos ?? repoIds)].map((wanted) => {
-      const repo = find(wanted);
+      const repo = repositories.find((candidate) => (repos ? candidate.config.name : candidate.entry?.id) === wanted);
       const what = `repository ${JSON.stringify(wanted)}`;
       if (!repo || !caller.canSee(repo.config)) throw new ApiError('INVALID_REPOSITORY_SCOPE', `${what} is not one you can see`);
       if (!repo.entry) throw new ApiError('INVALID_REPOSITORY_SCOPE', `${what} is not indexed yet; try again once it is`);
