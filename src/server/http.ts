@@ -70,7 +70,7 @@ export interface StreamSink {
 }
 
 /** Bounds on what streamed responses may hold in memory for clients that do not read. */
-export const STREAM_LIMITS = {
+const STREAM_LIMITS = {
   /** Bytes written to all streaming clients and not yet taken by them. */
   bufferedBytesInAll: 256 << 20,
 } as const;

@@ -59,8 +59,8 @@ export const searchRoute: Route = {
 const DONE = 'data: [DONE]\n\n';
 const event = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 
-/** Characters of events (≈ bytes) one stream may hold for a client that is behind; past it the client is cut off and its search stopped. */
-export const STREAM_BACKLOG_BYTES = 32 << 20;
+/** Characters of events (about their bytes) one stream may hold for a client that is behind; past it the client is cut off and its search stopped. */
+const STREAM_BACKLOG_CHARACTERS = 32 << 20;
 
 export const streamSearchRoute: Route = {
   method: 'post',
@@ -101,8 +101,9 @@ export const streamSearchRoute: Route = {
           }));
         // Chunk events are made as results arrive and wait for the client: their bytes are bounded.
         let backlog = 0;
+        const configured = new Map(context.config.repos.map((repo) => [repo.name, repo]));
         const stillVisible = (name: string) => {
-          const repo = context.config.repos.find((candidate) => candidate.name === name);
+          const repo = configured.get(name);
           return repo !== undefined && caller.canSee(repo);
         };
         let last: unknown;
@@ -111,7 +112,7 @@ export const streamSearchRoute: Route = {
             if (partial.files.length === 0 || sink.isClosed()) return;
             const text = event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats });
             backlog += text.length;
-            if (backlog > STREAM_BACKLOG_BYTES) {
+            if (backlog > STREAM_BACKLOG_CHARACTERS) {
               cancelSearch(signal);
               sink.cut();
               return;
