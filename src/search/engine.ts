@@ -27,7 +27,18 @@ export interface SearchEnvironment {
   timeBudgetMs: number;
   /** Cancels the search when set (client gone). */
   signal?: SearchSignal;
+  /** The bound on a response's file content (RESPONSE_CONTENT_CHARACTERS unless set). */
+  responseContentCharacters?: number;
 }
+
+/**
+ * Characters of file content (chunks, and whole files with `whole`) one
+ * response may carry, whatever `matches` asks: past it the rest of the files
+ * are left out and the response says so (`FLUSH_REASON_MAX_SIZE`, not
+ * exhaustive). 100,000 matches with `whole` over the Linux corpus would
+ * otherwise build a response of its whole 1.3 GB.
+ */
+export const RESPONSE_CONTENT_CHARACTERS = 64 << 20;
 
 /** A matching document of `shards[shard]`, with its rank score. */
 export interface ScoredMatch extends DocumentMatch {
@@ -87,7 +98,7 @@ export function search(request: SearchRequest, shards: readonly Shard[], environ
   const planned = performance.now();
   const limits = { wanted: request.matches + 1, deadline: started + environment.timeBudgetMs, signal: environment.signal ?? createSignal() };
   const outcome = searchShards(query, shards, environment.contexts, limits);
-  return buildLocalResponse(request, query, outcome, shards, environment.publicUrl, { started, planned, searched: performance.now() });
+  return buildLocalResponse(request, query, outcome, shards, environment.publicUrl, { started, planned, searched: performance.now() }, environment.responseContentCharacters);
 }
 
 /** buildResponse for the one outcome of `searchShards` over `shards`, which this thread has mapped. */
@@ -98,9 +109,10 @@ export function buildLocalResponse(
   shards: readonly Shard[],
   publicUrl: string,
   timings: { started: number; planned: number; searched: number },
+  contentCharacters = RESPONSE_CONTENT_CHARACTERS,
 ): SearchResponse {
   const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
-  return buildResponse(request, query, found, [outcome], publicUrl, timings);
+  return buildResponse(request, query, found, [outcome], publicUrl, timings, contentCharacters);
 }
 
 /**
@@ -176,9 +188,10 @@ export function buildResponse(
   outcomes: readonly Omit<ShardsOutcome, 'matches'>[],
   publicUrl: string,
   timings: { started: number; planned: number; searched: number },
+  contentCharacters = RESPONSE_CONTENT_CHARACTERS,
 ): SearchResponse {
   found.sort((a, b) => b.score - a.score || compareLocation(a, b));
-  const response = assemble(request, query, found, publicUrl);
+  const response = assemble(request, query, found, publicUrl, contentCharacters);
   const stats = emptyStats();
   for (const outcome of outcomes) addStats(stats, outcome.stats);
   const totalRanges = outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
@@ -190,7 +203,7 @@ export function buildResponse(
   stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
   stats.matchTreeSearch = Math.round((timings.searched - timings.planned) * NANOS_PER_MS);
   stats.duration = Math.round((performance.now() - timings.started) * NANOS_PER_MS);
-  const cut = stop !== 'complete' || totalRanges > request.matches;
+  const cut = stop !== 'complete' || totalRanges > request.matches || response.tooLarge;
   stats.flushReason = flushReason(stop, cut);
   return { stats, files: response.files, repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
 }
@@ -249,15 +262,27 @@ function compareLocation(a: Found, b: Found): number {
   return byRepository || a.shard.path(a.doc).localeCompare(b.shard.path(b.doc));
 }
 
-/** File results, best first, holding at most `request.matches` match ranges in all. */
-function assemble(request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string): { files: FileResult[]; repositoryInfo: RepositoryInfo[] } {
+/**
+ * File results, best first, holding at most `request.matches` match ranges
+ * and `contentCharacters` characters of content in all (`tooLarge` when the
+ * latter left files out).
+ */
+function assemble(
+  request: SearchRequest,
+  query: QueryNode,
+  found: Found[],
+  publicUrl: string,
+  contentCharacters: number,
+): { files: FileResult[]; repositoryInfo: RepositoryInfo[]; tooLarge: boolean } {
   const resultType = resultTypeOf(query);
   const files: FileResult[] = [];
   const repositories = new Map<number, RepositoryInfo>();
   const seenRepositories = new Set<number>();
   let budget = request.matches;
+  let characters = 0;
   for (const match of found) {
     if (budget <= 0) break;
+    if (characters > contentCharacters) return { files, repositoryInfo: [...repositories.values()], tooLarge: true };
     const { shard } = match;
     const repository = shard.meta.repository;
     if (resultType === 'repo') {
@@ -270,10 +295,12 @@ function assemble(request: SearchRequest, query: QueryNode, found: Found[], publ
     // type:file and type:repo return files without chunks: their content ranges are not returned.
     const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget);
     budget -= contentRanges.length / 2;
-    files.push(fileResult(request, shard, match.doc, pathRanges, contentRanges, publicUrl));
+    const file = fileResult(request, shard, match.doc, pathRanges, contentRanges, publicUrl);
+    characters += (file.content?.length ?? 0) + file.chunks.reduce((sum, chunk) => sum + chunk.content.length, 0);
+    files.push(file);
     repositories.set(repository.id, repositoryInfo(shard));
   }
-  return { files, repositoryInfo: [...repositories.values()] };
+  return { files, repositoryInfo: [...repositories.values()], tooLarge: false };
 }
 
 /** The first `budget` of the ranges (without a copy when they all fit). */

@@ -127,6 +127,18 @@ t.test('the match cap cuts the result and says so', async (t) => {
   t.same([late.isSearchExhaustive, late.stats.flushReason], [false, 'FLUSH_REASON_TIMER_EXPIRED']);
 });
 
+t.test('a response carries a bounded amount of content, whatever matches asks, and says when it was cut', async (t) => {
+  const shards = await fixture(t);
+  const everything = search(request('parse', { matches: 1000, whole: true }), shards, environment);
+  t.ok(everything.files.length > 2 && everything.isSearchExhaustive, `uncapped: ${everything.files.length} files`);
+  const first = everything.files[0]!;
+  const firstSize = first.content!.length + first.chunks.reduce((sum, chunk) => sum + chunk.content.length, 0);
+  const bounded = search(request('parse', { matches: 1000, whole: true }), shards, { ...environment, responseContentCharacters: firstSize });
+  t.same(bounded.files.map((file) => file.fileName.text), everything.files.slice(0, 2).map((file) => file.fileName.text), 'files up to the bound (the one that passes it included), best first');
+  t.same([bounded.isSearchExhaustive, bounded.stats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'and the response says it was cut');
+  t.equal(bounded.stats.actualMatchCount, bounded.files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0), 'its counts are of what it carries');
+});
+
 t.test('bad queries and contexts are errors before any shard is read', async (t) => {
   const shards = await fixture(t);
   t.throws(() => search(request('foo or'), shards, environment), QueryParseError);
