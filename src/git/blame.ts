@@ -5,6 +5,7 @@
  * libgit2's blame: docs/benchmarks.md ("Blame").
  */
 import { spawn } from 'node:child_process';
+import type { WalkLimit } from './history.js';
 
 export interface BlameRange {
   hash: string;
@@ -48,23 +49,16 @@ export class BlameError extends Error {
 /** Incremental output is a few lines per range; a file with more than this much blame output is refused. */
 const MAX_OUTPUT_BYTES = 64 << 20;
 
-export interface BlameOptions {
-  /** Killed after this long (BlameError). */
-  timeoutMs: number;
-  /** Killed when it fires (BlameError). */
-  signal?: AbortSignal;
-}
-
 /**
  * Blames `filePath` at `commit` (a full commit id the caller resolved, and a
- * path it checked is a file there) in the repository at `repositoryPath`.
+ * path it checked is a file there) in the repository at `repositoryPath`;
+ * git is killed when `limit.signal` fires (the deadline, or the client gone).
  */
-export function blameFile(repositoryPath: string, commit: string, filePath: string, options: BlameOptions): Promise<Blame> {
+export function blameFile(repositoryPath: string, commit: string, filePath: string, limit: WalkLimit): Promise<Blame> {
   const args = ['-C', repositoryPath, '--no-replace-objects', 'blame', '--incremental', commit, '--', filePath];
   const child = spawn('git', args, {
     stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: options.timeoutMs,
-    signal: options.signal,
+    signal: limit.signal,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' },
   });
   const chunks: Buffer[] = [];
@@ -82,7 +76,7 @@ export function blameFile(repositoryPath: string, commit: string, filePath: stri
     child.on('error', (error) => reject(new BlameError(`git blame could not run: ${error.message}`)));
     child.on('close', (code, signal) => {
       if (bytes > MAX_OUTPUT_BYTES) reject(new BlameError(`the blame of ${filePath} is larger than ${MAX_OUTPUT_BYTES} bytes`));
-      else if (signal) reject(new BlameError(`git blame was stopped (${signal}): past its ${options.timeoutMs} ms deadline, or the request was cancelled`));
+      else if (signal) reject(new BlameError(`git blame was stopped (${signal}): past its ${limit.budgetMs} ms deadline, or the request was cancelled`));
       else if (code !== 0) reject(new BlameError(`git blame of ${filePath} failed (exit status ${code})`, stderr.trim()));
       else resolve(parseIncremental(Buffer.concat(chunks).toString('utf8')));
     });

@@ -39,26 +39,26 @@ export interface Caller {
 }
 
 const BEARER = /^bearer\s+(\S+)\s*$/i;
-/** The API key headers, in the order they are read: trawl's name, then Sourcebot's (lower-case: how requests hold them). */
-const API_KEY_HEADERS = ['x-service-api-key', 'x-sourcebot-api-key'] as const;
-const HEADER_NAMES: Record<(typeof API_KEY_HEADERS)[number], string> = { 'x-service-api-key': 'X-Service-Api-Key', 'x-sourcebot-api-key': 'X-Sourcebot-Api-Key' };
+/** The API key headers, in the order they are read: trawl's name, then Sourcebot's. */
+const API_KEY_HEADERS = ['X-Service-Api-Key', 'X-Sourcebot-Api-Key'] as const;
 
 /** The Caller of `request` for `operation`; NOT_AUTHENTICATED or INSUFFICIENT_PERMISSIONS when it may not call it. */
 export function authorize(context: ServerContext, operation: Pick<Operation, 'access' | 'ee'>, request: Request): Caller {
   if (operation.access === 'public') return anonymousCaller;
   const { auth } = context;
-  const keyHeader = API_KEY_HEADERS.find((name) => request.headers[name] !== undefined);
+  // Requests hold header names in lower case.
+  const keyHeader = API_KEY_HEADERS.find((name) => request.headers[name.toLowerCase()] !== undefined);
   const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
-  const secret = bearer ?? (keyHeader && request.headers[keyHeader]);
+  const secret = bearer ?? (keyHeader && request.headers[keyHeader.toLowerCase()]);
   const credential = secret === undefined ? null : auth.authenticate(secret);
   if (secret !== undefined && !credential) {
     // Past the address's budget: 429, and no audit record (4 MB in 5 s from one connection before).
     failedAuthentications.takeFor(`address:${request.remoteAddress}`);
-    const header = bearer !== undefined ? 'authorization' : keyHeader;
+    const header = bearer !== undefined ? 'authorization' : keyHeader!.toLowerCase();
     audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { header, path: request.path, remoteAddress: request.remoteAddress, requestId: request.requestId });
   }
   if (credential?.kind === 'scopedToken' && bearer === undefined) {
-    throw new ApiError('NOT_AUTHENTICATED', `${HEADER_NAMES[keyHeader!]} takes API keys only; send a scoped access token as Authorization: Bearer <token>`);
+    throw new ApiError('NOT_AUTHENTICATED', `${keyHeader} takes API keys only; send a scoped access token as Authorization: Bearer <token>`);
   }
   if (!credential) {
     if (operation.access === 'read' && auth.anonymousAccess(context.config.auth.anonymousAccess)) return anonymousCaller;

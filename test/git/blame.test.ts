@@ -4,6 +4,9 @@ import { blameFile, BlameError, parseIncremental, unquotePath } from '../../src/
 import { commitAll, git, makeRepository, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
+/** A deadline far away that never fires in these tests. */
+const UNLIMITED = { signal: new AbortController().signal, budgetMs: 60_000 };
+
 t.test('blame ranges give every line the commit git blame gives it, across a rename', async (t) => {
   const root = path.join(tempDir(t, 'trawl-blame-'), 'repo');
   const first = makeRepository(root, { 'old name.c': Array.from({ length: 30 }, (_, i) => `line ${i}\n`).join('') });
@@ -17,7 +20,7 @@ t.test('blame ranges give every line the commit git blame gives it, across a ren
   writeFiles(root, { 'new name.c': lines.join('') + 'appended\n' });
   const third = commitAll(root, 'Append\n\nwith a body');
 
-  const blame = await blameFile(root, third, 'new name.c', { timeoutMs: 60_000 });
+  const blame = await blameFile(root, third, 'new name.c', UNLIMITED);
   const expected = git(root, 'blame', '--line-porcelain', third, '--', 'new name.c')
     .split('\n')
     .filter((line) => /^[0-9a-f]{40} /.test(line))
@@ -44,13 +47,13 @@ t.test('blame ranges give every line the commit git blame gives it, across a ren
 t.test('git blame failures are BlameErrors that name no server path', async (t) => {
   const root = path.join(tempDir(t, 'trawl-blame-'), 'repo');
   const head = makeRepository(root, { 'a.txt': 'a\n' });
-  const missing = await blameFile(root, head, 'b.txt', { timeoutMs: 60_000 }).catch((error: unknown) => error);
+  const missing = await blameFile(root, head, 'b.txt', UNLIMITED).catch((error: unknown) => error);
   t.ok(missing instanceof BlameError);
   t.notMatch((missing as Error).message, root, 'the message does not name the repository path');
   t.match((missing as BlameError).detail, /no such path/, 'git said why, for the log');
   const cancelled = new AbortController();
   cancelled.abort();
-  await t.rejects(blameFile(root, head, 'a.txt', { timeoutMs: 60_000, signal: cancelled.signal }), BlameError, 'a cancelled request stops git');
+  await t.rejects(blameFile(root, head, 'a.txt', { signal: cancelled.signal, budgetMs: 60_000 }), BlameError, 'a cancelled request stops git');
 });
 
 t.test('incremental output with quoted paths parses; garbage is refused', async (t) => {

@@ -200,7 +200,7 @@ export const blameRoute: Route = {
     const params = parseQuery(blameQuery, request.query);
     const { repo, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const blob = await blobAt(commit, params.path);
-    const blame = await blameFile(repo.path, commit.sha(), blob.path, { timeoutMs: context.config.server.searchTimeBudgetMs, signal: walkLimit(request, context).signal });
+    const blame = await blameFile(repo.path, commit.sha(), blob.path, walkLimit(request, context));
     audit(context, caller, 'file.blamed', { id: repo.name, type: 'repository' }, { path: blob.path, ref: params.ref });
     return { status: 200, body: blame };
   },
