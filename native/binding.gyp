@@ -13,7 +13,7 @@
     },
     {
       "target_name": "trawl_native",
-      "sources": ["src/addon.cc"],
+      "sources": ["src/addon.cc", "src/mapping-guard.cc"],
       "dependencies": ["trawl_find_avx2"]
     }
   ]

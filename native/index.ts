@@ -12,8 +12,15 @@ import path from 'node:path';
 export type MadviseAdvice = 'normal' | 'random' | 'sequential' | 'willneed' | 'dontneed';
 
 export interface NativeAddon {
-  /** Maps a whole file read-only and MAP_SHARED. Never write to the result: the pages are read-only. */
-  mmapFile(filePath: string): Buffer;
+  /**
+   * Maps a whole file read-only and MAP_SHARED (never write to `bytes`: the pages are read-only),
+   * guarded: a page past the file's end, once it was truncated under the mapping, or one that cannot
+   * be read, reads as zeros from there on instead of raising SIGBUS, and `mappingFaults[faultSlot]`
+   * turns 1. An empty file maps to an empty buffer of slot 0, which never faults.
+   */
+  mmapFile(filePath: string): { bytes: Buffer; faultSlot: number };
+  /** One byte per guarded mapping (mmapFile's `faultSlot`): 1 once a read of it faulted. Read-only. */
+  readonly mappingFaults: Uint8Array;
   /** Advises the kernel about the access pattern of a mapped buffer. */
   madvise(buffer: Buffer, advice: MadviseAdvice): void;
   /** Takes an exclusive non-blocking flock on fd; false when someone else holds it. */

@@ -1,6 +1,7 @@
 // trawl's N-API addon: the few OS calls Node does not expose.
 //
-// Every function is re-entrant and keeps no mutable static state, so the addon
+// Every function is re-entrant and, but for the mapping guard's registry
+// (mapping-guard.h, thread-safe), keeps no mutable static state, so the addon
 // may be loaded by any number of worker threads at once.
 
 #include <napi.h>
@@ -25,12 +26,14 @@
 #include <nmmintrin.h>
 
 #include "find.h"
+#include "mapping-guard.h"
 
 namespace {
 
 struct Mapping {
   void* address;
   size_t length;
+  size_t guardSlot;
 };
 
 Napi::Value ThrowErrno(Napi::Env env, const char* syscall, int err, const std::string& subject) {
@@ -43,9 +46,11 @@ Napi::Value ThrowErrno(Napi::Env env, const char* syscall, int err, const std::s
   return env.Undefined();
 }
 
-// mmapFile(path) -> Buffer backed by a read-only MAP_SHARED mapping of the
-// whole file. The mapping is released by the buffer's finalizer. An empty file
-// yields an empty (unmapped) buffer because mmap rejects zero lengths.
+// mmapFile(path) -> { bytes, faultSlot }: bytes is a Buffer backed by a
+// read-only MAP_SHARED mapping of the whole file, guarded against SIGBUS
+// (mapping-guard.h), and released by the buffer's finalizer; faultSlot is its
+// index in mappingFaults. An empty file yields an empty (unmapped) buffer,
+// slot 0, because mmap rejects zero lengths.
 Napi::Value MmapFile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsString()) {
@@ -62,22 +67,33 @@ Napi::Value MmapFile(const Napi::CallbackInfo& info) {
     return ThrowErrno(env, "fstat", err, path);
   }
   size_t length = static_cast<size_t>(st.st_size);
+  Napi::Object result = Napi::Object::New(env);
   if (length == 0) {
     close(fd);
-    return Napi::Buffer<uint8_t>::New(env, 0);
+    result.Set("bytes", Napi::Buffer<uint8_t>::New(env, 0));
+    result.Set("faultSlot", Napi::Number::New(env, 0));
+    return result;
   }
   void* address = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
   int mmapErr = errno;
   close(fd);  // the mapping keeps its own reference to the file
   if (address == MAP_FAILED) return ThrowErrno(env, "mmap", mmapErr, path);
-  auto* mapping = new Mapping{address, length};
-  return Napi::Buffer<uint8_t>::New(
-      env, static_cast<uint8_t*>(address), length,
-      [](Napi::Env, uint8_t*, Mapping* m) {
-        munmap(m->address, m->length);
-        delete m;
-      },
-      mapping);
+  size_t slot = mapping_guard::Guard(address, length);
+  if (slot == 0) {
+    munmap(address, length);
+    return ThrowErrno(env, "mmap", ENOMEM, path + " (every mapping guard slot is taken)");
+  }
+  auto* mapping = new Mapping{address, length, slot};
+  result.Set("bytes", Napi::Buffer<uint8_t>::New(
+                          env, static_cast<uint8_t*>(address), length,
+                          [](Napi::Env, uint8_t*, Mapping* m) {
+                            munmap(m->address, m->length);
+                            mapping_guard::Release(m->guardSlot);
+                            delete m;
+                          },
+                          mapping));
+  result.Set("faultSlot", Napi::Number::New(env, static_cast<double>(slot)));
+  return result;
 }
 
 int AdviceFromName(const std::string& name) {
@@ -786,6 +802,10 @@ Napi::Value IntersectPostings(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  mapping_guard::Install();
+  // Static memory shared by every thread's view, never freed: no finalizer.
+  Napi::ArrayBuffer faults = Napi::ArrayBuffer::New(env, mapping_guard::FaultFlags(), mapping_guard::kSlots);
+  exports.Set("mappingFaults", Napi::Uint8Array::New(env, mapping_guard::kSlots, faults, 0));
   exports.Set("buildPostings", Napi::Function::New(env, BuildPostings, "buildPostings"));
   exports.Set("collectTrigrams", Napi::Function::New(env, CollectTrigrams, "collectTrigrams"));
   exports.Set("uniteTrigrams", Napi::Function::New(env, UniteTrigrams, "uniteTrigrams"));

@@ -78,6 +78,7 @@ async function serve(initial: Config, configFile: string | undefined): Promise<n
     workerShardsMapped: () => pool.workerShardsMapped,
     indexLagSeconds: () => scheduler.lagSeconds(),
     failedSearchTasks: () => pool.failedTasks,
+    failedShards: () => pool.failedShards,
     renderSlotsInUse: () => pool.renderSlotsInUse,
   });
   const context: ServerContext = {

@@ -127,10 +127,12 @@ export class Shard {
 
   /** Maps and validates a shard file. Throws ShardFormatError for bad bytes, a system error when unreadable. */
   static open(filePath: string, options: OpenShardOptions = {}): Shard {
-    const bytes = native.mmapFile(filePath);
+    const { bytes, faultSlot } = native.mmapFile(filePath);
     native.madvise(bytes, 'random');
     try {
-      return new Shard(bytes, options);
+      const shard = new Shard(bytes, options, faultSlot);
+      if (shard.faulted) throw new ShardFormatError('TRUNCATED', 'the file shrank or could not be read while it was opened');
+      return shard;
     } catch (error) {
       throw error instanceof ShardFormatError ? error.inFile(filePath) : error;
     }
@@ -138,12 +140,13 @@ export class Shard {
 
   /** Validates a shard held in memory. */
   static fromBuffer(bytes: Buffer, options: OpenShardOptions = {}): Shard {
-    return new Shard(bytes, options);
+    return new Shard(bytes, options, 0);
   }
 
   private constructor(
     readonly bytes: Buffer,
     options: OpenShardOptions,
+    private readonly faultSlot: number,
   ) {
     assertLittleEndianHost();
     this.spans = readTableOfContents(bytes, options.verify ?? 'full');
@@ -167,6 +170,15 @@ export class Shard {
     this.firstBlocks = blocks.subarray(2);
     this.validateBlocks();
     this.blockTrigrams = this.trigramTable(Section.blockTrigramKeys, Section.blockTrigramPostings);
+  }
+
+  /**
+   * True once a read of the mapping faulted: the file shrank (or could not be read) under it. Pages
+   * from the fault on read as zeros, so whoever read the shard since discards what it read and counts
+   * the shard as failed (docs/operations.md, "Limits and defences").
+   */
+  get faulted(): boolean {
+    return native.mappingFaults[this.faultSlot] !== 0;
   }
 
   /**

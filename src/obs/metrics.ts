@@ -13,6 +13,8 @@ export interface MetricsSources {
   /** Seconds each repository's index is behind the change last seen (0 when current). */
   indexLagSeconds(): Map<string, number>;
   failedSearchTasks(): number;
+  /** Shards searches could not read, counted once per search. */
+  failedShards(): number;
   renderSlotsInUse(): number;
 }
 
@@ -59,17 +61,22 @@ export class Metrics {
         for (const [repo, seconds] of sources.indexLagSeconds()) this.set({ repo }, seconds);
       },
     });
-    let countedFailures = 0;
-    new Counter({
-      name: 'trawl_worker_crashes_total',
-      help: 'Search tasks that failed in a worker',
-      registers: [this.registry],
-      collect() {
-        const failures = sources.failedSearchTasks();
-        this.inc(failures - countedFailures);
-        countedFailures = failures;
-      },
-    });
+    /** A counter that reads a running total when scraped. */
+    const total = (name: string, help: string, read: () => number) => {
+      let counted = 0;
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          const now = read();
+          this.inc(now - counted);
+          counted = now;
+        },
+      });
+    };
+    total('trawl_worker_crashes_total', 'Search tasks that failed in a worker', () => sources.failedSearchTasks());
+    total('trawl_shard_failures_total', 'Shards a search could not read (corrupt, missing, or changed under its mapping), once per search: their results are missing from it', () => sources.failedShards());
   }
 
   /** The exposition text, with the per-repository series of only the repositories `visible` names. */

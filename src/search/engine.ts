@@ -118,8 +118,8 @@ export function buildLocalResponse(
 /**
  * Evaluates `query` over `shards` in order until `limits.wanted` match ranges
  * are found (counting those other tasks added to the signal), the deadline
- * passes or the search is cancelled. A corrupt shard is counted in
- * `crashes` and skipped.
+ * passes or the search is cancelled. A corrupt shard, or one whose mapping
+ * faulted, is counted in `crashes` and skipped.
  */
 export function searchShards(query: QueryNode, shards: readonly Shard[], contexts: Record<string, SearchContextConfig>, limits: SearchLimits): ShardsOutcome {
   const { wanted, deadline, signal } = limits;
@@ -142,8 +142,15 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     try {
       result = searchShard(shard, query, contexts, { maxMatchRanges: wanted - rangesFound(signal), deadline, isCancelled, onMatchRanges }, patterns);
     } catch (error) {
-      if (!(error instanceof ShardFormatError)) throw error;
-      stats.crashes++; // a corrupt shard costs its own results, never the search
+      if (!(error instanceof ShardFormatError) && !shard.faulted) throw error;
+    }
+    const matchesBefore = matches.length;
+    // Written out, not `{ ...match, shard, score }`: V8 (Node 20) keeps objects made by a spread plus new
+    // properties alive through scavenges until a full collection, ≈ 14 KB per search promoted for nothing.
+    for (const match of result?.matches ?? []) matches.push({ doc: match.doc, content: match.content, path: match.path, shard: index, score: score(shard, match) });
+    if (result === undefined || shard.faulted) {
+      matches.length = matchesBefore;
+      stats.crashes++; // a corrupt or shrunk shard costs its own results, never the search
       continue;
     }
     const shardStats = result.stats;
@@ -158,9 +165,6 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     stats.ngramMatches += shardStats.ngramMatches;
     stats.regexpsConsidered += shardStats.regexpsConsidered;
     totalRanges += shardStats.matchRanges;
-    // Written out, not `{ ...match, shard, score }`: V8 (Node 20) keeps objects made by a spread plus new
-    // properties alive through scavenges until a full collection, ≈ 14 KB per search promoted for nothing.
-    for (const match of result.matches) matches.push({ doc: match.doc, content: match.content, path: match.path, shard: index, score: score(shard, match) });
     if (result.stopReason !== 'complete') {
       // Stopping because other tasks found enough is the match cap, not a cancellation.
       stop = result.stopReason === 'cancelled' && !isSearchCancelled(signal) ? 'limit' : result.stopReason;
@@ -191,21 +195,36 @@ export function buildResponse(
   contentCharacters = RESPONSE_CONTENT_CHARACTERS,
 ): SearchResponse {
   found.sort((a, b) => b.score - a.score || compareLocation(a, b));
-  const response = assemble(request, query, found, publicUrl, contentCharacters);
+  const { response, faultedShards } = assembleIntact(request, query, found, publicUrl, contentCharacters);
   const stats = emptyStats();
   for (const outcome of outcomes) addStats(stats, outcome.stats);
+  stats.crashes += faultedShards;
   const totalRanges = outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
   const stop = combinedStop(outcomes.map((outcome) => outcome.stop));
   stats.actualMatchCount = countRanges(response.files);
   stats.totalMatchCount = totalRanges;
-  stats.fileCount = found.length;
-  stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - found.length);
+  stats.fileCount = response.files.length;
+  stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - response.files.length);
   stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
   stats.matchTreeSearch = Math.round((timings.searched - timings.planned) * NANOS_PER_MS);
   stats.duration = Math.round((performance.now() - timings.started) * NANOS_PER_MS);
   const cut = stop !== 'complete' || totalRanges > request.matches || response.tooLarge;
   stats.flushReason = flushReason(stop, cut);
   return { stats, files: response.files, repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
+}
+
+/**
+ * assemble over the matches of shards whose mapping did not fault while it read them (Shard.faulted):
+ * what it read from a faulted one may be zeros, so its files go and it counts as failed.
+ */
+function assembleIntact(request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string, contentCharacters: number) {
+  let kept = found;
+  for (;;) {
+    const response = assemble(request, query, kept, publicUrl, contentCharacters);
+    const intact = kept.filter((match) => !match.shard.faulted);
+    if (intact.length === kept.length) return { response, faultedShards: new Set(found.filter((match) => match.shard.faulted).map((match) => match.shard)).size };
+    kept = intact;
+  }
 }
 
 /** Match ranges in file results (file name and chunks). */

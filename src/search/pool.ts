@@ -74,6 +74,7 @@ export class SearchPool {
   private catalog: Catalog = { generation: -1, repositories: [] };
   private inFlight = 0;
   private workerFailures = 0;
+  private shardFailures = 0;
   /** Tasks the workers answered, and how many had been when `responsive` last looked. */
   private tasksAnswered = 0;
   private answeredAtLastProbe = 0;
@@ -191,6 +192,11 @@ export class SearchPool {
     return this.workerFailures;
   }
 
+  /** Shards that searches could not read (the `crashes` of every response): corrupt, missing, or changed under their mappings. */
+  get failedShards(): number {
+    return this.shardFailures;
+  }
+
   /**
    * Runs one search, of `request.query` or of an already built `query`.
    * Throws QueryParseError / UnknownSearchContextError for a bad query and
@@ -233,6 +239,7 @@ export class SearchPool {
   /** The worker's response with the wait for it, its members in SearchResponse's order: in `slot` when `results` is null. */
   private renderedJson({ stats, results, slotBytesUsed }: RenderedResponse, waitMs: number, slot: number | undefined): SearchJson {
     stats.wait = nanoseconds(waitMs);
+    this.shardFailures += stats.crashes;
     const prefix = `{"stats":${JSON.stringify(stats)},`;
     if (results === null) return { stats, ...this.renderSlots.response(slot!, prefix, slotBytesUsed) };
     return { stats, body: Buffer.concat([Buffer.from(prefix), results]), release: noRelease };
@@ -305,6 +312,7 @@ export class SearchPool {
   private respond(request: SearchRequest, query: QueryNode, found: Found[], outcomes: Omit<ShardsOutcome, 'matches'>[], timings: Timings, waitMs: number): SearchResponse {
     const response = buildResponse(request, query, found, outcomes, this.options.publicUrl, searchedNow(timings));
     response.stats.wait = nanoseconds(waitMs);
+    this.shardFailures += response.stats.crashes;
     return response;
   }
 

@@ -10,10 +10,13 @@ export class ShardCache {
   private readonly shards = new Map<string, Shard>();
   private generation = -1;
 
-  /** The shard in `file`, mapped on first use. Throws ShardFormatError or the fs error when it cannot be opened. */
+  /**
+   * The shard in `file`, mapped on first use and again after its mapping faulted. Throws
+   * ShardFormatError or the fs error when it cannot be opened.
+   */
   get(file: string): Shard {
     let shard = this.shards.get(file);
-    if (!shard) {
+    if (!shard || shard.faulted) {
       // Bulk checksums were verified when the indexer wrote the file; structure and bounds are checked here.
       shard = Shard.open(file, { verify: 'structure' });
       this.shards.set(file, shard);

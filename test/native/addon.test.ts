@@ -18,7 +18,7 @@ t.test('mmapFile maps exactly the bytes of the file', async (t) => {
   const file = path.join(dir, 'data.bin');
   const bytes = randomBytes(3 * 4096 + 123);
   fs.writeFileSync(file, bytes);
-  const mapped = native.mmapFile(file);
+  const mapped = native.mmapFile(file).bytes;
   t.equal(mapped.length, bytes.length);
   t.ok(mapped.equals(bytes), 'mapped bytes equal the file');
   native.madvise(mapped, 'random');
@@ -26,7 +26,7 @@ t.test('mmapFile maps exactly the bytes of the file', async (t) => {
   t.throws(() => native.madvise(mapped, 'sometimes' as never), /unknown advice 'sometimes'/);
 
   fs.writeFileSync(path.join(dir, 'empty'), '');
-  t.equal(native.mmapFile(path.join(dir, 'empty')).length, 0, 'an empty file maps to an empty buffer');
+  t.same(native.mmapFile(path.join(dir, 'empty')), { bytes: Buffer.alloc(0), faultSlot: 0 }, 'an empty file maps to an empty buffer that never faults');
   t.throws(() => native.mmapFile(path.join(dir, 'missing')), { code: 'ENOENT', syscall: 'open' });
   t.throws(() => native.mmapFile(42 as never), TypeError);
 });
@@ -45,7 +45,7 @@ t.test('several worker threads map the same file at once', async (t) => {
     const native = require(workerData.addon);
     const digests = [];
     for (let i = 0; i < 20; i++) {
-      const mapped = native.mmapFile(workerData.file);
+      const mapped = native.mmapFile(workerData.file).bytes;
       digests.push(require('node:crypto').createHash('sha256').update(mapped).digest('hex'));
     }
     parentPort.postMessage(digests);`;
@@ -60,6 +60,45 @@ t.test('several worker threads map the same file at once', async (t) => {
     }),
   );
   for (const digests of results) t.same(digests, Array(20).fill(expected), 'every mapping in every worker sees the file');
+});
+
+t.test('a file truncated under its mapping reads as zeros past its end and flags the mapping, in every thread', async (t) => {
+  const dir = scratch();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const addon = fileURLToPath(new URL('../../native/build/Release/trawl_native.node', import.meta.url));
+  // Without the guard the read past the new end raises SIGBUS and the whole process dies.
+  const source = `
+    const fs = require('node:fs');
+    const { workerData, parentPort } = require('node:worker_threads');
+    const native = require(workerData.addon);
+    fs.writeFileSync(workerData.file, Buffer.alloc(5 * 4096, 7));
+    const { bytes, faultSlot } = native.mmapFile(workerData.file);
+    const before = [bytes[3 * 4096], native.mappingFaults[faultSlot]];
+    fs.truncateSync(workerData.file, 4096 + 10);
+    const after = [bytes[5], bytes[4096 + 5], bytes[3 * 4096], bytes[5 * 4096 - 1], native.mappingFaults[faultSlot]];
+    const other = native.mmapFile(workerData.file + '.other');
+    parentPort.postMessage({ before, after, otherFaulted: native.mappingFaults[other.faultSlot], distinct: other.faultSlot !== faultSlot });`;
+  fs.writeFileSync(path.join(dir, 'f.other'), 'x');
+  const run = (file: string) => {
+    fs.copyFileSync(path.join(dir, 'f.other'), `${file}.other`);
+    const worker = new Worker(source, { eval: true, workerData: { file, addon } });
+    t.teardown(() => worker.terminate());
+    return new Promise<unknown>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+  };
+  const results = await Promise.all([run(path.join(dir, 'a')), run(path.join(dir, 'b'))]);
+  for (const result of results) {
+    t.same(result, { before: [7, 0], after: [7, 7, 0, 0, 1], otherFaulted: 0, distinct: true }, 'bytes before the fault kept, zeros from it on, only its slot flagged');
+  }
+});
+
+t.test('a SIGBUS outside every guarded mapping still takes its default action', async (t) => {
+  const loader = new URL('../../native/index.ts', import.meta.url).href;
+  const child = spawn(process.execPath, [...process.execArgv, '--input-type=module', '-e', `await import(${JSON.stringify(loader)}); process.kill(process.pid, 'SIGBUS'); setTimeout(() => {}, 5000);`], { stdio: 'ignore' });
+  const signal = await new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+  t.equal(signal, 'SIGBUS');
 });
 
 t.test('a second process cannot take a held flock', async (t) => {
