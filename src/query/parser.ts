@@ -61,11 +61,50 @@ interface GroupResult {
 class NotAGroup {}
 
 export function parseQuery(query: string, options: ParseOptions): QueryNode {
-  return new Parser(query, options).parse();
+  const parsed = parseQueryTerms(query, options);
+  const failure = firstInvalidRegex(parsed.regexTerms.map((term) => term.value));
+  if (failure) throw invalidRegexError(query, parsed.regexTerms[failure.index]!, failure.message);
+  return parsed.node;
+}
+
+/** A regex of a query, where it stands and what its error would say. */
+export interface RegexTerm {
+  value: string;
+  /** Offset of the term in the query. */
+  start: number;
+  /** How an error about it begins ("invalid regex", "file: has an invalid regex"). */
+  problem: string;
+}
+
+/**
+ * The query parsed with its regexes not yet compiled (compiling one can take 100 ms, so the front end
+ * has a worker do it: firstInvalidRegex, then invalidRegexError for the one that failed).
+ */
+export function parseQueryTerms(query: string, options: ParseOptions): { node: QueryNode; regexTerms: RegexTerm[] } {
+  const parser = new Parser(query, options);
+  return { node: parser.parse(), regexTerms: parser.regexTerms };
+}
+
+/** The first of `values` that RE2 refuses, with its reason; null when it takes them all. */
+export function firstInvalidRegex(values: readonly string[]): { index: number; message: string } | null {
+  for (let index = 0; index < values.length; index++) {
+    try {
+      new RE2(values[index]!, 'u');
+    } catch (error) {
+      return { index, message: (error as Error).message };
+    }
+  }
+  return null;
+}
+
+/** The parse error for `term` of `query`, which RE2 refused with `message`. */
+export function invalidRegexError(query: string, term: RegexTerm, message: string): QueryParseError {
+  return new QueryParseError(`${term.problem} ${JSON.stringify(term.value)} (${message})`, query, term.start);
 }
 
 class Parser {
   private position = 0;
+  readonly regexTerms: RegexTerm[] = [];
 
   constructor(
     private readonly query: string,
@@ -160,6 +199,7 @@ class Parser {
     if (this.options.regex && closesWithinToken(this.query.slice(open, this.tokenEnd(open))) && !this.opensQueryExpression(open + 1)) return null;
     if (depth + 1 > MAX_GROUP_DEPTH) throw this.error(`groups are nested deeper than ${MAX_GROUP_DEPTH}`, open);
     this.position = open + 1;
+    const regexTermsBefore = this.regexTerms.length;
     try {
       const body = this.parseGroupBody(depth + 1);
       this.skipSpace();
@@ -170,6 +210,7 @@ class Parser {
     } catch (error) {
       if (!(error instanceof NotAGroup)) throw error;
       this.position = open;
+      this.regexTerms.length = regexTermsBefore;
       return null;
     }
   }
@@ -238,13 +279,7 @@ class Parser {
   }
 
   private pattern(target: PatternTarget, value: string, regex: boolean, start: number, invalid: string): PatternNode {
-    if (regex) {
-      try {
-        new RE2(value, 'u');
-      } catch (error) {
-        throw this.error(`${invalid} ${JSON.stringify(value)} (${(error as Error).message})`, start);
-      }
-    }
+    if (regex) this.regexTerms.push({ value, start, problem: invalid });
     return { type: 'pattern', target, value, regex, caseSensitive: false };
   }
 

@@ -1,6 +1,7 @@
 /**
  * One search over a set of shards, in three steps that the daemon runs in
- * different places: `planSearch` (parse, check contexts: the front end),
+ * different places: `planSearch` (parse, check contexts: the front end, which
+ * has a worker compile the query's regexes: `parseSearch`),
  * `searchShards` (evaluate shard by shard until enough match ranges are
  * found: a worker, per shard group) and `buildResponse` (rank every group's
  * files, cut at `matches` ranges, build chunks, positions, links and the 21
@@ -11,7 +12,7 @@ import type { SearchContextConfig } from '../config/config.js';
 import type { Shard } from '../index/shard-reader.js';
 import { ShardFormatError } from '../index/errors.js';
 import type { QueryNode } from '../query/ast.js';
-import { parseQuery } from '../query/parser.js';
+import { parseQuery, parseQueryTerms, type RegexTerm } from '../query/parser.js';
 import { buildChunks } from './chunks.js';
 import { browseUrl, externalUrl } from './links.js';
 import { codePointsBetween } from './positions.js';
@@ -86,10 +87,19 @@ const NANOS_PER_MS = 1e6;
  * parse and UnknownSearchContextError for an unknown `context:`.
  */
 export function planSearch(request: SearchRequest, contexts: Record<string, SearchContextConfig>): QueryNode {
-  const query = parseQuery(request.query, { regex: request.isRegexEnabled ?? false, caseSensitive: request.isCaseSensitivityEnabled ?? false });
+  const query = parseQuery(request.query, parseOptions(request));
   checkContexts(query, contexts);
   return query;
 }
+
+/** planSearch but for the regexes, which it leaves for the caller to have compiled (parser.ts, firstInvalidRegex). */
+export function parseSearch(request: SearchRequest, contexts: Record<string, SearchContextConfig>): { node: QueryNode; regexTerms: RegexTerm[] } {
+  const parsed = parseQueryTerms(request.query, parseOptions(request));
+  checkContexts(parsed.node, contexts);
+  return parsed;
+}
+
+const parseOptions = (request: SearchRequest) => ({ regex: request.isRegexEnabled ?? false, caseSensitive: request.isCaseSensitivityEnabled ?? false });
 
 /** Runs `request` over `shards` in process (the CLI, the benchmarks); throws what planSearch throws. */
 export function search(request: SearchRequest, shards: readonly Shard[], environment: SearchEnvironment): SearchResponse {

@@ -1,5 +1,6 @@
 /**
- * Searches fanned out to a Piscina pool: the front end plans the query, sends
+ * Searches fanned out to a Piscina pool: the front end plans the query (a
+ * worker compiles its regexes), sends
  * one task per shard group of the visible repositories (as many groups as
  * the search's share of the workers), merges the groups' matches by score and
  * builds the response (chunks for the returned files only) from its own
@@ -12,9 +13,10 @@ import { Piscina, queueOptionsSymbol, type PiscinaTask } from 'piscina';
 import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import type { RepositoryConfig, SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
-import type { MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from '../worker/protocol.js';
+import { invalidRegexError } from '../query/parser.js';
+import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from '../worker/protocol.js';
 import { groupShards, type Catalog } from './catalog.js';
-import { buildResponse, emptyEvaluationStats, planSearch, type Found, type ShardsOutcome } from './engine.js';
+import { buildResponse, emptyEvaluationStats, parseSearch, type Found, type ShardsOutcome } from './engine.js';
 import { ShardCache } from './shard-cache.js';
 import { RenderSlots } from './render-slots.js';
 import { cancelSearch, createSignal, type SearchSignal } from './signal.js';
@@ -245,20 +247,47 @@ export class SearchPool {
     return { stats, body: Buffer.concat([Buffer.from(prefix), results]), release: noRelease };
   }
 
-  /** Counts the search in flight (or refuses it) for as long as `run` runs. */
-  private async admit<T>(request: SearchRequest, call: Pick<SearchCall, 'signal'>, prebuilt: QueryNode | undefined, run: (query: QueryNode, signal: SearchSignal, timings: Timings) => Promise<T>): Promise<T> {
-    const started = performance.now();
-    const query = prebuilt ?? planSearch(request, this.options.contexts);
-    const planned = performance.now();
+  /**
+   * The query of `request`, as planSearch plans it, but with its regexes compiled by a worker: RE2
+   * takes up to 100 ms and more over a 4 KiB pattern, time every request waits for on this thread.
+   * Throws what planSearch throws, and SearchQueueFullError.
+   */
+  async plan(request: SearchRequest): Promise<QueryNode> {
+    return this.admitted(() => this.planAdmitted(request));
+  }
+
+  private async planAdmitted(request: SearchRequest): Promise<QueryNode> {
+    const { node, regexTerms } = parseSearch(request, this.options.contexts);
+    if (regexTerms.length === 0) return node;
+    const task: CheckRegexesTask = regexTerms.map((term) => term.value);
+    const failure = (await this.piscina.run(task, { name: 'checkRegexes' })) as CheckRegexesResult;
+    if (failure) throw invalidRegexError(request.query, regexTerms[failure.index]!, failure.message);
+    return node;
+  }
+
+  /** Counts `run` as a search in flight (or refuses it) for as long as it runs. */
+  private async admitted<T>(run: () => Promise<T>): Promise<T> {
     if (this.inFlight >= this.options.maxQueuedSearches) throw new SearchQueueFullError(this.options.maxQueuedSearches);
     this.inFlight++;
-    const signal = call.signal ?? createSignal();
     try {
-      return await run(query, signal, { started, planned });
+      return await run();
     } finally {
       this.inFlight--;
-      cancelSearch(signal); // tasks still queued for a finished search return at once
     }
+  }
+
+  private async admit<T>(request: SearchRequest, call: Pick<SearchCall, 'signal'>, prebuilt: QueryNode | undefined, run: (query: QueryNode, signal: SearchSignal, timings: Timings) => Promise<T>): Promise<T> {
+    const started = performance.now();
+    return this.admitted(async () => {
+      const query = prebuilt ?? (await this.planAdmitted(request));
+      const planned = performance.now();
+      const signal = call.signal ?? createSignal();
+      try {
+        return await run(query, signal, { started, planned });
+      } finally {
+        cancelSearch(signal); // tasks still queued for a finished search return at once
+      }
+    });
   }
 
   /**

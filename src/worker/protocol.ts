@@ -66,6 +66,10 @@ export interface MapShardTask {
   shardFile: string;
 }
 
+/** Compile these regexes (a query's, parser.ts RegexTerm values): answered with the first RE2 refuses, or null. */
+export type CheckRegexesTask = string[];
+export type CheckRegexesResult = { index: number; message: string } | null;
+
 /**
  * The group's matches (`shard` indexes SearchTask.shardFiles) and counters, a
  * shard that failed to open counting as a crash; the response itself for a

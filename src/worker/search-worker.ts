@@ -9,7 +9,8 @@ import { buildLocalResponse, searchShards, type ShardsOutcome } from '../search/
 import { ShardCache } from '../search/shard-cache.js';
 import type { Shard } from '../index/shard-reader.js';
 import { writeMembers, type RenderSlotsShare } from '../search/render-slots.js';
-import type { MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from './protocol.js';
+import { firstInvalidRegex } from '../query/parser.js';
+import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from './protocol.js';
 
 const cache = new ShardCache();
 /** The front end's render slots (SearchPool passes them as the pool's workerData). */
@@ -53,6 +54,11 @@ export function mapShard(task: MapShardTask): number {
   cache.advance(task.generation);
   cache.prefetch(task.shardFile);
   return cache.size;
+}
+
+/** Compiles a query's regexes off the front end's thread (RE2 can take 100 ms over a 4 KiB pattern). */
+export function checkRegexes(task: CheckRegexesTask): CheckRegexesResult {
+  return firstInvalidRegex(task);
 }
 
 /** The watchdog's liveness probe: answered only by a worker that takes tasks. */

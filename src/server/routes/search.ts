@@ -5,7 +5,6 @@ import type { SearchResponse as SearchResponseBody } from '../../api/types.js';
 import { parseBody, validator } from '../../api/validate.js';
 import type { QueryNode } from '../../query/ast.js';
 import { queryClass } from '../../query/query-class.js';
-import { planSearch } from '../../search/engine.js';
 import { cancelSearch, createSignal } from '../../search/signal.js';
 import { audit, type Caller } from '../access.js';
 import { JSON_TYPE, type Request } from '../http.js';
@@ -43,7 +42,7 @@ export const searchRoute: Route = {
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const search = parseBody(body, request.body);
-    const query = planSearch(search, context.config.contexts);
+    const query = await context.pool.plan(search);
     const signal = signalFor(request);
     const json = await timedSearch(context, query, () => context.pool.searchJson(search, { visible: caller.canSee, signal }, query));
     try {
@@ -75,7 +74,7 @@ export const streamSearchRoute: Route = {
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const search = parseBody(body, request.body);
-    const query = planSearch(search, context.config.contexts); // errors before the first byte are ordinary JSON errors
+    const query = await context.pool.plan(search); // errors before the first byte are ordinary JSON errors
     const signal = signalFor(request);
     audit(context, caller, 'search', { id: null, type: null }, { query: search.query, stream: true });
     return {
