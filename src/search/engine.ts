@@ -127,9 +127,10 @@ export function buildLocalResponse(
 
 /**
  * Evaluates `query` over `shards` in order until `limits.wanted` match ranges
- * are found (counting those other tasks added to the signal), the deadline
- * passes or the search is cancelled. A corrupt shard, or one whose mapping
- * faulted, is counted in `crashes` and skipped.
+ * (files for type:file, repositories for type:repo) are found (counting
+ * those other tasks added to the signal), the deadline passes or the search
+ * is cancelled. A corrupt shard, or one whose mapping faulted, is counted in
+ * `crashes` and skipped.
  */
 export function searchShards(query: QueryNode, shards: readonly Shard[], contexts: Record<string, SearchContextConfig>, limits: SearchLimits): ShardsOutcome {
   const { wanted, deadline, signal } = limits;
@@ -142,15 +143,23 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
   const isCancelled = () => isSearchCancelled(signal) || enoughElsewhere();
   const onMatchRanges = (ranges: number) => addRangesFound(signal, ranges);
   const patterns = new CompiledPatterns();
+  const resultType = resultTypeOf(query);
+  // type:repo: a repository's first matching file stands for it, so each shard stops there and a repository found skips its other shards.
+  const repositoriesFound = new Set<number>();
   for (let index = 0; index < shards.length; index++) {
     const shard = shards[index]!;
     if (enoughElsewhere()) {
       stop = 'limit';
       break;
     }
+    if (resultType === 'repo' && repositoriesFound.has(shard.meta.repository.id)) {
+      stats.shardsSkipped++;
+      continue;
+    }
+    const shardLimits = { maxMatchRanges: resultType === 'repo' ? 1 : wanted - rangesFound(signal), countFiles: resultType !== undefined, deadline, isCancelled, onMatchRanges };
     let result;
     try {
-      result = searchShard(shard, query, contexts, { maxMatchRanges: wanted - rangesFound(signal), deadline, isCancelled, onMatchRanges }, patterns);
+      result = searchShard(shard, query, contexts, shardLimits, patterns);
     } catch (error) {
       if (!(error instanceof ShardFormatError) && !shard.faulted) throw error;
     }
@@ -164,6 +173,7 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
       continue;
     }
     const shardStats = result.stats;
+    if (result.matches.length > 0 && resultType === 'repo') repositoriesFound.add(shard.meta.repository.id);
     if (result.matches.length > 0) stats.shardsScanned++;
     else if (shardStats.ngramLookups === 0 && shardStats.filesConsidered === 0) stats.shardsSkippedFilter++;
     else stats.shardsSkipped++;
@@ -175,7 +185,7 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     stats.ngramMatches += shardStats.ngramMatches;
     stats.regexpsConsidered += shardStats.regexpsConsidered;
     totalRanges += shardStats.matchRanges;
-    if (result.stopReason !== 'complete') {
+    if (result.stopReason !== 'complete' && !(resultType === 'repo' && result.stopReason === 'limit')) {
       // Stopping because other tasks found enough is the match cap, not a cancellation.
       stop = result.stopReason === 'cancelled' && !isSearchCancelled(signal) ? 'limit' : result.stopReason;
       if (stop !== 'limit') break;
@@ -213,12 +223,15 @@ export function buildResponse(
   const stop = combinedStop(outcomes.map((outcome) => outcome.stop));
   stats.actualMatchCount = countRanges(response.files);
   stats.totalMatchCount = totalRanges;
+  const resultType = resultTypeOf(query);
+  // What `matches` caps: files for type:file, repositories for type:repo, else match ranges.
+  const foundCount = resultType === 'file' ? found.length : resultType === 'repo' ? new Set(found.map((match) => match.shard.meta.repository.id)).size : totalRanges;
   stats.fileCount = response.files.length;
   stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - response.files.length);
   stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
   stats.matchTreeSearch = Math.round((timings.searched - timings.planned) * NANOS_PER_MS);
   stats.duration = Math.round((performance.now() - timings.started) * NANOS_PER_MS);
-  const cut = stop !== 'complete' || totalRanges > request.matches || response.tooLarge;
+  const cut = stop !== 'complete' || foundCount > request.matches || response.tooLarge;
   stats.flushReason = flushReason(stop, cut);
   return { stats, files: response.files, repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
 }
@@ -318,12 +331,11 @@ function assemble(
       if (seenRepositories.has(repository.id)) continue;
       seenRepositories.add(repository.id);
     }
-    // Keep file-name ranges first, then content ranges in file order, within the budget.
-    const pathRanges = withinBudget(match.path, budget);
-    budget -= pathRanges.length / 2;
-    // type:file and type:repo return files without chunks: their content ranges are not returned.
-    const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget);
-    budget -= contentRanges.length / 2;
+    // type:file and type:repo return files without chunks (their content ranges are not returned), each counting as one.
+    // Otherwise keep file-name ranges first, then content ranges in file order, within the budget.
+    const pathRanges = resultType ? match.path : withinBudget(match.path, budget);
+    const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget - pathRanges.length / 2);
+    budget -= resultType ? 1 : (pathRanges.length + contentRanges.length) / 2;
     const file = fileResult(request, shard, match.doc, pathRanges, contentRanges, publicUrl);
     characters += (file.content?.length ?? 0) + file.chunks.reduce((sum, chunk) => sum + chunk.content.length, 0);
     files.push(file);
@@ -379,6 +391,11 @@ function branchesOf(shard: Shard, doc: number): string[] {
 /** A position inside a path: line 1, column in code points. */
 function pathPosition(path: Buffer, byteOffset: number) {
   return { byteOffset, lineNumber: 1, column: 1 + codePointsBetween(path, 0, byteOffset) };
+}
+
+/** What a response holds of what `matches` caps: files for type:file and type:repo results, else match ranges. */
+export function resultsCounted(query: QueryNode, response: SearchResponse): number {
+  return resultTypeOf(query) ? response.files.length : response.stats.actualMatchCount;
 }
 
 function resultTypeOf(query: QueryNode): 'file' | 'repo' | undefined {

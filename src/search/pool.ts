@@ -16,7 +16,7 @@ import type { QueryNode } from '../query/ast.js';
 import { invalidRegexError } from '../query/parser.js';
 import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from '../worker/protocol.js';
 import { groupShards, type Catalog } from './catalog.js';
-import { buildResponse, emptyEvaluationStats, parseSearch, type Found, type ShardsOutcome } from './engine.js';
+import { buildResponse, emptyEvaluationStats, parseSearch, resultsCounted, type Found, type ShardsOutcome } from './engine.js';
 import { ShardCache } from './shard-cache.js';
 import { RenderSlots } from './render-slots.js';
 import { cancelSearch, createSignal, type SearchSignal } from './signal.js';
@@ -330,7 +330,7 @@ export class SearchPool {
         outcomes.push(outcome);
         if (call.onPartial && budget > 0) {
           const partial = buildResponse({ ...request, matches: budget }, query, groupFound, [outcome], this.options.publicUrl, searchedNow(timings));
-          budget -= partial.stats.actualMatchCount;
+          budget -= resultsCounted(query, partial);
           call.onPartial(partial);
         }
       }),

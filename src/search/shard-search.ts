@@ -23,11 +23,13 @@ import { compileMatcher, type Matcher } from './matcher.js';
 export interface ShardSearchLimits {
   /** Stop once this many match ranges are found (callers ask for `matches + 1` to learn whether more exist). */
   maxMatchRanges: number;
+  /** Count a matching document as one, whatever its ranges (type:file and type:repo results are files without chunks). */
+  countFiles?: boolean;
   /** performance.now() value after which the search stops. */
   deadline: number;
   /** Checked between documents; true stops the search. */
   isCancelled(): boolean;
-  /** Told the match ranges of each matching document as it is found (so other tasks can stop early). */
+  /** Told the match ranges of each matching document (1 with `countFiles`) as it is found (so other tasks can stop early). */
   onMatchRanges?(ranges: number): void;
 }
 
@@ -98,19 +100,22 @@ export function searchShard(
   const matches: DocumentMatch[] = [];
   const docs = evaluator.candidatesOf(root);
   const total = docs === 'all' ? shard.documentCount : docs.length;
+  let counted = 0;
   for (let i = 0; i < total; i++) {
     if (limits.isCancelled()) return { matches, stopReason: 'cancelled', stats };
     if (performance.now() > limits.deadline) return { matches, stopReason: 'deadline', stats };
     const doc = docs === 'all' ? i : docs[i]!;
     stats.filesConsidered++;
     const ranges: Ranges = { content: [], path: [] };
-    evaluator.startDocument(doc, limits.maxMatchRanges - stats.matchRanges);
+    evaluator.startDocument(doc, limits.countFiles ? limits.maxMatchRanges : limits.maxMatchRanges - counted);
     if (!evaluator.holds(root, ranges)) continue;
     matches.push({ doc, content: ranges.content, path: ranges.path });
     const found = (ranges.content.length + ranges.path.length) / 2;
     stats.matchRanges += found;
-    limits.onMatchRanges?.(found);
-    if (stats.matchRanges >= limits.maxMatchRanges) return { matches, stopReason: 'limit', stats };
+    const count = limits.countFiles ? 1 : found;
+    counted += count;
+    limits.onMatchRanges?.(count);
+    if (counted >= limits.maxMatchRanges) return { matches, stopReason: 'limit', stats };
   }
   return { matches, stopReason: 'complete', stats };
 }

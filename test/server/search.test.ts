@@ -1,8 +1,11 @@
 import t, { type Test } from 'tap';
+import path from 'node:path';
 import { ErrorResponse, SearchResponse } from '../../src/api/schemas.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { assertSchema, expectError } from '../helpers/schema.js';
 import { fixtureRepository } from './fixture.js';
+import { makeRepository } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
 
 t.test('POST /api/search', async (t) => {
   const repo = fixtureRepository(t);
@@ -92,4 +95,39 @@ t.test('without anonymous access, reads need a credential', async (t) => {
   await expectError(t, await daemon.fetch('/api/repos'), 401, 'NOT_AUTHENTICATED');
   t.equal((await daemon.fetch('/api/health')).status, 200, 'health needs no credential');
   t.equal((await daemon.fetch('/api/version')).status, 200, 'version needs no credential');
+});
+
+t.test('type:file and type:repo count files and repositories against `matches`, not match ranges', async (t) => {
+  const root = tempDir(t, 'trawl-types-');
+  // One repository with many matches in one file, ahead of two with one match each.
+  const repos = ([
+    { name: 'example.com/a/busy', files: { 'busy.c': 'int typed_needle;\n'.repeat(50), 'also.c': 'typed_needle\n' } },
+    { name: 'example.com/b/quiet', files: { 'quiet.c': 'typed_needle\n' } },
+    { name: 'example.com/c/calm', files: { 'calm.c': 'typed_needle\n' } },
+  ] as { name: string; files: Record<string, string> }[]).map(({ name, files }) => {
+    const dir = path.join(root, name.split('/')[2]!);
+    makeRepository(dir, files);
+    return { name, path: dir, public: true };
+  });
+  const daemon = await startDaemon(t, { repos, auth: { anonymousAccess: true } });
+  const search = async (query: string, matches: number) => (await (await daemon.post('/api/search', { query, matches })).json()) as { files: { repository: string; fileName: { text: string }; chunks: unknown[] }[]; isSearchExhaustive: boolean };
+  const everyRepository = repos.map((repo) => repo.name).sort();
+  for (const matches of [3, 4, 100]) {
+    const body = await search('type:repo typed_needle', matches);
+    t.same(body.files.map((file) => file.repository).sort(), everyRepository, `type:repo, matches ${matches}: every repository, once`);
+    t.ok(body.files.every((file) => file.chunks.length === 0));
+    t.equal(body.isSearchExhaustive, true);
+  }
+  const two = await search('type:repo typed_needle', 2);
+  t.equal(new Set(two.files.map((file) => file.repository)).size, 2, 'matches 2: two repositories');
+  t.equal(two.isSearchExhaustive, false);
+
+  for (const matches of [4, 100]) {
+    const body = await search('type:file typed_needle', matches);
+    t.same(body.files.map((file) => file.fileName.text).sort(), ['also.c', 'busy.c', 'calm.c', 'quiet.c'], `type:file, matches ${matches}: every file`);
+    t.equal(body.isSearchExhaustive, true);
+  }
+  const three = await search('type:file typed_needle', 3);
+  t.equal(three.files.length, 3, 'matches 3: three files');
+  t.equal(three.isSearchExhaustive, false);
 });
