@@ -21,7 +21,7 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: { status: 405, when: 'known path, wrong method (with an `Allow` header)' },
   RATE_LIMITED: { status: 429, when: 'per-credential rate limit exceeded (with `Retry-After`)' },
   UNEXPECTED_ERROR: { status: 500, when: 'anything unforeseen; logged with the request id, never leaks internals' },
-  SERVICE_UNAVAILABLE: { status: 503, when: 'shutting down, or the search queue is full (with `Retry-After`)' },
+  SERVICE_UNAVAILABLE: { status: 503, when: 'shutting down, or the search queue is full (with `Retry-After`); a git read (commits, blame, tree, diff, source) ran past the time budget (with `Retry-After`) or its size bound: the message names what to narrow' },
 } as const satisfies Record<string, { status: number; when: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -5,7 +5,7 @@
  * libgit2's blame: docs/benchmarks.md ("Blame").
  */
 import { spawn } from 'node:child_process';
-import type { WalkLimit } from './history.js';
+import { GitReadStoppedError, type ReadLimit } from './errors.js';
 
 export interface BlameRange {
   hash: string;
@@ -54,7 +54,7 @@ const MAX_OUTPUT_BYTES = 64 << 20;
  * path it checked is a file there) in the repository at `repositoryPath`;
  * git is killed when `limit.signal` fires (the deadline, or the client gone).
  */
-export function blameFile(repositoryPath: string, commit: string, filePath: string, limit: WalkLimit): Promise<Blame> {
+export function blameFile(repositoryPath: string, commit: string, filePath: string, limit: ReadLimit): Promise<Blame> {
   const args = ['-C', repositoryPath, '--no-replace-objects', 'blame', '--incremental', commit, '--', filePath];
   const child = spawn('git', args, {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,11 +72,12 @@ export function blameFile(repositoryPath: string, commit: string, filePath: stri
   child.stderr.on('data', (chunk: Buffer) => {
     if (stderr.length < 4096) stderr += chunk.toString();
   });
+  const stopped = () => new GitReadStoppedError(`the blame of ${filePath}`, 'time', limit.budgetMs, 'blame a smaller file, or retry');
   return new Promise((resolve, reject) => {
-    child.on('error', (error) => reject(new BlameError(`git blame could not run: ${error.message}`)));
+    child.on('error', (error) => reject(limit.signal.aborted ? stopped() : new BlameError(`git blame could not run: ${error.message}`)));
     child.on('close', (code, signal) => {
-      if (bytes > MAX_OUTPUT_BYTES) reject(new BlameError(`the blame of ${filePath} is larger than ${MAX_OUTPUT_BYTES} bytes`));
-      else if (signal) reject(new BlameError(`git blame was stopped (${signal}): past its ${limit.budgetMs} ms deadline, or the request was cancelled`));
+      if (bytes > MAX_OUTPUT_BYTES) reject(new GitReadStoppedError(`the blame of ${filePath}`, 'size', MAX_OUTPUT_BYTES, 'blame a smaller file'));
+      else if (signal) reject(stopped());
       else if (code !== 0) reject(new BlameError(`git blame of ${filePath} failed (exit status ${code})`, stderr.trim()));
       else resolve(parseIncremental(Buffer.concat(chunks).toString('utf8')));
     });

@@ -1,6 +1,6 @@
 /** A file's bytes at a commit, for GET /api/source. */
 import type NodeGit from 'nodegit';
-import { PathNotFoundError } from './errors.js';
+import { GitReadStoppedError, PathNotFoundError } from './errors.js';
 import { normalizeTreePath } from './refs.js';
 
 export interface BlobAtPath {
@@ -9,7 +9,10 @@ export interface BlobAtPath {
   blobSha: string;
 }
 
-/** Throws PathNotFoundError when the path is malformed, absent, or not a file at this commit. */
+/** A file larger than this is not read (the API would answer it as JSON, base64 for binary files). */
+export const MAX_BLOB_BYTES = 64 << 20;
+
+/** Throws PathNotFoundError when the path is malformed, absent, or not a file at this commit, GitReadStoppedError when it is larger than MAX_BLOB_BYTES. */
 export async function blobAt(commit: NodeGit.Commit, rawPath: string): Promise<BlobAtPath> {
   const filePath = normalizeTreePath(rawPath);
   if (filePath === '') throw new PathNotFoundError(rawPath, 'is a directory, not a file');
@@ -21,5 +24,6 @@ export async function blobAt(commit: NodeGit.Commit, rawPath: string): Promise<B
   }
   if (!entry.isBlob()) throw new PathNotFoundError(rawPath, 'is not a file at this revision');
   const blob = await entry.getBlob();
+  if (blob.rawsize() > MAX_BLOB_BYTES) throw new GitReadStoppedError(`reading ${filePath}`, 'size', MAX_BLOB_BYTES, 'the file is too large to serve');
   return { path: filePath, content: Buffer.from(blob.content()), blobSha: entry.sha() };
 }

@@ -20,10 +20,29 @@ export class PathNotFoundError extends Error {
   }
 }
 
-/** A git read stopped before its end: past the request's time budget, or its client went away. */
+/**
+ * A git read stopped before its end: past the request's time budget or its client gone (`time`), or
+ * past the bytes it may produce (`size`). Either way the caller narrows the request, and may retry a `time` one.
+ */
 export class GitReadStoppedError extends Error {
-  constructor(what: string, budgetMs: number) {
-    super(`${what} ran past the ${budgetMs} ms time budget (or its client went away); narrow it (a path, since or until)`);
+  constructor(
+    what: string,
+    readonly bound: 'time' | 'size',
+    limit: number,
+    narrow: string,
+  ) {
+    super(`${what} ran past ${bound === 'time' ? `the ${limit} ms time budget (or its client went away)` : `${limit} bytes`}; ${narrow}`);
     this.name = 'GitReadStoppedError';
   }
+}
+
+/** When a git read must stop: the request's deadline or its client gone (the signal), and the budget it says it ran past. */
+export interface ReadLimit {
+  signal: AbortSignal;
+  budgetMs: number;
+}
+
+/** Throws GitReadStoppedError (`time`) for `what` once `limit` has fired. */
+export function checkReadLimit(limit: ReadLimit, what: string, narrow: string): void {
+  if (limit.signal.aborted) throw new GitReadStoppedError(what, 'time', limit.budgetMs, narrow);
 }

@@ -1,7 +1,7 @@
 /** Commit listings, single commits and commit authors for GET /api/commits, /api/commit and /api/commits/authors. */
 import NodeGit from 'nodegit';
 import type RE2 from 're2';
-import { GitReadStoppedError } from './errors.js';
+import { checkReadLimit, type ReadLimit } from './errors.js';
 import type { GitRepository } from './repository.js';
 
 export interface CommitSummary {
@@ -38,19 +38,13 @@ export interface Page {
   size: number;
 }
 
-/** When a walk must stop: the request's deadline or its client gone (the signal), and the budget it says it ran past. */
-export interface WalkLimit {
-  signal: AbortSignal;
-  budgetMs: number;
-}
-
 /**
  * Calls `visit` for each commit reachable from `start` that passes `filter`
  * (at most MAX_COMMITS_WALKED are walked), in `git log`'s order: newest
  * first, and a child before its parent when both have the same time
  * (libgit2's time sort leaves such ties in any order).
  */
-async function walkCommits(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, limit: WalkLimit, visit: (commit: NodeGit.Commit) => void): Promise<void> {
+async function walkCommits(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, limit: ReadLimit, visit: (commit: NodeGit.Commit) => void): Promise<void> {
   const walk = repository.createRevWalk();
   walk.sorting(NodeGit.Revwalk.SORT.TIME);
   walk.push(start.id());
@@ -58,7 +52,7 @@ async function walkCommits(repository: GitRepository, start: NodeGit.Commit, fil
   let sameTime: NodeGit.Commit[] = [];
   const flush = async () => {
     for (const commit of childrenFirst(sameTime)) {
-      if (limit.signal.aborted) throw new GitReadStoppedError('walking the history', limit.budgetMs);
+      checkReadLimit(limit, 'walking the history', 'narrow it (a path, since or until)');
       if (await passes(commit, filter)) visit(commit);
     }
     sameTime = [];
@@ -135,7 +129,7 @@ class MinHeap {
  * The commits reachable from `start`, newest first, that pass `filter`: the
  * page asked for and how many passed in all.
  */
-export async function listCommits(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, page: Page, limit: WalkLimit): Promise<{ total: number; commits: CommitSummary[] }> {
+export async function listCommits(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, page: Page, limit: ReadLimit): Promise<{ total: number; commits: CommitSummary[] }> {
   const refs = await refsByCommit(repository);
   const from = (page.number - 1) * page.size;
   const commits: CommitSummary[] = [];
@@ -158,7 +152,7 @@ export interface CommitAuthor {
  * per name and email as `git shortlog -sne` counts them: most commits first,
  * then by `Name <email>`. The page asked for and how many in all.
  */
-export async function listAuthors(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, page: Page, limit: WalkLimit): Promise<{ total: number; authors: CommitAuthor[] }> {
+export async function listAuthors(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, page: Page, limit: ReadLimit): Promise<{ total: number; authors: CommitAuthor[] }> {
   const byIdentity = new Map<string, CommitAuthor>();
   await walkCommits(repository, start, filter, limit, (commit) => {
     const author = commit.author();

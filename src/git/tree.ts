@@ -1,6 +1,6 @@
 /** Directory listings of a commit's tree for POST /api/tree. */
 import NodeGit from 'nodegit';
-import { PathNotFoundError } from './errors.js';
+import { checkReadLimit, PathNotFoundError, type ReadLimit } from './errors.js';
 import { normalizeTreePath } from './refs.js';
 
 export interface TreeNode {
@@ -16,9 +16,9 @@ const FILEMODE_COMMIT = 0o160000;
  * The root node listing the root's entries, with each requested directory
  * (and every directory on the way to it) expanded one level. Directories come
  * first, then files, each by name (case-insensitive, then byte order).
- * Throws PathNotFoundError when a requested path is not a directory.
+ * Throws PathNotFoundError when a requested path is not a directory, GitReadStoppedError once `limit` fires.
  */
-export async function treeOf(commit: NodeGit.Commit, paths: readonly string[]): Promise<TreeNode> {
+export async function treeOf(commit: NodeGit.Commit, paths: readonly string[], limit: ReadLimit): Promise<TreeNode> {
   const rootTree = await commit.getTree();
   const root: TreeNode = { type: 'tree', path: '', name: '', children: [] };
   const expanded = new Map<string, TreeNode>([['', root]]);
@@ -40,6 +40,7 @@ export async function treeOf(commit: NodeGit.Commit, paths: readonly string[]): 
     let node = root;
     let tree = rootTree;
     for (let depth = 0; depth < segments.length; depth++) {
+      checkReadLimit(limit, 'the tree listing', 'ask for fewer paths');
       const childPath = segments.slice(0, depth + 1).join('/');
       const child = node.children.find((candidate) => candidate.path === childPath);
       if (!child || child.type !== 'tree') throw new PathNotFoundError(raw, 'is not a directory at this revision');

@@ -11,7 +11,7 @@ export function asApiError(error: unknown): unknown {
   if (error instanceof UnknownSearchContextError) return new ApiError('SEARCH_CONTEXT_NOT_FOUND', error.message);
   if (error instanceof SearchQueueFullError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '1' });
   if (error instanceof InvalidRefError) return new ApiError('INVALID_GIT_REF', error.message);
-  if (error instanceof GitReadStoppedError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '1' });
+  if (error instanceof GitReadStoppedError) return new ApiError('SERVICE_UNAVAILABLE', error.message, error.bound === 'time' ? { 'Retry-After': '1' } : {});
   if (error instanceof BlameError) return new ApiError('UNEXPECTED_ERROR', error.message);
   if (error instanceof PathNotFoundError) return new ApiError('FILE_NOT_FOUND', `file not found: ${error.message}`);
   return error;

@@ -53,7 +53,7 @@ t.test('git blame failures are BlameErrors that name no server path', async (t) 
   t.match((missing as BlameError).detail, /no such path/, 'git said why, for the log');
   const cancelled = new AbortController();
   cancelled.abort();
-  await t.rejects(blameFile(root, head, 'a.txt', { signal: cancelled.signal, budgetMs: 60_000 }), BlameError, 'a cancelled request stops git');
+  await t.rejects(blameFile(root, head, 'a.txt', { signal: cancelled.signal, budgetMs: 60_000 }), { name: 'GitReadStoppedError', bound: 'time' }, 'a cancelled request stops git');
 });
 
 t.test('incremental output with quoted paths parses; garbage is refused', async (t) => {

@@ -22,8 +22,8 @@ import { blameFile } from '../../git/blame.js';
 import { blobAt } from '../../git/blob.js';
 import { parseGitDate } from '../../git/dates.js';
 import { diffCommits } from '../../git/diff.js';
-import { InvalidRefError } from '../../git/errors.js';
-import { commitDetail, listAuthors, listCommits, type CommitFilter, type CommitSummary, type WalkLimit } from '../../git/history.js';
+import { InvalidRefError, type ReadLimit } from '../../git/errors.js';
+import { commitDetail, listAuthors, listCommits, type CommitFilter, type CommitSummary } from '../../git/history.js';
 import { normalizeTreePath, resolveCommit } from '../../git/refs.js';
 import { treeOf } from '../../git/tree.js';
 import { detectLanguage } from '../../index/languages.js';
@@ -51,7 +51,7 @@ async function commitIn(context: ServerContext, caller: Caller, name: string, re
 }
 
 /** A git read of this request stops at the search time budget, or when the client goes away. */
-function walkLimit(request: Request, context: ServerContext): WalkLimit {
+function readLimit(request: Request, context: ServerContext): ReadLimit {
   const clientGone = new AbortController();
   request.onAborted(() => clientGone.abort());
   const budgetMs = context.config.server.searchTimeBudgetMs;
@@ -72,11 +72,11 @@ export const treeRoute: Route = {
   access: 'read',
   body: TreeRequest,
   response: { status: 200, schema: TreeResponse, description: 'The tree' },
-  errors: ['INVALID_REQUEST_BODY', 'FILE_NOT_FOUND', ...GIT_ERRORS],
+  errors: ['INVALID_REQUEST_BODY', 'FILE_NOT_FOUND', 'SERVICE_UNAVAILABLE', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const tree = parseBody(treeBody, request.body);
     const { commit } = await commitIn(context, caller, tree.repoName, tree.revisionName);
-    const body = { tree: await treeOf(commit, tree.paths) };
+    const body = { tree: await treeOf(commit, tree.paths, readLimit(request, context)) };
     audit(context, caller, 'tree.read', { id: tree.repoName, type: 'repository' }, { ref: tree.revisionName, expanded: tree.paths.length });
     return { status: 200, body };
   },
@@ -91,7 +91,7 @@ export const sourceRoute: Route = {
   access: 'read',
   query: SourceQuery,
   response: { status: 200, schema: SourceResponse, description: 'The file' },
-  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', ...GIT_ERRORS],
+  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', 'SERVICE_UNAVAILABLE', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const params = parseQuery(sourceQuery, request.query);
     const ref = params.ref ?? 'HEAD';
@@ -137,7 +137,7 @@ export const commitsRoute: Route = {
       since: gitDateParameter(params.since, 'since'),
       until: gitDateParameter(params.until, 'until'),
     };
-    const { total, commits } = await listCommits(repository, commit, filter, page, walkLimit(request, context));
+    const { total, commits } = await listCommits(repository, commit, filter, page, readLimit(request, context));
     return { status: 200, body: commits.map(withSnakeCaseAuthor), headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits', request.query) };
   },
 };
@@ -180,7 +180,7 @@ export const authorsRoute: Route = {
     const { repository, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const page = requestedPage(params);
     const filter = { path: params.path === undefined ? undefined : normalizeTreePath(params.path) };
-    const { total, authors } = await listAuthors(repository, commit, filter, page, walkLimit(request, context));
+    const { total, authors } = await listAuthors(repository, commit, filter, page, readLimit(request, context));
     audit(context, caller, 'commits.authors.read', { id: params.repo, type: 'repository' }, { ref: params.ref });
     return { status: 200, body: authors, headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits/authors', request.query) };
   },
@@ -195,12 +195,12 @@ export const blameRoute: Route = {
   access: 'read',
   query: BlameQuery,
   response: { status: 200, schema: BlameResponse, description: 'Ranges by line, and each commit once' },
-  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', ...GIT_ERRORS],
+  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', 'SERVICE_UNAVAILABLE', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const params = parseQuery(blameQuery, request.query);
     const { repo, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const blob = await blobAt(commit, params.path);
-    const blame = await blameFile(repo.path, commit.sha(), blob.path, walkLimit(request, context));
+    const blame = await blameFile(repo.path, commit.sha(), blob.path, readLimit(request, context));
     audit(context, caller, 'file.blamed', { id: repo.name, type: 'repository' }, { path: blob.path, ref: params.ref });
     return { status: 200, body: blame };
   },
@@ -236,12 +236,12 @@ export const diffRoute: Route = {
   access: 'read',
   query: DiffQuery,
   response: { status: 200, schema: DiffResponse, description: 'Changed files with their hunks' },
-  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', ...GIT_ERRORS],
+  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'FILE_NOT_FOUND', 'SERVICE_UNAVAILABLE', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const params = parseQuery(diffQuery, request.query);
     const { repository, commit: head } = await commitIn(context, caller, params.repo, params.head);
     const { commit: base } = await commitIn(context, caller, params.repo, params.base);
     const filePath = params.path === undefined ? undefined : normalizeTreePath(params.path);
-    return { status: 200, body: { files: await diffCommits(repository, base, head, filePath || undefined) } };
+    return { status: 200, body: { files: await diffCommits(repository, base, head, filePath || undefined, readLimit(request, context)) } };
   },
 };

@@ -1,0 +1,41 @@
+import t from 'tap';
+import path from 'node:path';
+import NodeGit from 'nodegit';
+import { diffCommits, MAX_DIFF_SOURCE_BYTES } from '../../src/git/diff.js';
+import { MAX_BLOB_BYTES } from '../../src/git/blob.js';
+import { treeOf } from '../../src/git/tree.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { commitAll, makeRepository, writeFiles } from '../helpers/git.js';
+import { expectError } from '../helpers/schema.js';
+import { tempDir } from '../helpers/tmp.js';
+
+// Tree, source and diff read git on behalf of anonymous callers: each is bounded in time (the search
+// budget, or the client gone) and in the bytes it reads, and past a bound answers 503 naming what to narrow.
+t.test('git reads past their bounds are refused, and the daemon keeps serving', async (t) => {
+  const root = path.join(tempDir(t, 'trawl-git-limits-'), 'repo');
+  const first = makeRepository(root, { 'src/small.c': 'int small;\n', 'docs/a/b/c.md': 'deep\n' });
+  const big = Buffer.alloc(Math.max(MAX_BLOB_BYTES, MAX_DIFF_SOURCE_BYTES) + 1, 'generated line\n');
+  writeFiles(root, { 'data/big.txt': big, 'src/small.c': 'int small = 2;\n' });
+  const second = commitAll(root, 'add a big file');
+  const daemon = await startDaemon(t, { repos: [{ name: 'example.com/acme/limits', path: root, public: true }], auth: { anonymousAccess: true } });
+  const repo = 'example.com/acme/limits';
+
+  const tooLargeFile = await daemon.fetch(`/api/source?repo=${repo}&path=data/big.txt`);
+  t.equal(tooLargeFile.headers.get('retry-after'), null, 'no point retrying a size');
+  await expectError(t, tooLargeFile, 503, 'SERVICE_UNAVAILABLE', /reading data\/big\.txt ran past 67108864 bytes/);
+  await expectError(t, await daemon.fetch(`/api/diff?repo=${repo}&base=${first}&head=${second}`), 503, 'SERVICE_UNAVAILABLE', /the diff ran past 67108864 bytes; narrow it with `path`/);
+
+  const narrowed = await daemon.fetch(`/api/diff?repo=${repo}&base=${first}&head=${second}&path=src`);
+  t.equal(narrowed.status, 200, 'narrowed to a path, the same diff answers');
+  t.same(((await narrowed.json()) as { files: { newPath: string }[] }).files.map((file) => file.newPath), ['src/small.c']);
+  t.equal((await daemon.fetch(`/api/source?repo=${repo}&path=src/small.c`)).status, 200);
+  t.equal((await daemon.fetch('/api/health')).status, 200);
+
+  // The time bound: a read whose limit has fired stops at its next step.
+  const repository = await NodeGit.Repository.open(root);
+  const head = await repository.getCommit(second);
+  const fired = { signal: AbortSignal.abort(), budgetMs: 10_000 };
+  await t.rejects(diffCommits(repository, await repository.getCommit(first), head, 'src', fired), { name: 'GitReadStoppedError', bound: 'time', message: /the diff ran past the 10000 ms time budget/ });
+  await t.rejects(treeOf(head, ['docs/a/b'], fired), { name: 'GitReadStoppedError', bound: 'time' });
+  t.ok((await treeOf(head, ['docs/a/b'], { signal: new AbortController().signal, budgetMs: 10_000 })).children.length > 0, 'unfired, the same listing answers');
+});
