@@ -5,7 +5,8 @@ import { SearchResponse, SearchStats } from '../../src/api/schemas.js';
 import { startDaemon, waitFor } from '../helpers/daemon.js';
 import { writeFiles, commitAll } from '../helpers/git.js';
 import { assertSchema } from '../helpers/schema.js';
-import { fixtureRepository, slowCorpus } from './fixture.js';
+import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
+import { fixtureRepository, SLOW_QUERY, slowCorpus } from './fixture.js';
 
 /** The `data:` payloads of a server-sent event stream. */
 function events(text: string): string[] {
@@ -115,4 +116,58 @@ t.test('a stream_search client that reads nothing is cut off, and the daemon kee
   t.ok(received.length > 0 && !received.includes('[DONE]'), `the client got part of the stream, then the connection closed (${received.length} characters, no [DONE])`);
   const after = await daemon.post('/api/search', { query: 'quick', matches: 5 });
   t.equal(after.status, 200, 'and serves the next search');
+});
+
+t.test('a grant removed while a stream waits: none of its later events shows that repository', async (t) => {
+  const secret = fixtureRepository(t, 'example.com/acme/secret');
+  let users: Record<string, SeededUser> = {};
+  const daemon = await startDaemon(
+    t,
+    { repos: [{ ...secret.config, public: false }, slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } },
+    {
+      env: LICENSE_ENV,
+      prepare: async (configFile) => {
+        users = await seedUsers(configFile, [
+          { email: 'owner@example.com', role: 'owner' },
+          { email: 'member@example.com', role: 'member' },
+        ]);
+      },
+    },
+  );
+  const owner = users['owner@example.com']!;
+  const member = users['member@example.com']!;
+  const grant = (method: 'POST' | 'DELETE') =>
+    method === 'POST'
+      ? daemon.fetch('/api/admin/grants', { method, headers: bearer(owner.key), body: JSON.stringify({ userId: member.id, repo: secret.config.name }) })
+      : daemon.fetch(`/api/admin/grants?userId=${encodeURIComponent(member.id)}&repo=${encodeURIComponent(secret.config.name)}`, { method, headers: bearer(owner.key) });
+  t.equal((await grant('POST')).status, 200);
+
+  /** The member's stream for parse_expression; `whenStarted` runs once its first bytes arrived. */
+  const memberStream = (whenStarted: () => Promise<unknown> = async () => undefined) =>
+    new Promise<string[]>((resolve, reject) => {
+      const request = http.request(`${daemon.url}/api/stream_search`, { method: 'POST', headers: bearer(member.key) });
+      request.on('response', (response) => {
+        let text = '';
+        let started: Promise<unknown> | undefined;
+        response.setEncoding('utf8');
+        response.on('data', (piece: string) => {
+          text += piece;
+          started ??= whenStarted();
+        });
+        response.on('end', () => void started!.then(() => resolve(events(text)), reject));
+      });
+      request.on('error', reject);
+      request.end(JSON.stringify({ query: 'parse_expression', matches: 100 }));
+    });
+  const repositoriesIn = (payloads: string[]) => new Set(payloads.filter((payload) => payload.startsWith('{"type":"chunk"')).flatMap((payload) => (JSON.parse(payload) as { files: { repository: string }[] }).files.map((file) => file.repository)));
+
+  t.same([...repositoriesIn(await memberStream())], [secret.config.name], 'granted, the stream shows the repository');
+
+  // The one worker is busy with slow searches, so the member's search waits behind them: the grant goes while it waits.
+  const blockers = Array.from({ length: 8 }, () => daemon.post('/api/search', SLOW_QUERY));
+  const payloads = await memberStream(async () => t.equal((await grant('DELETE')).status, 200, 'the grant is removed mid-stream'));
+  t.same([...repositoriesIn(payloads)], [], 'no event after the removal shows the repository');
+  t.equal(JSON.parse(payloads.at(-2)!).type, 'final', 'the stream ends as usual: the credential itself is still good');
+  t.equal(payloads.at(-1), '[DONE]');
+  t.same(new Set((await Promise.all(blockers)).map((response) => response.status)), new Set([200]));
 });
