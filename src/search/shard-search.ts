@@ -20,6 +20,9 @@ import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidate
 import { cached } from './memo.js';
 import { compileMatcher, type Matcher } from './matcher.js';
 
+/** Ranges collected per document when documents are counted (their content ranges are not returned): a search holds at most files × this. */
+const RANGES_PER_COUNTED_FILE = 16;
+
 export interface ShardSearchLimits {
   /** Stop once this many match ranges are found (callers ask for `matches + 1` to learn whether more exist). */
   maxMatchRanges: number;
@@ -107,7 +110,7 @@ export function searchShard(
     const doc = docs === 'all' ? i : docs[i]!;
     stats.filesConsidered++;
     const ranges: Ranges = { content: [], path: [] };
-    evaluator.startDocument(doc, limits.countFiles ? limits.maxMatchRanges : limits.maxMatchRanges - counted);
+    evaluator.startDocument(doc, limits.countFiles ? RANGES_PER_COUNTED_FILE : limits.maxMatchRanges - counted);
     if (!evaluator.holds(root, ranges)) continue;
     matches.push({ doc, content: ranges.content, path: ranges.path });
     const found = (ranges.content.length + ranges.path.length) / 2;
