@@ -39,6 +39,14 @@ export class SearchQueueFullError extends Error {
   }
 }
 
+/** A task asked of a pool that is closing: the daemon is shutting down. */
+export class SearchPoolClosingError extends Error {
+  constructor() {
+    super('the server is shutting down');
+    this.name = 'SearchPoolClosingError';
+  }
+}
+
 export interface SearchCall {
   /** Which repositories the caller may see (the rest do not exist for this search). */
   visible: (repo: RepositoryConfig) => boolean;
@@ -77,6 +85,13 @@ export class SearchPool {
   private inFlight = 0;
   private workerFailures = 0;
   private shardFailures = 0;
+  /** Set by close: no task is started after it. */
+  private closing = false;
+  /** Tasks given to the workers and not yet answered, and who waits for there to be none. */
+  private tasksRunning = 0;
+  private idleWaiters: (() => void)[] = [];
+  /** The signals of the searches in flight, cancelled by close. */
+  private readonly searchSignals = new Set<SearchSignal>();
   /** Tasks the workers answered, and how many had been when `responsive` last looked. */
   private tasksAnswered = 0;
   private answeredAtLastProbe = 0;
@@ -111,6 +126,10 @@ export class SearchPool {
     // maps the current shards before a search needs them. Piscina emits this just before it counts the
     // worker as ready: a task sent at once would go to another.
     this.piscina.on('workerCreate', (worker: PiscinaWorker) => setImmediate(() => this.warmWorker(worker.id)));
+    // Piscina's one error event: an answer for a task it no longer knows, which a worker destroyed by close can send.
+    this.piscina.on('error', (error: Error) => {
+      if (!this.closing) throw error;
+    });
   }
 
   /**
@@ -152,7 +171,7 @@ export class SearchPool {
         if (this.catalog !== catalog) return;
         const task: MapShardTask & TargetedTask = { generation: catalog.generation, shardFile, [queueOptionsSymbol]: { thread: threadId } };
         try {
-          const mapped = (await this.piscina.run(task, { name: 'mapShard' })) as number;
+          const mapped = (await this.run(task, 'mapShard')) as number;
           if (this.catalog === catalog) this.workerShards.set(threadId, mapped);
         } catch {
           return; // the worker failed (Piscina's replacement is warmed as it starts) or the pool closed
@@ -260,7 +279,7 @@ export class SearchPool {
     const { node, regexTerms } = parseSearch(request, this.options.contexts);
     if (regexTerms.length === 0) return node;
     const task: CheckRegexesTask = regexTerms.map((term) => term.value);
-    const failure = (await this.piscina.run(task, { name: 'checkRegexes' })) as CheckRegexesResult;
+    const failure = (await this.run(task, 'checkRegexes')) as CheckRegexesResult;
     if (failure) throw invalidRegexError(request.query, regexTerms[failure.index]!, failure.message);
     return node;
   }
@@ -282,9 +301,11 @@ export class SearchPool {
       const query = prebuilt ?? (await this.planAdmitted(request));
       const planned = performance.now();
       const signal = call.signal ?? createSignal();
+      this.searchSignals.add(signal);
       try {
         return await run(query, signal, { started, planned });
       } finally {
+        this.searchSignals.delete(signal);
         cancelSearch(signal); // tasks still queued for a finished search return at once
       }
     });
@@ -347,10 +368,11 @@ export class SearchPool {
 
   private async runTask(task: SearchTask): Promise<SearchTaskResult> {
     try {
-      const result = (await this.piscina.run(task)) as SearchTaskResult;
+      const result = (await this.run(task)) as SearchTaskResult;
       this.tasksAnswered++;
       return result;
-    } catch {
+    } catch (error) {
+      if (error instanceof SearchPoolClosingError) throw error;
       // A worker that failed (or died) costs its group's results, never the search.
       this.workerFailures++;
       const stats = { ...emptyEvaluationStats(), crashes: task.shardFiles.length, shardFilesConsidered: task.shardFiles.length };
@@ -388,7 +410,7 @@ export class SearchPool {
 
   /** Resolves true when a worker answers a no-op task within `timeoutMs`. */
   async ping(timeoutMs: number): Promise<boolean> {
-    return answeredWithin(this.piscina.run(null, { name: 'ping' }), timeoutMs);
+    return answeredWithin(this.run(null, 'ping'), timeoutMs);
   }
 
   /**
@@ -399,12 +421,32 @@ export class SearchPool {
    */
   async close(): Promise<void> {
     clearImmediate(this.mapping);
+    this.closing = true;
     const started = this.piscina.threads.map(({ threadId }) => {
       const task: TargetedTask = { [queueOptionsSymbol]: { thread: threadId } };
       return this.piscina.run(task, { name: 'ping' });
     });
     await answeredWithin(Promise.allSettled(started), WORKER_START_WAIT_MS);
+    // The searches still in flight stop at their next check; their tasks answer before the workers go.
+    for (const signal of this.searchSignals) cancelSearch(signal);
+    await answeredWithin(this.idle(), WORKER_START_WAIT_MS);
     await this.piscina.destroy();
+  }
+
+  /** Runs a task in a worker (the default export of search-worker.ts, or the function `name`); refused once the pool is closing. */
+  private async run(task: unknown, name?: string): Promise<unknown> {
+    if (this.closing) throw new SearchPoolClosingError();
+    this.tasksRunning++;
+    try {
+      return await this.piscina.run(task, name === undefined ? undefined : { name });
+    } finally {
+      if (--this.tasksRunning === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  /** Resolves once no task is running. */
+  private idle(): Promise<void> {
+    return this.tasksRunning === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 }
 

@@ -3,13 +3,14 @@ import { ApiError } from '../api/errors.js';
 import { BlameError } from '../git/blame.js';
 import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../git/errors.js';
 import { QueryParseError } from '../query/errors.js';
-import { SearchQueueFullError } from '../search/pool.js';
+import { SearchPoolClosingError, SearchQueueFullError } from '../search/pool.js';
 import { UnknownSearchContextError } from '../search/shard-search.js';
 
 export function asApiError(error: unknown): unknown {
   if (error instanceof QueryParseError) return new ApiError('FAILED_TO_PARSE_QUERY', error.message);
   if (error instanceof UnknownSearchContextError) return new ApiError('SEARCH_CONTEXT_NOT_FOUND', error.message);
   if (error instanceof SearchQueueFullError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '1' });
+  if (error instanceof SearchPoolClosingError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '5' });
   if (error instanceof InvalidRefError) return new ApiError('INVALID_GIT_REF', error.message);
   if (error instanceof GitReadStoppedError) return new ApiError('SERVICE_UNAVAILABLE', error.message, error.bound === 'time' ? { 'Retry-After': '1' } : {});
   if (error instanceof BlameError) return new ApiError('UNEXPECTED_ERROR', error.message);

@@ -176,3 +176,25 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   );
   t.equal(held[1]!.body.toString(), heldText[1], 'the response still held is intact');
 });
+
+t.test('a closing pool answers the searches it runs and refuses new ones', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  // ≈ 6 MB of matching lines: a search for 100,000 of them is likely still running when close begins.
+  makeRepository(repoDir, Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`text/file${i}.txt`, 'the quick brown fox jumps over the lazy dog 0123456789\n'.repeat(4500)])));
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/closing', path: repoDir, public: true }], index: { ctagsProcesses: 1 } }, 'test');
+  await runIndex(config);
+  const pool = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: 10_000, publicUrl: 'http://127.0.0.1:1', contexts: {} });
+  pool.setCatalog(loadCatalog(config));
+  const everything = () => true;
+  const running = pool.search({ query: 'lazy dog', matches: 100_000 }, { visible: everything });
+  await new Promise((resolve) => setImmediate(resolve)); // its task is with the worker
+  const closed = pool.close();
+  // Asked while the pool closes: refused, never sent to a worker that is about to go.
+  await t.rejects(pool.search({ query: 'fox', matches: 1 }, { visible: everything }), { name: 'SearchPoolClosingError' });
+  await t.rejects(pool.plan({ query: 'fox.*dog', matches: 1, isRegexEnabled: true }), { name: 'SearchPoolClosingError' });
+  const answered = await running;
+  t.equal(answered.stats.crashes, 0, 'the search in flight was answered by its worker, not failed with it');
+  await closed;
+  t.equal(pool.failedTasks, 0);
+});
