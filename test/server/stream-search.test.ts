@@ -6,7 +6,7 @@ import { startDaemon, waitFor } from '../helpers/daemon.js';
 import { writeFiles, commitAll } from '../helpers/git.js';
 import { assertSchema } from '../helpers/schema.js';
 import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
-import { fixtureRepository, SLOW_QUERY, slowCorpus } from './fixture.js';
+import { fixtureRepository, slowCorpus } from './fixture.js';
 
 /** The `data:` payloads of a server-sent event stream. */
 function events(text: string): string[] {
@@ -163,8 +163,11 @@ t.test('a grant removed while a stream waits: none of its later events shows tha
 
   t.same([...repositoriesIn(await memberStream())], [secret.config.name], 'granted, the stream shows the repository');
 
-  // The one worker is busy with slow searches, so the member's search waits behind them: the grant goes while it waits.
-  const blockers = Array.from({ length: 8 }, () => daemon.post('/api/search', SLOW_QUERY));
+  // The one worker is busy with big searches, so the member's search waits behind them: the grant goes while it waits.
+  // Literal ones: each is one task, sent to the worker as the search is admitted (a regex search plans first).
+  const blockers = Array.from({ length: 8 }, () => daemon.post('/api/search', { query: 'lazy dog 0123456789', matches: 20_000 }));
+  const queueDepth = async () => Number(/^trawl_search_queue_depth (\d+)$/m.exec(await (await daemon.fetch('/metrics', { headers: bearer(owner.key) })).text())?.[1]);
+  await waitFor(async () => (await queueDepth()) >= 8, 10_000, 'the big searches to be queued');
   const payloads = await memberStream(async () => t.equal((await grant('DELETE')).status, 200, 'the grant is removed mid-stream'));
   t.same([...repositoriesIn(payloads)], [], 'no event after the removal shows the repository');
   t.equal(JSON.parse(payloads.at(-2)!).type, 'final', 'the stream ends as usual: the credential itself is still good');
