@@ -3,12 +3,13 @@
  * RSS is its own. Prints one JSON Measurement on stdout.
  *   node dist/bench/index-build-run.js CORPUS_REPO CORPUS_BYTES symbols|plain
  */
+import { shardDirectory } from '../src/index/data-directory.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { validateConfig } from '../src/config/config.js';
-import { runIndex, SHARD_DIRECTORY } from '../src/indexer/run-index.js';
-import { readManifest } from '../src/indexer/manifest.js';
+import { runIndex } from '../src/indexer/run-index.js';
+import { readManifest } from '../src/index/manifest.js';
 import { Shard } from '../src/index/shard-reader.js';
 import { Section } from '../src/index/format.js';
 
@@ -45,7 +46,7 @@ try {
   let contentBytes = 0;
   let symbols = 0;
   for (const file of entry.shards) {
-    const shard = Shard.open(path.join(dataDir, SHARD_DIRECTORY, file), { verify: 'structure' });
+    const shard = Shard.open(path.join(shardDirectory(dataDir), file), { verify: 'structure' });
     shardBytes += shard.bytes.length;
     contentBytes += shard.sectionLength(Section.contents);
     symbols += shard.sectionLength(Section.symbols) / 20;

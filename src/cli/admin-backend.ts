@@ -3,7 +3,7 @@
  * an owner's API key, or offline on the data directory (holding the state
  * log's lock, which a running daemon has: then it says so).
  */
-import { readManifest } from '../indexer/manifest.js';
+import { readManifest } from '../index/manifest.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
 import { apiKeyView, userView } from '../auth/views.js';

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomicSync } from '../index/atomic-file.js';
 import { stateDirectory } from '../index/data-directory.js';
-import type { Manifest } from './manifest.js';
+import type { Manifest } from '../index/manifest.js';
 
 const IDS_FILE = 'repository-ids.json';
 const IDS_VERSION = 1;

@@ -10,14 +10,14 @@ import { createHash } from 'node:crypto';
 import { native } from '../../native/index.js';
 import type { Config, RepositoryConfig } from '../config/config.js';
 import { SHARD_FORMAT_VERSION } from '../index/format.js';
+import { shardDirectory } from '../index/data-directory.js';
 import type { RepositoryMeta } from '../index/model.js';
 import { SymbolExtractor } from './symbol-extractor.js';
 import { buildShards, type BuildProgress } from './build-shards.js';
 import { assignRepositoryIds } from './repository-ids.js';
-import { readManifest, writeManifest, type Manifest, type RepositoryEntry } from './manifest.js';
+import { readManifest, writeManifest, type Manifest, type RepositoryEntry } from '../index/manifest.js';
 import { takeSnapshot } from './source.js';
 
-export const SHARD_DIRECTORY = 'shards';
 const LOCK_FILE = 'index.lock';
 
 export type RepositoryOutcome =
@@ -45,8 +45,8 @@ export interface IndexOptions {
 
 /** Indexes the repositories of the config into config.dataDir and returns one outcome per repository indexed. */
 export async function runIndex(config: Config, reporter: IndexReporter = {}, options: IndexOptions = {}): Promise<RepositoryOutcome[]> {
-  const shardDirectory = path.join(config.dataDir, SHARD_DIRECTORY);
-  fs.mkdirSync(shardDirectory, { recursive: true });
+  const shards = shardDirectory(config.dataDir);
+  fs.mkdirSync(shards, { recursive: true });
   const lock = fs.openSync(path.join(config.dataDir, LOCK_FILE), 'a');
   try {
     if (!native.tryLockExclusive(lock)) throw new DataDirectoryLockedError(config.dataDir);
@@ -58,7 +58,7 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}, opt
       const repos = options.only ? config.repos.filter((repo) => options.only!.includes(repo.name)) : config.repos;
       for (const [i, repo] of repos.entries()) {
         reporter.repositoryStarted?.(repo.name, i, repos.length);
-        const outcome = await indexRepository(config, repo, ids.get(repo.name)!, manifest, shardDirectory, symbols, reporter);
+        const outcome = await indexRepository(config, repo, ids.get(repo.name)!, manifest, shards, symbols, reporter);
         outcomes.push(outcome);
         reporter.repositoryFinished?.(outcome);
       }
@@ -66,7 +66,7 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}, opt
       await symbols?.close();
     }
     removeUnconfigured(config, manifest);
-    removeStrayShards(manifest, config.dataDir, shardDirectory);
+    removeStrayShards(manifest, config.dataDir, shards);
     return outcomes;
   } finally {
     fs.closeSync(lock); // releases the flock

@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config, RepositoryConfig } from '../config/config.js';
-import { readManifest, type RepositoryEntry } from '../indexer/manifest.js';
-import { SHARD_DIRECTORY } from '../indexer/run-index.js';
+import { readManifest, type RepositoryEntry } from '../index/manifest.js';
+import { shardDirectory } from '../index/data-directory.js';
 
 export interface ShardFile {
   path: string;
@@ -29,11 +29,11 @@ export interface Catalog {
 
 export function loadCatalog(config: Config): Catalog {
   const manifest = readManifest(config.dataDir);
-  const shardDirectory = path.join(config.dataDir, SHARD_DIRECTORY);
+  const directory = shardDirectory(config.dataDir);
   const repositories = config.repos.map((repo) => {
     const entry = manifest.repositories[repo.name];
     const shards = (entry?.shards ?? []).map((file) => {
-      const shardPath = path.join(shardDirectory, file);
+      const shardPath = path.join(directory, file);
       return { path: shardPath, bytes: fileSize(shardPath) };
     });
     return entry ? { config: repo, entry, shards } : { config: repo, shards };

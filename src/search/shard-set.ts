@@ -4,8 +4,8 @@
  */
 import path from 'node:path';
 import { Shard } from '../index/shard-reader.js';
-import { readManifest } from '../indexer/manifest.js';
-import { SHARD_DIRECTORY } from '../indexer/run-index.js';
+import { readManifest } from '../index/manifest.js';
+import { shardDirectory } from '../index/data-directory.js';
 
 export interface ShardSet {
   shards: Shard[];
@@ -23,7 +23,7 @@ export function openShardSet(dataDir: string): ShardSet {
   const set: ShardSet = { shards: [], failures: [] };
   for (const name of Object.keys(manifest.repositories).sort()) {
     for (const file of manifest.repositories[name]!.shards) {
-      const filePath = path.join(dataDir, SHARD_DIRECTORY, file);
+      const filePath = path.join(shardDirectory(dataDir), file);
       try {
         set.shards.push(Shard.open(filePath, { verify: 'structure' }));
       } catch (error) {

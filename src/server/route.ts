@@ -3,7 +3,7 @@ import type { Operation } from '../api/openapi.js';
 import type { AuditTrail } from '../auth/audit.js';
 import type { AuthStore } from '../auth/store.js';
 import type { Config } from '../config/config.js';
-import type { IndexState } from '../indexer/manifest.js';
+import type { IndexState } from '../index/manifest.js';
 import type { Logger } from '../obs/logger.js';
 import type { Metrics } from '../obs/metrics.js';
 import type { SearchPool } from '../search/pool.js';

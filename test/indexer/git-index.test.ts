@@ -1,9 +1,10 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
+import { shardDirectory } from '../../src/index/data-directory.js';
 import { validateConfig, type Config } from '../../src/config/config.js';
-import { runIndex, DataDirectoryLockedError, RETIRED_SHARD_GRACE_MS, SHARD_DIRECTORY } from '../../src/indexer/run-index.js';
-import { readManifest, writeManifest } from '../../src/indexer/manifest.js';
+import { runIndex, DataDirectoryLockedError, RETIRED_SHARD_GRACE_MS } from '../../src/indexer/run-index.js';
+import { readManifest, writeManifest } from '../../src/index/manifest.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { DocumentFlags } from '../../src/index/format.js';
 import { trigramAt } from '../../src/index/trigrams.js';
@@ -61,7 +62,7 @@ function configFor(dataDir: string, repos: unknown[]): Config {
 
 function openShards(dataDir: string, name: string): Shard[] {
   const entry = readManifest(dataDir).repositories[name]!;
-  return entry.shards.map((file) => Shard.open(path.join(dataDir, SHARD_DIRECTORY, file)));
+  return entry.shards.map((file) => Shard.open(path.join(shardDirectory(dataDir), file)));
 }
 
 function documentsByPath(shard: Shard) {
@@ -170,12 +171,12 @@ t.test('indexing a git repository with two branches', async (t) => {
     // Searches planned on the previous generation may still open the old shards: they stay for a grace period.
     const retired = readManifest(dataDir).retired ?? [];
     t.same(retired.map((r) => r.file).sort(), [...oldShards].sort(), 'the old shards are retired');
-    for (const file of oldShards) t.ok(fs.existsSync(path.join(dataDir, SHARD_DIRECTORY, file)), `old shard ${file} kept during the grace period`);
+    for (const file of oldShards) t.ok(fs.existsSync(path.join(shardDirectory(dataDir), file)), `old shard ${file} kept during the grace period`);
     const manifest = readManifest(dataDir);
     manifest.retired = retired.map((r) => ({ ...r, at: new Date(Date.now() - RETIRED_SHARD_GRACE_MS - 1000).toISOString() }));
     writeManifest(dataDir, manifest);
     await runIndex(config);
-    for (const file of oldShards) t.notOk(fs.existsSync(path.join(dataDir, SHARD_DIRECTORY, file)), `old shard ${file} removed after the grace period`);
+    for (const file of oldShards) t.notOk(fs.existsSync(path.join(shardDirectory(dataDir), file)), `old shard ${file} removed after the grace period`);
     t.same(readManifest(dataDir).retired, [], 'and no longer listed');
   });
 });
@@ -239,7 +240,7 @@ t.test('bad repositories are reported one by one and do not stop the others', as
 
 t.test('a locked data directory is refused', async (t) => {
   const dataDir = tempDir(t);
-  fs.mkdirSync(path.join(dataDir, SHARD_DIRECTORY));
+  fs.mkdirSync(shardDirectory(dataDir));
   const fd = fs.openSync(path.join(dataDir, 'index.lock'), 'a');
   t.teardown(() => fs.closeSync(fd));
   t.equal(native.tryLockExclusive(fd), true);

@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { assignRepositoryIds } from '../../src/indexer/repository-ids.js';
-import type { Manifest } from '../../src/indexer/manifest.js';
+import type { Manifest } from '../../src/index/manifest.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const manifestWith = (ids: Record<string, number>, nextRepositoryId: number): Manifest => ({

@@ -2,13 +2,14 @@
  * The correctness oracle: for a table of queries over a fixture corpus, the
  * (file, line) pairs trawl matches equal those ripgrep (Debian `ripgrep`) finds.
  */
+import { shardDirectory } from '../../src/index/data-directory.js';
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { validateConfig } from '../../src/config/config.js';
-import { runIndex, SHARD_DIRECTORY } from '../../src/indexer/run-index.js';
-import { readManifest } from '../../src/indexer/manifest.js';
+import { runIndex } from '../../src/indexer/run-index.js';
+import { readManifest } from '../../src/index/manifest.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { parseQuery } from '../../src/query/parser.js';
 import { searchShard } from '../../src/search/shard-search.js';
@@ -86,7 +87,7 @@ t.test('trawl finds exactly the lines ripgrep finds', async (t) => {
   writeFiles(repo, corpus);
   const dataDir = path.join(root, 'data');
   await runIndex(validateConfig({ dataDir, repos: [{ name: 'oracle', path: repo }], index: { ctagsCommand: '' } }, 'oracle'));
-  const shards = readManifest(dataDir).repositories.oracle!.shards.map((file) => Shard.open(path.join(dataDir, SHARD_DIRECTORY, file)));
+  const shards = readManifest(dataDir).repositories.oracle!.shards.map((file) => Shard.open(path.join(shardDirectory(dataDir), file)));
 
   for (const [pattern, regex, caseSensitive, forRipgrep] of queries) {
     const ours = new Set<string>();

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomicSync } from '../index/atomic-file.js';
-import type { IndexedBranch } from '../index/model.js';
+import { writeFileAtomicSync } from './atomic-file.js';
+import type { IndexedBranch } from './model.js';
 
 const MANIFEST_FILE = 'manifest.json';
 const MANIFEST_VERSION = 1;

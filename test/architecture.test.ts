@@ -1,0 +1,30 @@
+import t from 'tap';
+import { ESLint } from 'eslint';
+import { fileURLToPath } from 'node:url';
+
+// The layering of ../shared/ARCHITECTURE.md, as eslint.config.js encodes it (`npm run lint` runs the same check).
+const eslint = new ESLint({ cwd: fileURLToPath(new URL('..', import.meta.url)) });
+
+t.test('src/ keeps its layering', async (t) => {
+  const results = await eslint.lintFiles(['src']);
+  const problems = results.flatMap((result) => result.messages.map((message) => `${result.filePath}:${message.line} ${message.message}`));
+  t.same(problems, [], 'no import crosses a layer it must not');
+  t.ok(results.length > 100, `every source file was read (${results.length})`);
+});
+
+t.test('the rules refuse what the architecture forbids', async (t) => {
+  const refused = async (filePath: string, source: string) => (await eslint.lintText(source, { filePath })).flatMap((result) => result.messages.map((message) => message.ruleId));
+  const cases: [string, string, boolean][] = [
+    ['src/query/planner.ts', "import { app } from '../server/app.js';", true],
+    ['src/index/reader.ts', "import { auth } from '../auth/store.js';", true],
+    ['src/search/fan-out.ts', "import task from '../worker/search-worker.js';", true],
+    ['src/search/fan-out.ts', "import type { SearchTask } from '../worker/protocol.js';", false],
+    ['src/server/routes/raw.ts', "import { Shard } from '../../index/shard-reader.js';", true],
+    ['src/web/page.ts', "import { SearchPool } from '../search/pool.js';", true],
+    ['src/web/page.ts', "import type { FileResult } from '../api/types.js';", false],
+    ['src/auth/keys.ts', "import { listCommits } from '../git/history.js';", true],
+  ];
+  for (const [file, source, forbidden] of cases) {
+    t.same(await refused(file, source), forbidden ? ['no-restricted-imports'] : [], `${file}: ${source}`);
+  }
+});
