@@ -8,7 +8,7 @@
  */
 import { randomUUID, type KeyObject } from 'node:crypto';
 import path from 'node:path';
-import { ApiError } from '../api/errors.js';
+import { AuthError } from './errors.js';
 import { licenseActive, readLicense, type License } from './license.js';
 import { AuthState, authRecord, type ApiKey, type AuthRecord, type Credential, type Role, type ScopedToken, type User, type VisibleRepository } from './model.js';
 import { loadInstanceKey, newSecret, secretDigest, secretKind } from './secrets.js';
@@ -113,10 +113,10 @@ export class AuthStore {
     return { installed: installed !== null, active: this.activeLicense() !== null, ...(installed ?? {}), seatsUsed: this.state.users.size };
   }
 
-  /** The member `userId`, or NOT_FOUND. */
+  /** The member `userId`; AuthError USER_NOT_FOUND otherwise. */
   member(userId: string): User {
     const user = this.state.users.get(userId);
-    if (!user) throw new ApiError('NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
+    if (!user) throw new AuthError('USER_NOT_FOUND', `user ${JSON.stringify(userId)} is not a member`);
     return user;
   }
 
@@ -135,10 +135,10 @@ export class AuthStore {
       const license = this.activeLicense();
       const seats = license?.seats ?? UNLICENSED_SEATS;
       if (this.state.users.size >= seats) {
-        throw new ApiError('INSUFFICIENT_PERMISSIONS', `every seat is taken (${seats}${license ? ' in the license' : ' without a license'}): remove a user or install a license with more seats`);
+        throw new AuthError('NO_FREE_SEAT', `every seat is taken (${seats}${license ? ' in the license' : ' without a license'}): remove a user or install a license with more seats`);
       }
       if ([...this.state.users.values()].some((user) => user.email === fields.email)) {
-        throw new ApiError('INVALID_REQUEST_BODY', `a user with the email ${JSON.stringify(fields.email)} exists`);
+        throw new AuthError('EMAIL_TAKEN', `a user with the email ${JSON.stringify(fields.email)} exists`);
       }
       const userId = randomUUID();
       await this.commit({ type: 'user.added', userId, ...fields });
@@ -151,7 +151,7 @@ export class AuthStore {
     return this.exclusively(async () => {
       const user = this.member(userId);
       if (user.role === 'owner' && this.state.owners().length === 1) {
-        throw new ApiError('LAST_OWNER_CANNOT_BE_REMOVED', `${user.email} is the last owner: make another user an owner first`);
+        throw new AuthError('LAST_OWNER', `${user.email} is the last owner: make another user an owner first`);
       }
       await this.commit({ type: 'user.removed', userId });
     });

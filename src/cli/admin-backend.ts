@@ -7,7 +7,7 @@ import { readManifest } from '../index/manifest.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
 import { apiKeyView, userView } from '../auth/views.js';
-import { ApiError } from '../api/errors.js';
+import { AuthError } from '../auth/errors.js';
 import { LicenseError } from '../auth/license.js';
 import { openAuth } from './open-auth.js';
 
@@ -98,7 +98,7 @@ export async function offlineAdmin(config: Pick<Config, 'dataDir' | 'auth'>, log
     try {
       return await run();
     } catch (error) {
-      if (error instanceof ApiError || error instanceof LicenseError) throw new AdminError(error.message);
+      if (error instanceof AuthError || error instanceof LicenseError) throw new AdminError(error.message);
       throw error;
     }
   };

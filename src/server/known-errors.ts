@@ -1,12 +1,22 @@
 /** The typed errors of the lower layers, as the API's error objects; anything else stays unexpected. */
-import { ApiError } from '../api/errors.js';
+import { ApiError, type ErrorCode } from '../api/errors.js';
+import { AuthError, type AuthErrorCode } from '../auth/errors.js';
 import { BlameError } from '../git/blame.js';
 import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../git/errors.js';
 import { QueryParseError } from '../query/errors.js';
 import { SearchPoolClosingError, SearchQueueFullError } from '../search/pool.js';
 import { UnknownSearchContextError } from '../search/shard-search.js';
 
+/** The API error of each refusal of the auth store. */
+export const AUTH_ERRORS: Record<AuthErrorCode, ErrorCode> = {
+  USER_NOT_FOUND: 'NOT_FOUND',
+  NO_FREE_SEAT: 'INSUFFICIENT_PERMISSIONS',
+  EMAIL_TAKEN: 'INVALID_REQUEST_BODY',
+  LAST_OWNER: 'LAST_OWNER_CANNOT_BE_REMOVED',
+};
+
 export function asApiError(error: unknown): unknown {
+  if (error instanceof AuthError) return new ApiError(AUTH_ERRORS[error.code], error.message);
   if (error instanceof QueryParseError) return new ApiError('FAILED_TO_PARSE_QUERY', error.message);
   if (error instanceof UnknownSearchContextError) return new ApiError('SEARCH_CONTEXT_NOT_FOUND', error.message);
   if (error instanceof SearchQueueFullError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '1' });

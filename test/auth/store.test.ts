@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApiError } from '../../src/api/errors.js';
+import { AuthError } from '../../src/auth/errors.js';
 import { LicenseError } from '../../src/auth/license.js';
 import { SCOPED_TOKEN_LIFETIME_MS } from '../../src/auth/model.js';
 import { AuthStore } from '../../src/auth/store.js';
@@ -43,14 +43,14 @@ t.test('the last owner stays, even when two removals race', async (t) => {
   const outcomes = await Promise.allSettled([store.removeUser(first.id), store.removeUser(second.id)]);
   t.same(outcomes.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected']);
   const rejected = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
-  t.ok(rejected.reason instanceof ApiError && rejected.reason.errorCode === 'LAST_OWNER_CANNOT_BE_REMOVED');
+  t.ok(rejected.reason instanceof AuthError && rejected.reason.code === 'LAST_OWNER');
   t.equal(store.state.owners().length, 1);
 });
 
 t.test('seats: one without a license, the license’s with one', async (t) => {
   const { store } = await openStore(t);
   await store.addUser({ name: 'A', email: 'a@example.com', role: 'owner' });
-  await t.rejects(store.addUser({ name: 'B', email: 'b@example.com', role: 'member' }), { errorCode: 'INSUFFICIENT_PERMISSIONS', message: /1 without a license/ });
+  await t.rejects(store.addUser({ name: 'B', email: 'b@example.com', role: 'member' }), { name: 'AuthError', code: 'NO_FREE_SEAT', message: /1 without a license/ });
   await store.installLicense(testLicense({ seats: 2 }));
   await store.addUser({ name: 'B', email: 'b@example.com', role: 'member' });
   await t.rejects(store.addUser({ name: 'C', email: 'c@example.com', role: 'member' }), { message: /2 in the license/ });

@@ -1,0 +1,32 @@
+import t from 'tap';
+import { ApiError, ERROR_CODES } from '../../src/api/errors.js';
+import { AuthError, type AuthErrorCode } from '../../src/auth/errors.js';
+import { AUTH_ERRORS, asApiError } from '../../src/server/known-errors.js';
+import { BlameError } from '../../src/git/blame.js';
+import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../../src/git/errors.js';
+import { QueryParseError } from '../../src/query/errors.js';
+import { SearchPoolClosingError, SearchQueueFullError } from '../../src/search/pool.js';
+import { UnknownSearchContextError } from '../../src/search/shard-search.js';
+
+// Every error a lower layer throws at a request is one API error, from the one table (server/known-errors.ts).
+t.test('each domain error a request can meet maps to an API error code of the registry', async (t) => {
+  const domainErrors: Error[] = [
+    new QueryParseError('bad', 'q', 0),
+    new UnknownSearchContextError('nope'),
+    new SearchQueueFullError(1),
+    new SearchPoolClosingError(),
+    new InvalidRefError('x', 'bad'),
+    new GitReadStoppedError('the diff', 'size', 1, 'narrow it'),
+    new GitReadStoppedError('the walk', 'time', 1, 'narrow it'),
+    new BlameError('failed'),
+    new PathNotFoundError('a', 'is absent'),
+    ...(Object.keys(AUTH_ERRORS) as AuthErrorCode[]).map((code) => new AuthError(code, code)),
+  ];
+  for (const error of domainErrors) {
+    const mapped = asApiError(error);
+    t.ok(mapped instanceof ApiError, `${error.name}${'code' in error ? ` ${String(error.code)}` : ''} is mapped`);
+    t.ok((mapped as ApiError).errorCode in ERROR_CODES);
+  }
+  const plain = new Error('unforeseen');
+  t.equal(asApiError(plain), plain, 'anything else stays unexpected');
+});
