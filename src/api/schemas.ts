@@ -152,12 +152,6 @@ export const TreeRequest = Type.Object(
   { $id: 'TreeRequest' },
 );
 
-export interface TreeNodeShape {
-  type: 'tree' | 'blob' | 'commit';
-  path: string;
-  name: string;
-  children: TreeNodeShape[];
-}
 export const TreeNode = Type.Recursive(
   (self) =>
     Type.Object({

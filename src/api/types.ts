@@ -93,3 +93,11 @@ export interface SearchResponse {
   repositoryInfo: RepositoryInfo[];
   isSearchExhaustive: boolean;
 }
+
+/** A node of POST /api/tree's answer: a directory (`tree`), a file (`blob`) or a submodule (`commit`). */
+export interface TreeNode {
+  type: 'tree' | 'blob' | 'commit';
+  path: string;
+  name: string;
+  children: TreeNode[];
+}

@@ -11,20 +11,9 @@ import { AuthError } from '../auth/errors.js';
 import { LicenseError } from '../auth/license.js';
 import { openAuth } from './open-auth.js';
 
-export interface UserView {
-  id: string;
-  name: string;
-  email: string;
-  role: string;
-  createdAt: string;
-}
-
-export interface KeyView {
-  id: string;
-  userId: string;
-  name: string;
-  createdAt: string;
-}
+/** A user and a key as both backends answer them: the API's views (the online backend reads them over HTTP). */
+export type UserView = ReturnType<typeof userView>;
+export type KeyView = ReturnType<typeof apiKeyView>;
 
 export interface LicenseView {
   installed: boolean;

@@ -1,14 +1,8 @@
 /** Directory listings of a commit's tree for POST /api/tree. */
 import NodeGit from 'nodegit';
+import type { TreeNode } from '../api/types.js';
 import { checkReadLimit, PathNotFoundError, type ReadLimit } from './errors.js';
 import { normalizeTreePath } from './refs.js';
-
-export interface TreeNode {
-  type: 'tree' | 'blob' | 'commit';
-  path: string;
-  name: string;
-  children: TreeNode[];
-}
 
 const FILEMODE_COMMIT = 0o160000;
 

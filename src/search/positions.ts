@@ -4,12 +4,7 @@
  * column; in a CRLF file the \r is the last column of its line).
  */
 import { native } from '../../native/index.js';
-
-export interface Position {
-  byteOffset: number;
-  lineNumber: number;
-  column: number;
-}
+import type { Position } from '../api/types.js';
 
 /**
  * Line numbers and line bounds of one document, found in its content: the

@@ -77,19 +77,12 @@ export async function* streamSearch(body: unknown, signal: AbortSignal): AsyncGe
   }
 }
 
-export type { Chunk, FileResult, Position, Range } from '../api/types.js';
+export type { Chunk, FileResult, Position, Range, TreeNode } from '../api/types.js';
 
 export type StreamEvent =
   | { type: 'chunk'; files: FileResult[]; stats: { actualMatchCount: number } }
   | { type: 'final'; accumulatedStats: { actualMatchCount: number; totalMatchCount: number; fileCount: number; duration: number }; isSearchExhaustive: boolean }
   | { type: 'error'; error: { statusCode: number; errorCode: string; message: string } };
-
-export interface TreeNode {
-  type: 'tree' | 'blob' | 'commit';
-  path: string;
-  name: string;
-  children: TreeNode[];
-}
 
 export interface Source {
   source: string;

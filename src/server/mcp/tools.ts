@@ -15,7 +15,7 @@ import type { FileResult } from '../../api/types.js';
 import { fileGlobSource } from '../../config/glob.js';
 import type { Blame } from '../../git/blame.js';
 import { localBranchNames } from '../../git/repository.js';
-import type { TreeNode } from '../../git/tree.js';
+import type { TreeNode } from '../../api/types.js';
 import { escapeRegExp } from '../../search/matcher.js';
 import type { Caller } from '../access.js';
 import type { JsonReply, Request } from '../http.js';
