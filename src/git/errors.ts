@@ -42,6 +42,17 @@ export interface ReadLimit {
   budgetMs: number;
 }
 
+/**
+ * A limit that fires `budgetMs` from now, or at `stop()` (the client gone). One controller, held by its
+ * timer: on Node 20, `AbortSignal.any` over `AbortSignal.timeout` never fires once a garbage collection
+ * has taken the timeout signal, which nothing else references.
+ */
+export function readLimit(budgetMs: number): { limit: ReadLimit; stop: () => void } {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), budgetMs).unref();
+  return { limit: { signal: controller.signal, budgetMs }, stop: () => controller.abort() };
+}
+
 /** Throws GitReadStoppedError (`time`) for `what` once `limit` has fired. */
 export function checkReadLimit(limit: ReadLimit, what: string, narrow: string): void {
   if (limit.signal.aborted) throw new GitReadStoppedError(what, 'time', limit.budgetMs, narrow);

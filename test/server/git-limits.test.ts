@@ -1,4 +1,5 @@
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import NodeGit from 'nodegit';
 import { diffCommits, MAX_DIFF_SOURCE_BYTES } from '../../src/git/diff.js';
@@ -38,4 +39,25 @@ t.test('git reads past their bounds are refused, and the daemon keeps serving', 
   await t.rejects(diffCommits(repository, await repository.getCommit(first), head, 'src', fired), { name: 'GitReadStoppedError', bound: 'time', message: /the diff ran past the 10000 ms time budget/ });
   await t.rejects(treeOf(head, ['docs/a/b'], fired), { name: 'GitReadStoppedError', bound: 'time' });
   t.ok((await treeOf(head, ['docs/a/b'], { signal: new AbortController().signal, budgetMs: 10_000 })).children.length > 0, 'unfired, the same listing answers');
+});
+
+t.test('a commit walk past the time budget is stopped: 503, the daemon keeps serving', async (t) => {
+  // 20,000 commits in one fast-import: walking them all takes seconds, the budget here is 200 ms.
+  const root = path.join(tempDir(t, 'trawl-long-history-'), 'repo');
+  execFileSync('git', ['init', '-q', root]);
+  let stream = '';
+  for (let i = 0; i < 20_000; i++) {
+    const message = `change ${i}\n`;
+    stream += `commit refs/heads/main\ncommitter A <a@example.com> ${1_600_000_000 + i} +0000\ndata ${message.length}\n${message}`;
+    stream += `M 644 inline file${i % 50}.txt\ndata ${String(i).length + 1}\n${i}\n\n`;
+  }
+  execFileSync('git', ['fast-import', '--quiet'], { cwd: root, input: stream });
+  execFileSync('git', ['symbolic-ref', 'HEAD', 'refs/heads/main'], { cwd: root });
+  execFileSync('git', ['reset', '-q', '--hard'], { cwd: root });
+  const daemon = await startDaemon(t, { repos: [{ name: 'example.com/acme/history', path: root, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { searchTimeBudgetMs: 200 } });
+  // A message no commit has: the walk would go through all 20,000.
+  const stopped = await daemon.fetch('/api/commits?repo=example.com/acme/history&query=no+such+message');
+  t.equal(stopped.headers.get('retry-after'), '1');
+  await expectError(t, stopped, 503, 'SERVICE_UNAVAILABLE', /walking the history ran past the 200 ms time budget/);
+  t.equal((await daemon.fetch('/api/health')).status, 200);
 });

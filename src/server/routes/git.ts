@@ -22,7 +22,7 @@ import { blameFile } from '../../git/blame.js';
 import { blobAt } from '../../git/blob.js';
 import { parseGitDate } from '../../git/dates.js';
 import { diffCommits } from '../../git/diff.js';
-import { InvalidRefError, type ReadLimit } from '../../git/errors.js';
+import { InvalidRefError, readLimit, type ReadLimit } from '../../git/errors.js';
 import { commitDetail, listAuthors, listCommits, type CommitFilter, type CommitSummary } from '../../git/history.js';
 import { normalizeTreePath, resolveCommit } from '../../git/refs.js';
 import { treeOf } from '../../git/tree.js';
@@ -51,11 +51,10 @@ async function commitIn(context: ServerContext, caller: Caller, name: string, re
 }
 
 /** A git read of this request stops at the search time budget, or when the client goes away. */
-function readLimit(request: Request, context: ServerContext): ReadLimit {
-  const clientGone = new AbortController();
-  request.onAborted(() => clientGone.abort());
-  const budgetMs = context.config.server.searchTimeBudgetMs;
-  return { signal: AbortSignal.any([clientGone.signal, AbortSignal.timeout(budgetMs)]), budgetMs };
+function requestLimit(request: Request, context: ServerContext): ReadLimit {
+  const { limit, stop } = readLimit(context.config.server.searchTimeBudgetMs);
+  request.onAborted(stop);
+  return limit;
 }
 
 /** Files with a NUL byte in their first 8 KiB are binary (git's rule). */
@@ -76,7 +75,7 @@ export const treeRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const tree = parseBody(treeBody, request.body);
     const { commit } = await commitIn(context, caller, tree.repoName, tree.revisionName);
-    const body = { tree: await treeOf(commit, tree.paths, readLimit(request, context)) };
+    const body = { tree: await treeOf(commit, tree.paths, requestLimit(request, context)) };
     audit(context, caller, 'tree.read', { id: tree.repoName, type: 'repository' }, { ref: tree.revisionName, expanded: tree.paths.length });
     return { status: 200, body };
   },
@@ -137,7 +136,7 @@ export const commitsRoute: Route = {
       since: gitDateParameter(params.since, 'since'),
       until: gitDateParameter(params.until, 'until'),
     };
-    const { total, commits } = await listCommits(repository, commit, filter, page, readLimit(request, context));
+    const { total, commits } = await listCommits(repository, commit, filter, page, requestLimit(request, context));
     return { status: 200, body: commits.map(withSnakeCaseAuthor), headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits', request.query) };
   },
 };
@@ -180,7 +179,7 @@ export const authorsRoute: Route = {
     const { repository, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const page = requestedPage(params);
     const filter = { path: params.path === undefined ? undefined : normalizeTreePath(params.path) };
-    const { total, authors } = await listAuthors(repository, commit, filter, page, readLimit(request, context));
+    const { total, authors } = await listAuthors(repository, commit, filter, page, requestLimit(request, context));
     audit(context, caller, 'commits.authors.read', { id: params.repo, type: 'repository' }, { ref: params.ref });
     return { status: 200, body: authors, headers: pageHeaders(total, page, context.config.publicUrl, '/api/commits/authors', request.query) };
   },
@@ -200,7 +199,7 @@ export const blameRoute: Route = {
     const params = parseQuery(blameQuery, request.query);
     const { repo, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const blob = await blobAt(commit, params.path);
-    const blame = await blameFile(repo.path, commit.sha(), blob.path, readLimit(request, context));
+    const blame = await blameFile(repo.path, commit.sha(), blob.path, requestLimit(request, context));
     audit(context, caller, 'file.blamed', { id: repo.name, type: 'repository' }, { path: blob.path, ref: params.ref });
     return { status: 200, body: blame };
   },
@@ -242,6 +241,6 @@ export const diffRoute: Route = {
     const { repository, commit: head } = await commitIn(context, caller, params.repo, params.head);
     const { commit: base } = await commitIn(context, caller, params.repo, params.base);
     const filePath = params.path === undefined ? undefined : normalizeTreePath(params.path);
-    return { status: 200, body: { files: await diffCommits(repository, base, head, filePath || undefined, readLimit(request, context)) } };
+    return { status: 200, body: { files: await diffCommits(repository, base, head, filePath || undefined, requestLimit(request, context)) } };
   },
 };
