@@ -215,7 +215,7 @@ export function buildResponse(
   contentCharacters = RESPONSE_CONTENT_CHARACTERS,
 ): SearchResponse {
   found.sort((a, b) => b.score - a.score || compareLocation(a, b));
-  const { response, faultedShards } = assembleIntact(request, query, found, publicUrl, contentCharacters);
+  const { response, intact, faultedShards } = assembleIntact(request, query, found, publicUrl, contentCharacters);
   const stats = emptyStats();
   for (const outcome of outcomes) addStats(stats, outcome.stats);
   stats.crashes += faultedShards;
@@ -225,9 +225,9 @@ export function buildResponse(
   stats.totalMatchCount = totalRanges;
   const resultType = resultTypeOf(query);
   // What `matches` caps: files for type:file, repositories for type:repo, else match ranges.
-  const foundCount = resultType === 'file' ? found.length : resultType === 'repo' ? new Set(found.map((match) => match.shard.meta.repository.id)).size : totalRanges;
-  stats.fileCount = response.files.length;
-  stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - response.files.length);
+  const foundCount = resultType === 'file' ? intact.length : resultType === 'repo' ? new Set(intact.map((match) => match.shard.meta.repository.id)).size : totalRanges;
+  stats.fileCount = intact.length;
+  stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - intact.length);
   stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
   stats.matchTreeSearch = Math.round((timings.searched - timings.planned) * NANOS_PER_MS);
   stats.duration = Math.round((performance.now() - timings.started) * NANOS_PER_MS);
@@ -237,15 +237,15 @@ export function buildResponse(
 }
 
 /**
- * assemble over the matches of shards whose mapping did not fault while it read them (Shard.faulted):
- * what it read from a faulted one may be zeros, so its files go and it counts as failed.
+ * assemble over the matches of shards whose mapping did not fault while it read them (Shard.faulted),
+ * and those matches: what it read from a faulted one may be zeros, so its files go and it counts as failed.
  */
 function assembleIntact(request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string, contentCharacters: number) {
   let kept = found;
   for (;;) {
     const response = assemble(request, query, kept, publicUrl, contentCharacters);
     const intact = kept.filter((match) => !match.shard.faulted);
-    if (intact.length === kept.length) return { response, faultedShards: new Set(found.filter((match) => match.shard.faulted).map((match) => match.shard)).size };
+    if (intact.length === kept.length) return { response, intact, faultedShards: new Set(found.filter((match) => match.shard.faulted).map((match) => match.shard)).size };
     kept = intact;
   }
 }
