@@ -53,12 +53,14 @@ async function walkCommits(repository: GitRepository, start: NodeGit.Commit, fil
   const flush = async () => {
     for (const commit of childrenFirst(sameTime)) {
       checkReadLimit(limit, 'walking the history', 'narrow it (a path, since or until)');
-      if (await passes(commit, filter)) visit(commit);
+      if (await passes(repository, commit, filter)) visit(commit);
     }
     sameTime = [];
   };
   while (walked < MAX_COMMITS_WALKED) {
-    const batch = await walk.getCommits(Math.min(WALK_BATCH, MAX_COMMITS_WALKED - walked)).catch(() => [] as NodeGit.Commit[]);
+    // commitWalk looks a batch up in one native call (≈ 9 µs a commit; getCommits, a round trip each, ≈ 95 µs).
+    // Its commits carry no repository: what needs one (trees, parents) is looked up through `repository`.
+    const batch = await walk.commitWalk(Math.min(WALK_BATCH, MAX_COMMITS_WALKED - walked)).catch(() => [] as NodeGit.Commit[]);
     if (batch.length === 0) break;
     walked += batch.length;
     for (const commit of batch) {
@@ -189,7 +191,7 @@ function summarize(commit: NodeGit.Commit, refs: Map<string, string>): CommitSum
   };
 }
 
-async function passes(commit: NodeGit.Commit, filter: CommitFilter): Promise<boolean> {
+async function passes(repository: GitRepository, commit: NodeGit.Commit, filter: CommitFilter): Promise<boolean> {
   const date = commit.date();
   if (filter.since && date < filter.since) return false;
   if (filter.until && date > filter.until) return false;
@@ -198,23 +200,23 @@ async function passes(commit: NodeGit.Commit, filter: CommitFilter): Promise<boo
     const author = commit.author();
     if (!filter.author.test(`${author.name()} <${author.email()}>`)) return false;
   }
-  return filter.path === undefined || (await changesPath(commit, filter.path));
+  return filter.path === undefined || (await changesPath(repository, commit, filter.path));
 }
 
 /** Whether the path's tree entry differs from every parent's (git log's default history simplification). */
-async function changesPath(commit: NodeGit.Commit, filePath: string): Promise<boolean> {
-  const mine = await entryId(commit, filePath);
-  const parents = await commit.getParents(commit.parentcount());
+async function changesPath(repository: GitRepository, commit: NodeGit.Commit, filePath: string): Promise<boolean> {
+  const mine = await entryId(repository, commit, filePath);
+  const parents = commit.parents();
   if (parents.length === 0) return mine !== null;
   for (const parent of parents) {
-    if ((await entryId(parent, filePath)) === mine) return false;
+    if ((await entryId(repository, await repository.getCommit(parent), filePath)) === mine) return false;
   }
   return true;
 }
 
-async function entryId(commit: NodeGit.Commit, filePath: string): Promise<string | null> {
+async function entryId(repository: GitRepository, commit: NodeGit.Commit, filePath: string): Promise<string | null> {
   try {
-    return (await commit.getEntry(filePath)).sha();
+    return (await (await repository.getTree(commit.treeId())).getEntry(filePath)).sha();
   } catch {
     return null;
   }
