@@ -244,9 +244,12 @@ function assembleIntact(request: SearchRequest, query: QueryNode, found: Found[]
   let kept = found;
   for (;;) {
     const response = assemble(request, query, kept, publicUrl, contentCharacters);
-    const intact = kept.filter((match) => !match.shard.faulted);
-    if (intact.length === kept.length) return { response, intact, faultedShards: new Set(found.filter((match) => match.shard.faulted).map((match) => match.shard)).size };
-    kept = intact;
+    // `some` first: the common case allocates nothing.
+    if (!kept.some((match) => match.shard.faulted)) {
+      const faultedShards = kept === found ? 0 : new Set(found.filter((match) => match.shard.faulted).map((match) => match.shard)).size;
+      return { response, intact: kept, faultedShards };
+    }
+    kept = kept.filter((match) => !match.shard.faulted);
   }
 }
 
