@@ -11,9 +11,28 @@
 namespace mapping_guard {
 namespace {
 
+// A slot's range is written under a sequence lock (odd while it changes), so the handler, which may
+// interrupt a thread registering or releasing a mapping, never takes half of an old range and half of a new one.
 struct Slot {
+  std::atomic<uint32_t> sequence{0};
   std::atomic<uintptr_t> start{0};
   std::atomic<uintptr_t> end{0};
+
+  void Set(uintptr_t newStart, uintptr_t newEnd) {
+    sequence.fetch_add(1, std::memory_order_acq_rel);
+    start.store(newStart, std::memory_order_release);
+    end.store(newEnd, std::memory_order_release);
+    sequence.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  // The slot's range as one consistent pair; false while it is being changed.
+  bool Read(uintptr_t* readStart, uintptr_t* readEnd) const {
+    uint32_t before = sequence.load(std::memory_order_acquire);
+    if (before & 1) return false;
+    *readStart = start.load(std::memory_order_acquire);
+    *readEnd = end.load(std::memory_order_acquire);
+    return sequence.load(std::memory_order_acquire) == before;
+  }
 };
 
 Slot slots[kSlots];
@@ -48,9 +67,10 @@ void OnSigbus(int signal, siginfo_t* info, void* context) {
   uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
   size_t used = slotsUsed.load(std::memory_order_acquire);
   for (size_t index = 1; index < used; index++) {
-    uintptr_t start = slots[index].start.load(std::memory_order_acquire);
-    uintptr_t end = slots[index].end.load(std::memory_order_acquire);
-    if (address < start || address >= end) continue;
+    uintptr_t start;
+    uintptr_t end;
+    // A slot changing under us is being registered (no fault can be in it yet) or released (already unmapped).
+    if (!slots[index].Read(&start, &end) || address < start || address >= end) continue;
     uintptr_t page = address & ~(pageSize - 1);
     void* zeros = mmap(reinterpret_cast<void*>(page), end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     if (zeros == MAP_FAILED) break;
@@ -88,15 +108,13 @@ size_t Guard(void* address, size_t length) {
   }
   faultFlags[slot] = 0;
   uintptr_t start = reinterpret_cast<uintptr_t>(address);
-  slots[slot].end.store(start + length, std::memory_order_release);
-  slots[slot].start.store(start, std::memory_order_release);
+  slots[slot].Set(start, start + length);
   return slot;
 }
 
 void Release(size_t slot) {
   if (slot == 0) return;
-  slots[slot].start.store(0, std::memory_order_release);
-  slots[slot].end.store(0, std::memory_order_release);
+  slots[slot].Set(0, 0);
   faultFlags[slot] = 0;
   std::lock_guard<std::mutex> lock(registry);
   freeSlots.push_back(slot);
