@@ -87,8 +87,9 @@ Napi::Value MmapFile(const Napi::CallbackInfo& info) {
   result.Set("bytes", Napi::Buffer<uint8_t>::New(
                           env, static_cast<uint8_t*>(address), length,
                           [](Napi::Env, uint8_t*, Mapping* m) {
-                            munmap(m->address, m->length);
+                            // Unguarded first: once unmapped, the range may be mapped again for another file.
                             mapping_guard::Release(m->guardSlot);
+                            munmap(m->address, m->length);
                             delete m;
                           },
                           mapping));

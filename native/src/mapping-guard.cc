@@ -69,7 +69,7 @@ void OnSigbus(int signal, siginfo_t* info, void* context) {
   for (size_t index = 1; index < used; index++) {
     uintptr_t start;
     uintptr_t end;
-    // A slot changing under us is being registered (no fault can be in it yet) or released (already unmapped).
+    // A slot changing under us is being registered (no fault can be in it yet) or released (no longer read).
     if (!slots[index].Read(&start, &end) || address < start || address >= end) continue;
     uintptr_t page = address & ~(pageSize - 1);
     void* zeros = mmap(reinterpret_cast<void*>(page), end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);

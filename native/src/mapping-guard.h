@@ -23,7 +23,7 @@ void Install();
 // Guards [address, address + length); returns its slot, or 0 when every slot is taken.
 size_t Guard(void* address, size_t length);
 
-// Stops guarding `slot` (after its mapping was unmapped) and clears its flag.
+// Stops guarding `slot` and clears its flag; before its mapping is unmapped, whose range may then be reused.
 void Release(size_t slot);
 
 // One byte per slot, 1 once a read of that slot's mapping faulted.
