@@ -2,10 +2,10 @@
 import NodeGit from 'nodegit';
 import { checkReadLimit, GitReadStoppedError, type ReadLimit } from './errors.js';
 import type { GitRepository } from './repository.js';
+import { FILEMODE_COMMIT } from './tree.js';
 
 /** A diff reads at most this many bytes of file versions (both sides of every changed file); a larger one is refused. */
 export const MAX_DIFF_SOURCE_BYTES = 64 << 20;
-const FILEMODE_COMMIT = 0o160000;
 const NARROW = 'narrow it with `path`';
 
 export interface DiffHunk {

@@ -4,7 +4,8 @@ import type { TreeNode } from '../api/types.js';
 import { checkReadLimit, PathNotFoundError, type ReadLimit } from './errors.js';
 import { normalizeTreePath } from './refs.js';
 
-const FILEMODE_COMMIT = 0o160000;
+/** The file mode of a tree entry that is a submodule's commit (a gitlink). */
+export const FILEMODE_COMMIT = 0o160000;
 
 /**
  * The root node listing the root's entries, with each requested directory
