@@ -272,16 +272,23 @@ export class SearchPool {
    * Throws what planSearch throws, and SearchQueueFullError.
    */
   async plan(request: SearchRequest): Promise<QueryNode> {
-    return this.admitted(() => this.planAdmitted(request));
+    const parsed = parseSearch(request, this.options.contexts);
+    // Only the worker's task is counted in flight: a query without regexes is planned here and now.
+    return parsed.regexTerms.length === 0 ? parsed.node : this.admitted(() => this.compiled(request, parsed));
   }
 
-  private async planAdmitted(request: SearchRequest): Promise<QueryNode> {
-    const { node, regexTerms } = parseSearch(request, this.options.contexts);
-    if (regexTerms.length === 0) return node;
-    const task: CheckRegexesTask = regexTerms.map((term) => term.value);
+  /** `parsed.node` once a worker has compiled its regexes; the parse error of the first RE2 refuses. */
+  private async compiled(request: SearchRequest, parsed: ReturnType<typeof parseSearch>): Promise<QueryNode> {
+    const task: CheckRegexesTask = parsed.regexTerms.map((term) => term.value);
     const failure = (await this.run(task, 'checkRegexes')) as CheckRegexesResult;
-    if (failure) throw invalidRegexError(request.query, regexTerms[failure.index]!, failure.message);
-    return node;
+    if (failure) throw invalidRegexError(request.query, parsed.regexTerms[failure.index]!, failure.message);
+    return parsed.node;
+  }
+
+  /** As plan, for a search already counted in flight. */
+  private async planned(request: SearchRequest): Promise<QueryNode> {
+    const parsed = parseSearch(request, this.options.contexts);
+    return parsed.regexTerms.length === 0 ? parsed.node : this.compiled(request, parsed);
   }
 
   /** Counts `run` as a search in flight (or refuses it) for as long as it runs. */
@@ -298,7 +305,7 @@ export class SearchPool {
   private async admit<T>(request: SearchRequest, call: Pick<SearchCall, 'signal'>, prebuilt: QueryNode | undefined, run: (query: QueryNode, signal: SearchSignal, timings: Timings) => Promise<T>): Promise<T> {
     const started = performance.now();
     return this.admitted(async () => {
-      const query = prebuilt ?? (await this.planAdmitted(request));
+      const query = prebuilt ?? (await this.planned(request));
       const planned = performance.now();
       const signal = call.signal ?? createSignal();
       this.searchSignals.add(signal);
