@@ -10,10 +10,10 @@ const FORBIDDEN = {
   api: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs'],
   obs: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'index', 'api'],
   git: ['server', 'worker', 'auth', 'search', 'indexer', 'cli', 'query'],
-  indexer: ['server', 'worker', 'auth', 'search', 'cli', 'query'],
+  indexer: ['server', 'auth', 'search', 'cli', 'query'],
   auth: ['server', 'worker', 'search', 'indexer', 'git', 'cli', 'query'],
   search: ['server', 'auth', 'indexer', 'git', 'cli'],
-  worker: ['server', 'auth', 'indexer', 'git', 'cli'],
+  worker: ['server', 'auth', 'git', 'cli'],
   server: ['cli', 'worker'],
 };
 
@@ -28,8 +28,10 @@ const layer = (folder, forbidden) => ({
             group: forbidden.flatMap((name) => [`../${name}/*`, `../../${name}/*`]),
             message: `src/${folder}/ must not import that layer (../shared/ARCHITECTURE.md; eslint.config.js lists what each folder may not import)`,
           },
-          // The search pool sends tasks to workers through the thread protocol only; the worker entries import search/, not the reverse.
-          ...(folder === 'search' ? [{ regex: '^\\.\\./worker/(?!protocol\\.js$)', message: 'src/search/ reaches workers through worker/protocol.ts only' }] : []),
+          // search/ and indexer/ start their threads through worker/thread-url.ts and speak to them through their protocols only:
+          // the thread entries import search/ and indexer/, never the reverse.
+          ...(folder === 'search' ? [{ regex: '^(\\.\\./)+worker/(?!search-protocol\\.js$|thread-url\\.js$)', message: 'src/search/ reaches its workers through worker/search-protocol.ts and thread-url.ts only' }] : []),
+          ...(folder === 'indexer' ? [{ regex: '^(\\.\\./)+worker/(?!index-protocol\\.js$|symbol-protocol\\.js$|thread-url\\.js$)', message: 'src/indexer/ reaches its threads through their protocols and worker/thread-url.ts only' }] : []),
           // The front end never touches shard bytes: the pool and the workers do.
           ...(folder === 'server' ? [{ regex: '^\\.\\./\\.\\./index/(shard-reader|shard-writer)\\.js$|^\\.\\./index/(shard-reader|shard-writer)\\.js$', message: 'src/server/ never touches shard bytes' }] : []),
         ],
@@ -42,6 +44,11 @@ export default [
   { ignores: ['dist/**', 'node_modules/**', 'native/build/**'] },
   { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } },
   ...Object.entries(FORBIDDEN).map(([folder, forbidden]) => layer(folder, forbidden)),
+  {
+    // A protocol owns every type that crosses its threads: it imports the layers below, never the code that runs on either side.
+    files: ['src/worker/*-protocol.ts', 'src/worker/thread-url.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['../search/*', '../indexer/*', '../server/*', '../auth/*', '../git/*', '../cli/*'], message: 'a thread protocol imports only the layers below search/ and indexer/' }] }] },
+  },
   {
     // The browser app talks to the daemon over HTTP only; it shares the API's types and the link builder at build time.
     files: ['src/web/**/*.ts'],

@@ -34,7 +34,8 @@ export async function poolLoad(config: Config, requests: readonly SearchRequest[
   const loop = async (caller: number, until: number, latencies: number[]) => {
     for (let next = caller; performance.now() < until; next++) {
       const started = performance.now();
-      await pool.searchJson(requests[next % requests.length]!, { visible: everything });
+      const request = requests[next % requests.length]!;
+      await pool.searchJson(await pool.plan(request), request, { visible: everything });
       latencies.push(performance.now() - started);
     }
   };

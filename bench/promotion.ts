@@ -29,10 +29,10 @@ import { parseBody, validator } from '../src/api/validate.js';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { loadCatalog } from '../src/search/catalog.js';
-import { planSearch } from '../src/search/engine.js';
+import { plan } from '../src/query/plan.js';
 import { SearchPool } from '../src/search/pool.js';
 import { createSignal } from '../src/search/signal.js';
-import searchTask from '../src/worker/search-worker.js';
+import searchTask from '../src/worker/search-thread.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
 import { median, removeScratch, runWrk, searchBody, startDaemon, wrkScript } from './http-harness.js';
 import { QUERY_CLASSES } from './queries.js';
@@ -95,7 +95,7 @@ async function promotedPerCall(run: (call: number) => unknown): Promise<number> 
 /** The search task the pool would send for `request` when one worker runs the whole search, as that worker receives it (a copy). */
 function workerTask(request: SearchRequest) {
   const now = Date.now();
-  const query = planSearch(request, config.contexts);
+  const query = plan(request, config.contexts);
   const render = { request, publicUrl: PUBLIC_URL, startedEpochMs: now, plannedEpochMs: now };
   const task = { generation: catalog.generation, shardFiles, query, contexts: config.contexts, wanted: request.matches + 1, deadlineEpochMs: now + 10_000, signal: createSignal(), render };
   return structuredClone(task);
@@ -151,7 +151,7 @@ try {
     const requests = bodies.map((body) => parseBody(validator(SearchRequestSchema), Buffer.from(body)));
     const pick = (call: number) => requests[call % requests.length]!;
     const worker = await promotedPerCall((call) => searchTask(workerTask(pick(call))));
-    const frontEnd = await promotedPerCall((call) => pool.searchJson(pick(call), { visible: () => true }));
+    const frontEnd = await promotedPerCall((call) => pool.plan(pick(call)).then((query) => pool.searchJson(query, pick(call), { visible: () => true })));
     const http = await httpPromotedPerRequest(bodies);
     console.error(`${name}: worker ${kb(worker)} KB, front end ${kb(frontEnd)} KB, HTTP main thread ${kb(http)} KB per search`);
     rows.push(`| ${name} | ${kb(worker)} | ${kb(frontEnd)} | ${kb(http)} |`);

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { openShardSet } from '../src/search/shard-set.js';
-import { search } from '../src/search/engine.js';
+import { search } from '../src/search/in-process.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
 import { QUERY_CLASSES, type BenchQuery } from './queries.js';
 import { writeReportBlock } from './report.js';

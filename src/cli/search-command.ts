@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { configOrProblem } from './config-option.js';
 import { QueryParseError } from '../query/errors.js';
-import { search } from '../search/engine.js';
+import { search } from '../search/in-process.js';
 import { openShardSet } from '../search/shard-set.js';
-import { UnknownSearchContextError } from '../search/shard-search.js';
-import { formatGrepLines } from '../search/grep-format.js';
+import { UnknownSearchContextError } from '../query/plan.js';
+import { formatGrepLines } from '../search/response/grep-format.js';
 import type { Command } from './main.js';
 
 const DEFAULT_MATCHES = 100;

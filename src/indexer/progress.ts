@@ -3,7 +3,8 @@
  * terminal, pino log lines (progress at most once per interval) everywhere else.
  */
 import type { Logger } from '../obs/logger.js';
-import type { IndexReporter, RepositoryOutcome } from './run-index.js';
+import type { IndexReporter } from './run-index.js';
+import type { RepositoryOutcome } from '../worker/index-protocol.js';
 import type { BuildProgress } from './build-shards.js';
 
 const LOG_INTERVAL_MS = 5000;

@@ -17,13 +17,9 @@ import { buildShards, type BuildProgress } from './build-shards.js';
 import { assignRepositoryIds } from './repository-ids.js';
 import { readManifest, writeManifest, type Manifest, type RepositoryEntry } from '../index/manifest.js';
 import { takeSnapshot } from './source.js';
+import type { RepositoryOutcome } from '../worker/index-protocol.js';
 
 const LOCK_FILE = 'index.lock';
-
-export type RepositoryOutcome =
-  | { name: string; status: 'unchanged' }
-  | { name: string; status: 'indexed'; documents: number; sourceBytes: number; shardBytes: number; seconds: number; warnings: string[] }
-  | { name: string; status: 'failed'; error: string };
 
 export interface IndexReporter {
   repositoryStarted?(name: string, index: number, total: number): void;

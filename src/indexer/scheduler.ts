@@ -9,8 +9,8 @@ import { Worker } from 'node:worker_threads';
 import type { FSWatcher } from 'chokidar';
 import type { Config, RepositoryConfig } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
-import type { IndexReply, IndexRequest } from './index-protocol.js';
-import type { RepositoryOutcome } from './run-index.js';
+import type { IndexReply, IndexRequest, RepositoryOutcome } from '../worker/index-protocol.js';
+import { threadUrl } from '../worker/thread-url.js';
 import { watchRepository } from './watch.js';
 
 export interface SchedulerOptions {
@@ -43,7 +43,7 @@ export class IndexScheduler {
 
   constructor(private options: SchedulerOptions) {
     this.firstPass = new Promise((resolve) => (this.firstPassDone = resolve));
-    this.thread = new Worker(new URL('./index-thread.js', import.meta.url));
+    this.thread = new Worker(threadUrl('index-thread'));
     this.thread.on('message', (reply: IndexReply) => this.onReply(reply));
     this.thread.on('error', (error) => options.logger.error({ err: error }, 'index thread failed'));
   }

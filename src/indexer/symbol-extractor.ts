@@ -1,10 +1,11 @@
 /**
  * Symbols of documents from universal-ctags, computed in a worker thread
- * (symbol-worker.ts). One extractor serves a whole indexing pass.
+ * (worker/symbol-thread.ts). One extractor serves a whole indexing pass.
  */
 import { Worker } from 'node:worker_threads';
 import type { DocumentSymbol } from '../index/model.js';
-import type { SymbolRequest, SymbolResponse, SymbolWorkerOptions } from './symbol-protocol.js';
+import type { SymbolRequest, SymbolResponse, SymbolWorkerOptions } from '../worker/symbol-protocol.js';
+import { threadUrl } from '../worker/thread-url.js';
 
 export class SymbolExtractor {
   private readonly worker: Worker;
@@ -14,9 +15,7 @@ export class SymbolExtractor {
   private onClosed: (() => void) | null = null;
 
   constructor(options: SymbolWorkerOptions) {
-    // Under the test runner this module is TypeScript; built, it is JavaScript.
-    const entry = new URL(import.meta.url.endsWith('.ts') ? './symbol-worker.ts' : './symbol-worker.js', import.meta.url);
-    this.worker = new Worker(entry, { workerData: options });
+    this.worker = new Worker(threadUrl('symbol-thread'), { workerData: options });
     this.worker.on('message', (response: SymbolResponse) => this.onResponse(response));
     this.worker.on('error', (error) => this.fail(new Error(`symbol worker failed: ${error.message}`)));
     this.worker.on('exit', () => {

@@ -1,25 +1,26 @@
 /**
- * Searches fanned out to a Piscina pool: the front end plans the query (a
- * worker compiles its regexes), sends
- * one task per shard group of the visible repositories (as many groups as
- * the search's share of the workers), merges the groups' matches by score and
- * builds the response (chunks for the returned files only) from its own
- * mappings of the same shards. A search answered as JSON that runs as one
- * task has its response built and serialized by the worker instead, into a
- * render slot of shared memory: the front end's thread is the one every
- * request passes through.
+ * Searches fanned out to the search workers (workers.ts): admits a planned
+ * query, sends one task per shard group of the visible repositories (as many
+ * groups as the search's share of the workers), merges the groups' matches by
+ * score and builds the response (response/build.ts: chunks for the returned
+ * files only) from its own mappings of the same shards. A search answered as
+ * JSON that runs as one task has its response built and serialized by the
+ * worker instead, into a render slot of shared memory: the front end's thread
+ * is the one every request passes through (docs/design.md, "The search path").
  */
-import { Piscina, queueOptionsSymbol, type PiscinaTask } from 'piscina';
 import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import type { RepositoryConfig, SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
 import { invalidRegexError } from '../query/parser.js';
-import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from '../worker/protocol.js';
+import { planTerms } from '../query/plan.js';
+import type { CheckRegexesResult, CheckRegexesTask, RenderedResponse, RenderSpec, SearchSignal, SearchTask, SearchTaskResult, ShardsOutcome } from '../worker/search-protocol.js';
 import { groupShards, type Catalog } from './catalog.js';
-import { buildResponse, emptyEvaluationStats, parseSearch, resultsCounted, type Found, type ShardsOutcome } from './engine.js';
+import { buildResponse, resultsCounted, type Found } from './response/build.js';
+import { RenderSlots } from './response/render-slots.js';
+import { emptyEvaluationStats } from './shard/evaluate.js';
 import { ShardCache } from './shard-cache.js';
-import { RenderSlots } from './render-slots.js';
-import { cancelSearch, createSignal, type SearchSignal } from './signal.js';
+import { cancelSearch, createSignal } from './signal.js';
+import { SearchPoolClosingError, SearchWorkers } from './workers.js';
 
 export interface SearchPoolOptions {
   workers: number;
@@ -28,7 +29,7 @@ export interface SearchPoolOptions {
   timeBudgetMs: number;
   publicUrl: string;
   contexts: Record<string, SearchContextConfig>;
-  /** Bytes of a render slot (see render-slots.ts); a response whose members need more travels as bytes of its own. Default 64 KiB. */
+  /** Bytes of a render slot (see response/render-slots.ts); a response whose members need more travels as bytes of its own. Default 64 KiB. */
   renderSlotBytes?: number;
 }
 
@@ -36,14 +37,6 @@ export class SearchQueueFullError extends Error {
   constructor(limit: number) {
     super(`the search queue is full (${limit} searches in flight)`);
     this.name = 'SearchQueueFullError';
-  }
-}
-
-/** A task asked of a pool that is closing: the daemon is shutting down. */
-export class SearchPoolClosingError extends Error {
-  constructor() {
-    super('the server is shutting down');
-    this.name = 'SearchPoolClosingError';
   }
 }
 
@@ -71,80 +64,38 @@ interface Timings {
   planned: number;
 }
 
-/** How much lower the search workers' scheduling priority is than the front end's (nice(2) steps). */
-export const WORKER_NICE_INCREMENT = 10;
-
 /** Render slots at most (64 KiB each by default): each search in flight holds at most one. */
 const MAX_RENDER_SLOTS = 256;
 
 export class SearchPool {
-  private readonly piscina: Piscina;
+  private readonly workers: SearchWorkers;
   private readonly shards = new ShardCache();
   private readonly renderSlots: RenderSlots;
   private catalog: Catalog = { generation: -1, repositories: [] };
   private inFlight = 0;
   private workerFailures = 0;
   private shardFailures = 0;
-  /** Set by close: no task is started after it. */
-  private closing = false;
-  /** Tasks given to the workers and not yet answered, and who waits for there to be none. */
-  private tasksRunning = 0;
-  private idleWaiters: (() => void)[] = [];
   /** The signals of the searches in flight, cancelled by close. */
   private readonly searchSignals = new Set<SearchSignal>();
-  /** Tasks the workers answered, and how many had been when `responsive` last looked. */
-  private tasksAnswered = 0;
-  private answeredAtLastProbe = 0;
-  /** The next step of mapping the current catalog's shards in the background. */
+  /** The next step of mapping the current catalog's shards on this thread in the background. */
   private mapping: NodeJS.Immediate | undefined;
-  /** Shards each search worker had mapped when it last answered a MapShardTask of the current generation, by thread id. */
-  private readonly workerShards = new Map<number, number>();
 
   constructor(private options: SearchPoolOptions) {
     this.renderSlots = new RenderSlots(Math.min(options.maxQueuedSearches, MAX_RENDER_SLOTS), options.renderSlotBytes ?? 64 * 1024);
-    this.piscina = new Piscina({
-      workerData: this.renderSlots.share,
-      filename: new URL('../worker/search-worker.js', import.meta.url).href,
-      minThreads: options.workers,
-      maxThreads: options.workers,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      // A task that finds every worker busy goes back to the head of the queue: by default Piscina puts it
-      // at the tail, so under sustained load searches overtake each other and p99 was 3.7 × p50 at c = 64.
-      stricterFIFO: true,
-      // A second task waits in a busy worker's port, so the worker starts it the moment it is done instead of
-      // idling for the front end's round trip (workers were idle ≈ 20 % of the time under full load).
-      concurrentTasksPerWorker: TASKS_PER_WORKER,
-      loadBalancer: balance,
-      // Workers yield the CPU to the front end's thread, which feeds them and answers for them: with the
-      // cores saturated, a front end left waiting for a core left the workers waiting for tasks (machine idle
-      // 7 % → 3 %, requests/s median 876 → 975 and p99 120 → 106 ms over six alternating runs at c = 64).
-      niceIncrement: WORKER_NICE_INCREMENT,
-      // Piscina's run and wait histograms are not read anywhere (the daemon keeps its own metrics).
-      recordTiming: false,
-    });
-    // A worker that starts (one replacing a worker that died, or one still starting when setCatalog ran)
-    // maps the current shards before a search needs them. Piscina emits this just before it counts the
-    // worker as ready: a task sent at once would go to another.
-    this.piscina.on('workerCreate', (worker: PiscinaWorker) => setImmediate(() => this.warmWorker(worker.id)));
-    // Piscina's one error event: an answer for a task it no longer knows, which a worker destroyed by close can send.
-    this.piscina.on('error', (error: Error) => {
-      if (!this.closing) throw error;
-    });
+    this.workers = new SearchWorkers(options.workers, this.renderSlots.share);
   }
 
   /**
-   * Switches to a new manifest generation. Its shards are mapped here in the
-   * background, one per turn of the event loop: opening a shard of the Linux
-   * index takes this thread 50–100 ms, and all ten at once held every request
-   * for 0.5–0.8 s after each publication. A search that needs a shard not yet
-   * mapped maps it itself.
+   * Switches to a new manifest generation. Every worker maps its shards
+   * (workers.ts), and so does this thread, in the background, one per turn of
+   * the event loop (docs/design.md, "Shards and generations"). A search that
+   * needs a shard not yet mapped maps it itself.
    */
   setCatalog(catalog: Catalog): void {
     this.catalog = catalog;
     this.shards.advance(catalog.generation);
-    this.workerShards.clear();
-    for (const { threadId } of this.piscina.threads) this.warmWorker(threadId);
-    const files = shardFilesOf(catalog);
+    const files = catalog.repositories.flatMap((repo) => repo.shards.map((shard) => shard.path));
+    this.workers.mapShards(catalog.generation, files);
     let next = 0;
     const mapNext = () => {
       const file = files[next++];
@@ -154,30 +105,6 @@ export class SearchPool {
     };
     clearImmediate(this.mapping); // a newer generation replaces what was left of the last one
     this.mapping = setImmediate(mapNext);
-  }
-
-  /**
-   * Has the search worker of `threadId` map the current catalog's shards,
-   * one shard per task so that searches interleave with them. Each worker
-   * used to map a generation at its first search of it, and that search
-   * waited: 0.6 s for the first search after the Linux index was published.
-   * Stops when a newer generation replaces the catalog, the worker fails or
-   * the pool closes.
-   */
-  private warmWorker(threadId: number): void {
-    const catalog = this.catalog;
-    void (async () => {
-      for (const shardFile of shardFilesOf(catalog)) {
-        if (this.catalog !== catalog) return;
-        const task: MapShardTask & TargetedTask = { generation: catalog.generation, shardFile, [queueOptionsSymbol]: { thread: threadId } };
-        try {
-          const mapped = (await this.run(task, 'mapShard')) as number;
-          if (this.catalog === catalog) this.workerShards.set(threadId, mapped);
-        } catch {
-          return; // the worker failed (Piscina's replacement is warmed as it starts) or the pool closed
-        }
-      }
-    })();
   }
 
   /** New link base or contexts (the port bound for `listen.port` 0, a reloaded config); the pool's size stays. */
@@ -204,8 +131,7 @@ export class SearchPool {
 
   /** The fewest shards any search worker has mapped of the current generation (0 until each has mapped one). */
   get workerShardsMapped(): number {
-    const counts = this.piscina.threads.map(({ threadId }) => this.workerShards.get(threadId) ?? 0);
-    return counts.length === 0 ? 0 : Math.min(...counts);
+    return this.workers.shardsMapped;
   }
 
   /** Tasks that failed in a worker (not corrupt shards: those are per-search `crashes`). */
@@ -219,20 +145,32 @@ export class SearchPool {
   }
 
   /**
-   * Runs one search, of `request.query` or of an already built `query`.
-   * Throws QueryParseError / UnknownSearchContextError for a bad query and
-   * SearchQueueFullError when too many searches are in flight.
+   * The query of `request` (query/plan.ts), its regexes compiled by a worker: RE2 takes up to 100 ms and
+   * more over a 4 KiB pattern, time every request waits for on this thread. Throws what `plan` throws,
+   * and SearchQueueFullError.
    */
-  async search(request: SearchRequest, call: SearchCall, prebuilt?: QueryNode): Promise<SearchResponse> {
-    return this.admit(request, call, prebuilt, (query, signal, timings) => this.fanOut(request, query, call, signal, timings, this.groupsFor(call)));
+  async plan(request: SearchRequest): Promise<QueryNode> {
+    const parsed = planTerms(request, this.options.contexts);
+    if (parsed.regexTerms.length === 0) return parsed.node; // planned here and now, never counted in flight
+    return this.admitted(async () => {
+      const task: CheckRegexesTask = parsed.regexTerms.map((term) => term.value);
+      const failure = (await this.workers.run(task, 'checkRegexes')) as CheckRegexesResult;
+      if (failure) throw invalidRegexError(request.query, parsed.regexTerms[failure.index]!, failure.message);
+      return parsed.node;
+    });
+  }
+
+  /** Runs one search of `query`, planned from `request` (`plan`). Throws SearchQueueFullError when too many searches are in flight. */
+  async search(query: QueryNode, request: SearchRequest, call: SearchCall): Promise<SearchResponse> {
+    return this.admit(call, (signal, timings) => this.fanOut(request, query, call, signal, timings, this.groupsFor(call)));
   }
 
   /**
    * Like `search`, answering the response as JSON text. A search that runs
    * as one task (every search under load) has it built by its worker.
    */
-  async searchJson(request: SearchRequest, call: Omit<SearchCall, 'onPartial'>, prebuilt?: QueryNode): Promise<SearchJson> {
-    return this.admit(request, call, prebuilt, async (query, signal, timings) => {
+  async searchJson(query: QueryNode, request: SearchRequest, call: Omit<SearchCall, 'onPartial'>): Promise<SearchJson> {
+    return this.admit(call, async (signal, timings) => {
       const groups = this.groupsFor(call);
       if (groups.length !== 1) return jsonOf(await this.fanOut(request, query, call, signal, timings, groups));
       const { timeOrigin } = performance;
@@ -245,7 +183,7 @@ export class SearchPool {
       try {
         const result = await this.runTask(this.task(request, query, signal, timings, groups[0]!, render));
         const waitMs = performance.now() - submitted;
-        if ('results' in result) {
+        if (result.kind === 'rendered') {
           slotHandedOver = result.results === null;
           return this.renderedJson(result, waitMs, slot);
         }
@@ -266,31 +204,6 @@ export class SearchPool {
     return { stats, body: Buffer.concat([Buffer.from(prefix), results]), release: noRelease };
   }
 
-  /**
-   * The query of `request`, as planSearch plans it, but with its regexes compiled by a worker: RE2
-   * takes up to 100 ms and more over a 4 KiB pattern, time every request waits for on this thread.
-   * Throws what planSearch throws, and SearchQueueFullError.
-   */
-  async plan(request: SearchRequest): Promise<QueryNode> {
-    const parsed = parseSearch(request, this.options.contexts);
-    // Only the worker's task is counted in flight: a query without regexes is planned here and now.
-    return parsed.regexTerms.length === 0 ? parsed.node : this.admitted(() => this.compiled(request, parsed));
-  }
-
-  /** `parsed.node` once a worker has compiled its regexes; the parse error of the first RE2 refuses. */
-  private async compiled(request: SearchRequest, parsed: ReturnType<typeof parseSearch>): Promise<QueryNode> {
-    const task: CheckRegexesTask = parsed.regexTerms.map((term) => term.value);
-    const failure = (await this.run(task, 'checkRegexes')) as CheckRegexesResult;
-    if (failure) throw invalidRegexError(request.query, parsed.regexTerms[failure.index]!, failure.message);
-    return parsed.node;
-  }
-
-  /** As plan, for a search already counted in flight. */
-  private async planned(request: SearchRequest): Promise<QueryNode> {
-    const parsed = parseSearch(request, this.options.contexts);
-    return parsed.regexTerms.length === 0 ? parsed.node : this.compiled(request, parsed);
-  }
-
   /** Counts `run` as a search in flight (or refuses it) for as long as it runs. */
   private async admitted<T>(run: () => Promise<T>): Promise<T> {
     if (this.inFlight >= this.options.maxQueuedSearches) throw new SearchQueueFullError(this.options.maxQueuedSearches);
@@ -302,15 +215,14 @@ export class SearchPool {
     }
   }
 
-  private async admit<T>(request: SearchRequest, call: Pick<SearchCall, 'signal'>, prebuilt: QueryNode | undefined, run: (query: QueryNode, signal: SearchSignal, timings: Timings) => Promise<T>): Promise<T> {
+  /** `run` admitted, with the search's signal (cancelled when it ends) and its start. */
+  private async admit<T>(call: Pick<SearchCall, 'signal'>, run: (signal: SearchSignal, timings: Timings) => Promise<T>): Promise<T> {
     const started = performance.now();
     return this.admitted(async () => {
-      const query = prebuilt ?? (await this.planned(request));
-      const planned = performance.now();
       const signal = call.signal ?? createSignal();
       this.searchSignals.add(signal);
       try {
-        return await run(query, signal, { started, planned });
+        return await run(signal, { started, planned: performance.now() });
       } finally {
         this.searchSignals.delete(signal);
         cancelSearch(signal); // tasks still queued for a finished search return at once
@@ -329,7 +241,7 @@ export class SearchPool {
     return groupShards(files, Math.max(1, Math.floor(this.options.workers / this.inFlight)));
   }
 
-  /** One literal, not a spread plus members: see searchShards on what V8 keeps alive otherwise. */
+  /** One literal, not a spread plus members: docs/design.md, "The hot path's memory". */
   private task(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, shardFiles: string[], render?: RenderSpec): SearchTask {
     return {
       generation: this.catalog.generation,
@@ -351,7 +263,8 @@ export class SearchPool {
     await Promise.all(
       groups.map(async (shardFiles) => {
         const submitted = performance.now();
-        const outcome = (await this.runTask(this.task(request, query, signal, timings, shardFiles))) as ShardsOutcome; // a task without `render` answers its outcome
+        const outcome = await this.runTask(this.task(request, query, signal, timings, shardFiles));
+        if (outcome.kind !== 'matches') throw new Error('a search task without `render` answered a rendered response');
         waitMs = Math.max(waitMs, performance.now() - submitted);
         const groupFound = this.resolve(outcome, shardFiles);
         found.push(...groupFound);
@@ -373,17 +286,15 @@ export class SearchPool {
     return response;
   }
 
+  /** The task's answer; a worker that failed (or died) costs its group's results, never the search. */
   private async runTask(task: SearchTask): Promise<SearchTaskResult> {
     try {
-      const result = (await this.run(task)) as SearchTaskResult;
-      this.tasksAnswered++;
-      return result;
+      return (await this.workers.run(task)) as SearchTaskResult;
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
-      // A worker that failed (or died) costs its group's results, never the search.
       this.workerFailures++;
       const stats = { ...emptyEvaluationStats(), crashes: task.shardFiles.length, shardFilesConsidered: task.shardFiles.length };
-      return { matches: [], totalRanges: 0, stop: 'complete', stats };
+      return { kind: 'matches', matches: [], totalRanges: 0, stop: 'complete', stats };
     }
   }
 
@@ -400,110 +311,24 @@ export class SearchPool {
     return found;
   }
 
-  /**
-   * Whether the workers take tasks (the systemd watchdog's probe): true when
-   * one answered a search since the last probe, else when one answers a no-op
-   * task within `timeoutMs`. Under load the no-op waits behind every queued
-   * search, so there progress is the sign of life: a busy pool is not a
-   * wedged one.
-   */
-  async responsive(timeoutMs: number): Promise<boolean> {
-    if (this.tasksAnswered !== this.answeredAtLastProbe) {
-      this.answeredAtLastProbe = this.tasksAnswered;
-      return true;
-    }
-    return this.ping(timeoutMs);
+  /** Whether the workers take tasks (the systemd watchdog's probe): workers.ts, `responsive`. */
+  responsive(timeoutMs: number): Promise<boolean> {
+    return this.workers.responsive(timeoutMs);
   }
 
   /** Resolves true when a worker answers a no-op task within `timeoutMs`. */
-  async ping(timeoutMs: number): Promise<boolean> {
-    return answeredWithin(this.run(null, 'ping'), timeoutMs);
+  ping(timeoutMs: number): Promise<boolean> {
+    return this.workers.ping(timeoutMs);
   }
 
-  /**
-   * Destroys the workers once each has started, or after WORKER_START_WAIT_MS:
-   * on Node 20, terminating a worker while it is still loading its modules can
-   * abort the whole process (V8's fatal "IsGraphAsync must be used on an
-   * instantiated module"; seen when a test closed a pool it had just made).
-   */
+  /** Refuses new searches (SearchPoolClosingError, 503), stops those in flight at their next check, and ends the workers. */
   async close(): Promise<void> {
     clearImmediate(this.mapping);
-    this.closing = true;
-    const started = this.piscina.threads.map(({ threadId }) => {
-      const task: TargetedTask = { [queueOptionsSymbol]: { thread: threadId } };
-      return this.piscina.run(task, { name: 'ping' });
+    await this.workers.close(() => {
+      for (const signal of this.searchSignals) cancelSearch(signal);
     });
-    await answeredWithin(Promise.allSettled(started), WORKER_START_WAIT_MS);
-    // The searches still in flight stop at their next check; their tasks answer before the workers go.
-    for (const signal of this.searchSignals) cancelSearch(signal);
-    await answeredWithin(this.idle(), WORKER_START_WAIT_MS);
-    await this.piscina.destroy();
-  }
-
-  /** Runs a task in a worker (the default export of search-worker.ts, or the function `name`); refused once the pool is closing. */
-  private async run(task: unknown, name?: string): Promise<unknown> {
-    if (this.closing) throw new SearchPoolClosingError();
-    this.tasksRunning++;
-    try {
-      return await this.piscina.run(task, name === undefined ? undefined : { name });
-    } finally {
-      if (--this.tasksRunning === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
-    }
-  }
-
-  /** Resolves once no task is running. */
-  private idle(): Promise<void> {
-    return this.tasksRunning === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 }
-
-/** How long close waits for workers still starting (a worker loads its modules in ≈ 0.1–0.5 s). */
-const WORKER_START_WAIT_MS = 3_000;
-
-/** Whether `task` settles successfully within `timeoutMs`. */
-async function answeredWithin(task: Promise<unknown>, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-  const answered = task.then(
-    () => true,
-    () => false,
-  );
-  try {
-    return await Promise.race([answered, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Tasks a worker holds at once (one running, one waiting in its port). */
-const TASKS_PER_WORKER = 2;
-
-/**
- * Piscina's least-busy choice (an idle worker, else the least busy one below
- * TASKS_PER_WORKER, else none: the task waits in the queue), except that a
- * task naming a thread in its queue options goes to that thread, however
- * busy: mapping a new generation is work for each worker, not for any one.
- */
-function balance(task: PiscinaTask, workers: PiscinaWorker[]): PiscinaWorker | null {
-  const thread = (task[queueOptionsSymbol] as TargetedTask[typeof queueOptionsSymbol] | null)?.thread;
-  const named = thread === undefined ? undefined : workers.find((worker) => worker.id === thread);
-  if (named) return named;
-  let choice: PiscinaWorker | null = null;
-  for (const worker of workers) {
-    if (worker.currentUsage === 0) return worker;
-    if (worker.currentUsage < (choice?.currentUsage ?? TASKS_PER_WORKER)) choice = worker;
-  }
-  return choice;
-}
-
-/** A task for the worker of one thread; the symbol-keyed member stays behind (structured clone skips it). */
-interface TargetedTask {
-  [queueOptionsSymbol]: { thread: number };
-}
-
-type PiscinaWorker = Parameters<NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>>[1][number];
-
-const shardFilesOf = (catalog: Catalog) => catalog.repositories.flatMap((repo) => repo.shards.map((shard) => shard.path));
 
 const noRelease = () => {};
 
@@ -513,5 +338,5 @@ function jsonOf(response: SearchResponse): SearchJson {
 
 const nanoseconds = (ms: number) => Math.round(ms * 1e6);
 
-/** `timings` with the search done now: one literal, not a spread plus a member (see searchShards on why). */
+/** `timings` with the search done now: one literal, not a spread plus a member (docs/design.md, "The hot path's memory"). */
 const searchedNow = ({ started, planned }: Timings) => ({ started, planned, searched: performance.now() });

@@ -5,10 +5,10 @@
  * gone, shutdown); slot RANGES_FOUND counts the match ranges found across all
  * shards, so a task stops once others have found enough.
  */
+import type { SearchSignal } from '../worker/search-protocol.js';
+
 const CANCELLED = 0;
 const RANGES_FOUND = 1;
-
-export type SearchSignal = Int32Array;
 
 export function createSignal(): SearchSignal {
   return new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));

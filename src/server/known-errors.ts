@@ -4,8 +4,9 @@ import { AuthError, type AuthErrorCode } from '../auth/errors.js';
 import { BlameError } from '../git/blame.js';
 import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../git/errors.js';
 import { QueryParseError } from '../query/errors.js';
-import { SearchPoolClosingError, SearchQueueFullError } from '../search/pool.js';
-import { UnknownSearchContextError } from '../search/shard-search.js';
+import { SearchQueueFullError } from '../search/pool.js';
+import { SearchPoolClosingError } from '../search/workers.js';
+import { UnknownSearchContextError } from '../query/plan.js';
 
 /** The API error of each refusal of the auth store. */
 export const AUTH_ERRORS: Record<AuthErrorCode, ErrorCode> = {

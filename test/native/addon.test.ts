@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { native } from '../../native/index.js';
-import { escapeRegExp } from '../../src/search/matcher.js';
+import { escapeRegExp } from '../../src/query/escape.js';
 
 const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), 'trawl-native-'));
 

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { ShardWriter } from '../../src/index/shard-writer.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { requiredLiterals } from '../../src/query/literals.js';
-import { candidates, type CandidateStats } from '../../src/search/candidates.js';
-import { compileMatcher } from '../../src/search/matcher.js';
+import { candidates, type CandidateStats } from '../../src/search/shard/candidates.js';
+import { compileMatcher } from '../../src/search/shard/matcher.js';
 import { trigramAt } from '../../src/index/trigrams.js';
 import { tempDir } from '../helpers/tmp.js';
 

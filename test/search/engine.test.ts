@@ -3,10 +3,10 @@ import path from 'node:path';
 import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import { openShardSet } from '../../src/search/shard-set.js';
-import { search, type SearchEnvironment } from '../../src/search/engine.js';
+import { search, type SearchEnvironment } from '../../src/search/in-process.js';
 import type { SearchRequest } from '../../src/api/types.js';
 import { QueryParseError } from '../../src/query/errors.js';
-import { UnknownSearchContextError } from '../../src/search/shard-search.js';
+import { UnknownSearchContextError } from '../../src/query/plan.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeRepository } from '../helpers/git.js';
 

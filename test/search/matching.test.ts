@@ -1,7 +1,8 @@
 import t from 'tap';
-import { compileMatcher, escapeRegExp } from '../../src/search/matcher.js';
-import { LineIndex } from '../../src/search/positions.js';
-import { intersect, union } from '../../src/search/sorted-sets.js';
+import { compileMatcher } from '../../src/search/shard/matcher.js';
+import { escapeRegExp } from '../../src/query/escape.js';
+import { LineIndex } from '../../src/search/response/positions.js';
+import { intersect, union } from '../../src/search/shard/sorted-sets.js';
 
 const ranges = (value: string, regex: boolean, caseSensitive: boolean, text: string, limit = 100) =>
   compileMatcher({ value, regex, caseSensitive }).ranges(Buffer.from(text, 'utf8'), limit);

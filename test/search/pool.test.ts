@@ -3,15 +3,19 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
+import type { SearchRequest } from '../../src/api/types.js';
 import { loadCatalog } from '../../src/search/catalog.js';
+import { SearchPool, type SearchCall } from '../../src/search/pool.js';
+import { PREFIX_ROOM } from '../../src/search/response/render-slots.js';
+import { WORKER_NICE_INCREMENT } from '../../src/search/workers.js';
 import { waitFor } from '../helpers/daemon.js';
 import { threadNiceValues } from '../helpers/threads.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
-// The built pool: its workers load dist/src/worker/search-worker.js, as in the daemon.
-const { SearchPool, WORKER_NICE_INCREMENT } = (await import(new URL('../../dist/src/search/pool.js', import.meta.url).href)) as typeof import('../../src/search/pool.js');
-const { PREFIX_ROOM } = (await import(new URL('../../dist/src/search/render-slots.js', import.meta.url).href)) as typeof import('../../src/search/render-slots.js');
+/** A search as the routes run it: planned first, then searched. */
+const searched = async (pool: SearchPool, request: SearchRequest, call: SearchCall) => pool.search(await pool.plan(request), request, call);
+const searchedJson = async (pool: SearchPool, request: SearchRequest, call: SearchCall) => pool.searchJson(await pool.plan(request), request, call);
 
 t.test('a saturated pool runs searches in the order they were submitted', async (t) => {
   const root = tempDir(t);
@@ -27,12 +31,12 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
   t.teardown(() => pool.close());
   pool.setCatalog(loadCatalog(config));
   const everything = () => true;
-  t.equal((await pool.search({ query: 'needle_7', matches: 10 }, { visible: everything })).stats.fileCount, 1, 'the pool searches the index');
+  t.equal((await searched(pool, { query: 'needle_7', matches: 10 }, { visible: everything })).stats.fileCount, 1, 'the pool searches the index');
 
   // One worker, 40 searches at once: all but the first wait in the queue. Piscina's default puts a task
   // that finds the worker busy back at the tail, so later searches overtook earlier ones.
   const finished: number[] = [];
-  const searches = Array.from({ length: 40 }, (_, i) => pool.search({ query: `needle_${i % 50}`, matches: 1000 }, { visible: everything }).then(() => finished.push(i)));
+  const searches = Array.from({ length: 40 }, (_, i) => searched(pool, { query: `needle_${i % 50}`, matches: 1000 }, { visible: everything }).then(() => finished.push(i)));
   await Promise.all(searches);
   t.same(
     finished,
@@ -78,10 +82,10 @@ t.test("a new generation's shards are mapped in the background, by the front end
   // The replaced file stays on disk (so searches still holding it finish) until the next index pass removes it.
   await waitFor(async () => pool.workerShardsMapped === 4, 10_000, "every worker to map the new generation's new shard");
   t.equal(pool.workerShardsMapped, 4, 'each worker mapped the new shard beside the three it had');
-  t.equal((await pool.search({ query: 'two = 2', matches: 10 }, { visible: () => true })).stats.fileCount, 1, 'the new generation is searched');
+  t.equal((await searched(pool, { query: 'two = 2', matches: 10 }, { visible: () => true })).stats.fileCount, 1, 'the new generation is searched');
 
   // A worker that dies is replaced by Piscina; the replacement maps the current shards before any search.
-  const { piscina } = pool as unknown as { piscina: { threads: Worker[] } };
+  const { piscina } = (pool as unknown as { workers: { piscina: { threads: Worker[] } } }).workers;
   const [doomed, survivor] = piscina.threads.map((worker) => worker.threadId);
   await piscina.threads[0]!.terminate();
   await waitFor(async () => piscina.threads.length === 2 && !piscina.threads.some((worker) => worker.threadId === doomed), 10_000, 'a replacement worker');
@@ -134,8 +138,8 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   const capped = { query: 'hello', matches: 3 };
   const cases = [...uncapped.flatMap((request) => pools.map((pool, index) => ({ request, pool, index }))), { request: capped, pool: pools[0]!, index: 0 }];
   for (const { request, pool, index } of cases) {
-    const object = await pool.search(request, { visible: everything });
-    const json = await pool.searchJson(request, { visible: everything });
+    const object = await searched(pool, request, { visible: everything });
+    const json = await searchedJson(pool, request, { visible: everything });
     const parsed = JSON.parse(json.body.toString()) as typeof object;
     json.release();
     t.same(Object.keys(parsed), ['stats', 'files', 'repositoryInfo', 'isSearchExhaustive'], `${request.query}, ${setups[index]!.label}: members in order`);
@@ -144,7 +148,7 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     t.ok(Number.isInteger(parsed.stats.wait) && parsed.stats.wait >= 0 && parsed.stats.duration > 0, 'timed (a search may wait no time at all)');
     if (setups[index]!.workers === 1) t.equal(json.body.buffer instanceof SharedArrayBuffer, !setups[index]!.renderSlotBytes, `${setups[index]!.label}: in a render slot or not`);
   }
-  const visibleAlpha = await pools[0]!.searchJson({ query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
+  const visibleAlpha = await searchedJson(pools[0]!, { query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
   t.same([...new Set((JSON.parse(visibleAlpha.body.toString()) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');
   visibleAlpha.release();
 
@@ -152,9 +156,9 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   const twoSlots = new SearchPool({ workers: 1, maxQueuedSearches: 2, timeBudgetMs: 10_000, publicUrl: 'http://trawl.test', contexts: {} });
   t.teardown(() => twoSlots.close());
   twoSlots.setCatalog(catalog);
-  const held = await Promise.all(['hello', 'alpha_count'].map((query) => twoSlots.searchJson({ query, matches: 100 }, { visible: everything })));
+  const held = await Promise.all(['hello', 'alpha_count'].map((query) => searchedJson(twoSlots, { query, matches: 100 }, { visible: everything })));
   const heldText = held.map((json) => json.body.toString());
-  const third = await twoSlots.searchJson({ query: 'helper', matches: 100, contextLines: 2 }, { visible: everything });
+  const third = await searchedJson(twoSlots, { query: 'helper', matches: 100, contextLines: 2 }, { visible: everything });
   t.notOk(third.body.buffer instanceof SharedArrayBuffer, 'with both slots held, a response travels as bytes of its own');
   t.same(
     held.map((json) => json.body.toString()),
@@ -168,7 +172,7 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   );
   held[0]!.release();
   held[0]!.release(); // idempotent: the slot is not freed twice
-  const reused = await Promise.all(['README', 'beta_helper'].map((query) => twoSlots.searchJson({ query, matches: 100 }, { visible: everything })));
+  const reused = await Promise.all(['README', 'beta_helper'].map((query) => searchedJson(twoSlots, { query, matches: 100 }, { visible: everything })));
   t.same(
     reused.map((json) => json.body.buffer instanceof SharedArrayBuffer),
     [true, false],
@@ -187,11 +191,11 @@ t.test('a closing pool answers the searches it runs and refuses new ones', async
   const pool = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: 10_000, publicUrl: 'http://127.0.0.1:1', contexts: {} });
   pool.setCatalog(loadCatalog(config));
   const everything = () => true;
-  const running = pool.search({ query: 'lazy dog', matches: 100_000 }, { visible: everything });
+  const running = searched(pool, { query: 'lazy dog', matches: 100_000 }, { visible: everything });
   await new Promise((resolve) => setImmediate(resolve)); // its task is with the worker
   const closed = pool.close();
   // Asked while the pool closes: refused, never sent to a worker that is about to go.
-  await t.rejects(pool.search({ query: 'fox', matches: 1 }, { visible: everything }), { name: 'SearchPoolClosingError' });
+  await t.rejects(searched(pool, { query: 'fox', matches: 1 }, { visible: everything }), { name: 'SearchPoolClosingError' });
   await t.rejects(pool.plan({ query: 'fox.*dog', matches: 1, isRegexEnabled: true }), { name: 'SearchPoolClosingError' });
   const answered = await running;
   t.equal(answered.stats.crashes, 0, 'the search in flight was answered by its worker, not failed with it');

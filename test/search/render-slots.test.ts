@@ -1,5 +1,5 @@
 import t from 'tap';
-import { PREFIX_ROOM, RenderSlots, writeMembers } from '../../src/search/render-slots.js';
+import { PREFIX_ROOM, RenderSlots, writeMembers } from '../../src/search/response/render-slots.js';
 
 const utf8 = new TextEncoder();
 

@@ -12,8 +12,8 @@ import { runIndex } from '../../src/indexer/run-index.js';
 import { readManifest } from '../../src/index/manifest.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { parseQuery } from '../../src/query/parser.js';
-import { searchShard } from '../../src/search/shard-search.js';
-import { LineIndex } from '../../src/search/positions.js';
+import { searchShard } from '../../src/search/shard/shard-search.js';
+import { LineIndex } from '../../src/search/response/positions.js';
 import { tempDir } from '../helpers/tmp.js';
 import { writeFiles } from '../helpers/git.js';
 

@@ -5,7 +5,8 @@ import { Shard } from '../../src/index/shard-reader.js';
 import { DocumentFlags } from '../../src/index/format.js';
 import type { DocumentInput } from '../../src/index/model.js';
 import { parseQuery } from '../../src/query/parser.js';
-import { searchShard, checkContexts, UnknownSearchContextError, type ShardSearchLimits } from '../../src/search/shard-search.js';
+import { searchShard, type ShardSearchLimits } from '../../src/search/shard/shard-search.js';
+import { checkContexts, UnknownSearchContextError } from '../../src/query/plan.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const documents: DocumentInput[] = [

@@ -5,8 +5,9 @@ import { AUTH_ERRORS, asApiError } from '../../src/server/known-errors.js';
 import { BlameError } from '../../src/git/blame.js';
 import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../../src/git/errors.js';
 import { QueryParseError } from '../../src/query/errors.js';
-import { SearchPoolClosingError, SearchQueueFullError } from '../../src/search/pool.js';
-import { UnknownSearchContextError } from '../../src/search/shard-search.js';
+import { SearchQueueFullError } from '../../src/search/pool.js';
+import { SearchPoolClosingError } from '../../src/search/workers.js';
+import { UnknownSearchContextError } from '../../src/query/plan.js';
 
 // Every error a lower layer throws at a request is one API error, from the one table (server/known-errors.ts).
 t.test('each domain error a request can meet maps to an API error code of the registry', async (t) => {

@@ -16,7 +16,7 @@ import { fileGlobSource } from '../../config/glob.js';
 import type { Blame } from '../../git/blame.js';
 import { localBranchNames } from '../../git/repository.js';
 import type { TreeNode } from '../../api/types.js';
-import { escapeRegExp } from '../../search/matcher.js';
+import { escapeRegExp } from '../../query/escape.js';
 import type { Caller } from '../access.js';
 import type { JsonReply, Request } from '../http.js';
 import { asApiError } from '../known-errors.js';

@@ -44,7 +44,7 @@ export const searchRoute: Route = {
     const search = parseBody(body, request.body);
     const query = await context.pool.plan(search);
     const signal = signalFor(request);
-    const json = await timedSearch(context, query, () => context.pool.searchJson(search, { visible: caller.canSee, signal }, query));
+    const json = await timedSearch(context, query, () => context.pool.searchJson(query, search, { visible: caller.canSee, signal }));
     try {
       audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: json.stats.actualMatchCount });
     } catch (error) {
@@ -125,7 +125,7 @@ export const streamSearchRoute: Route = {
               return visible.length === 0 ? null : event({ type: 'chunk', files: visible, repositoryInfo: partial.repositoryInfo.filter((info) => stillVisible(info.name)), stats: partial.stats });
             });
           };
-          const response = await timedSearch(context, query, () => context.pool.search(search, { visible: caller.canSee, signal, onPartial }, query));
+          const response = await timedSearch(context, query, () => context.pool.search(query, search, { visible: caller.canSee, signal, onPartial }));
           last = { type: 'final', accumulatedStats: response.stats, isSearchExhaustive: response.isSearchExhaustive };
         } catch (error) {
           const known = asApiError(error);

@@ -11,7 +11,7 @@ import { parseBody, validator } from '../../api/validate.js';
 import { resolveLanguage } from '../../index/languages.js';
 import type { QueryNode } from '../../query/ast.js';
 import { browseRepositoryUrl } from '../../search/links.js';
-import { escapeRegExp } from '../../search/matcher.js';
+import { escapeRegExp } from '../../query/escape.js';
 import type { Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { visibleRepository } from '../repositories.js';
@@ -89,11 +89,7 @@ function symbolRoute(path: string, operationId: string, definitions: boolean, su
     async handle(request: Request, caller: Caller, context: ServerContext) {
       const find = parseBody(body, request.body);
       if (find.repoName !== undefined) visibleRepository(context, caller, find.repoName);
-      const response = await context.pool.search(
-        { query: find.symbolName, matches: MAX_MATCHES, contextLines: 0 },
-        { visible: caller.canSee, signal: signalFor(request) },
-        symbolQuery(find, definitions),
-      );
+      const response = await context.pool.search(symbolQuery(find, definitions), { query: find.symbolName, matches: MAX_MATCHES, contextLines: 0 }, { visible: caller.canSee, signal: signalFor(request) });
       return { status: 200, body: toSymbolResponse(response, context.config.publicUrl) };
     },
   };

@@ -11,8 +11,9 @@
  * regex may span lines. `\w`, `\d` and `\b` are ASCII (RE2's definition).
  */
 import RE2 from 're2';
-import { native } from '../../native/index.js';
-import type { PatternNode } from '../query/ast.js';
+import { native } from '../../../native/index.js';
+import type { PatternNode } from '../../query/ast.js';
+import { escapeRegExp } from '../../query/escape.js';
 
 export interface Matcher {
   /**
@@ -85,9 +86,4 @@ function regexMatcher(regex: RE2): Matcher {
       return ranges;
     },
   };
-}
-
-/** `text` as an RE2 (and JavaScript) regex matching it literally. */
-export function escapeRegExp(text: string): string {
-  return text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 }

@@ -4,7 +4,7 @@
  * building shards (a full pipe would stall ctags).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { CtagsPool } from './ctags.js';
+import { CtagsPool } from '../indexer/ctags.js';
 import { symbolsFromTags } from '../index/symbols.js';
 import type { SymbolRequest, SymbolResponse, SymbolWorkerOptions } from './symbol-protocol.js';
 

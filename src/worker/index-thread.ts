@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { INDEX_NICE_INCREMENT, type IndexReply, type IndexRequest } from './index-protocol.js';
-import { runIndex } from './run-index.js';
+import { runIndex } from '../indexer/run-index.js';
 
 const port = parentPort!;
 // On Linux a priority set with pid 0 is this thread's alone; 19 is the lowest there is.

@@ -1,13 +1,58 @@
 /**
- * The messages between the front end and the search workers (Piscina tasks).
+ * The messages between the front end and the search workers (Piscina tasks),
+ * and every type they carry: search/ imports this file, never the reverse.
  * Everything here is structured-cloneable; the signal is a SharedArrayBuffer
  * view, so it is shared, not copied.
  */
 import type { SearchRequest, SearchStats } from '../api/types.js';
 import type { SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
-import type { ShardsOutcome } from '../search/engine.js';
-import type { SearchSignal } from '../search/signal.js';
+
+/** A search's cooperative control block (search/signal.ts reads and writes it). */
+export type SearchSignal = Int32Array;
+
+/** How a shard's, a group's or a search's evaluation ended. */
+export type StopReason = 'complete' | 'limit' | 'deadline' | 'cancelled';
+
+/** A document that matched, with flattened [start, end, …] byte ranges. */
+export interface DocumentMatch {
+  doc: number;
+  content: number[];
+  path: number[];
+}
+
+/** A matching document of the group's `shards[shard]`, with its rank score. */
+export interface ScoredMatch extends DocumentMatch {
+  shard: number;
+  score: number;
+}
+
+/** The counters of SearchStats that evaluation produces; response building computes the rest. */
+export type EvaluationStats = Pick<
+  SearchStats,
+  | 'crashes'
+  | 'shardFilesConsidered'
+  | 'shardsScanned'
+  | 'shardsSkipped'
+  | 'shardsSkippedFilter'
+  | 'filesConsidered'
+  | 'filesLoaded'
+  | 'contentBytesLoaded'
+  | 'indexBytesLoaded'
+  | 'ngramLookups'
+  | 'ngramMatches'
+  | 'regexpsConsidered'
+>;
+
+/** What evaluating a group of shards found. */
+export interface ShardsOutcome {
+  kind: 'matches';
+  matches: ScoredMatch[];
+  stats: EvaluationStats;
+  /** Match ranges found (content and file name). */
+  totalRanges: number;
+  stop: StopReason;
+}
 
 /** Search one group of shards. */
 export interface SearchTask {
@@ -33,7 +78,7 @@ export interface RenderSpec {
   /** When the search started and was planned, milliseconds since the epoch. */
   startedEpochMs: number;
   plannedEpochMs: number;
-  /** The render slot (see search/render-slots.ts) the response's members go into, if the front end had one free. */
+  /** The render slot (see search/response/render-slots.ts) the response's members go into, if the front end had one free. */
   slot?: number;
 }
 
@@ -44,6 +89,7 @@ export interface RenderSpec {
  * writes the stats before the members.
  */
 export interface RenderedResponse {
+  kind: 'rendered';
   stats: SearchStats;
   /**
    * The response's members after `stats` (`"files":[…],"repositoryInfo":[…],"isSearchExhaustive":…}`) as
@@ -73,6 +119,6 @@ export type CheckRegexesResult = { index: number; message: string } | null;
 /**
  * The group's matches (`shard` indexes SearchTask.shardFiles) and counters, a
  * shard that failed to open counting as a crash; the response itself for a
- * task with `render`.
+ * task with `render`. Told apart by `kind`.
  */
 export type SearchTaskResult = ShardsOutcome | RenderedResponse;

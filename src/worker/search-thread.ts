@@ -1,19 +1,20 @@
 /**
- * The Piscina worker entry: searches the shard group of a task with the
- * shards this thread has mapped, and builds the response when the task is
- * the whole search. A shard that cannot be opened is counted in `crashes`,
- * like a shard that fails mid-search.
+ * The search workers' entry (a Piscina worker; search/workers.ts starts it):
+ * evaluates a task's shard group with the shards this thread has mapped, and
+ * builds the response when the task is the whole search. A shard that cannot
+ * be opened is counted in `crashes`, like a shard that fails mid-search.
  */
 import { workerData } from 'node:worker_threads';
-import { buildLocalResponse, searchShards, type ShardsOutcome } from '../search/engine.js';
-import { ShardCache } from '../search/shard-cache.js';
 import type { Shard } from '../index/shard-reader.js';
-import { writeMembers, type RenderSlotsShare } from '../search/render-slots.js';
 import { firstInvalidRegex } from '../query/parser.js';
-import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult } from './protocol.js';
+import { buildLocalResponse } from '../search/response/build.js';
+import { writeMembers, type RenderSlotsShare } from '../search/response/render-slots.js';
+import { searchShards } from '../search/shard/evaluate.js';
+import { ShardCache } from '../search/shard-cache.js';
+import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
 
 const cache = new ShardCache();
-/** The front end's render slots (SearchPool passes them as the pool's workerData). */
+/** The front end's render slots (the pool passes them as the workers' workerData). */
 const slots = workerData as RenderSlotsShare;
 /** Encodes into a buffer of the text's own, so the message copies only the text (a pooled Buffer would copy its whole slab). */
 const utf8 = new TextEncoder();
@@ -46,7 +47,7 @@ function render(task: SearchTask, spec: RenderSpec, outcome: ShardsOutcome, shar
   const { stats, files, repositoryInfo, isSearchExhaustive } = buildLocalResponse(spec.request, task.query, outcome, shards, spec.publicUrl, timings);
   const members = `${JSON.stringify({ files, repositoryInfo }).slice(1, -1)},"isSearchExhaustive":${isSearchExhaustive}}`;
   const slotBytesUsed = spec.slot === undefined ? undefined : writeMembers(slots, spec.slot, members, utf8);
-  return slotBytesUsed === undefined ? { stats, results: utf8.encode(members), slotBytesUsed: 0 } : { stats, results: null, slotBytesUsed };
+  return slotBytesUsed === undefined ? { kind: 'rendered', stats, results: utf8.encode(members), slotBytesUsed: 0 } : { kind: 'rendered', stats, results: null, slotBytesUsed };
 }
 
 /** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */

@@ -3,8 +3,8 @@
  * lineNumber 1-based, column 1-based in Unicode code points (a tab is one
  * column; in a CRLF file the \r is the last column of its line).
  */
-import { native } from '../../native/index.js';
-import type { Position } from '../api/types.js';
+import { native } from '../../../native/index.js';
+import type { Position } from '../../api/types.js';
 
 /**
  * Line numbers and line bounds of one document, found in its content: the

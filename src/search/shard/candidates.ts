@@ -4,10 +4,10 @@
  * case-insensitive literal), combined per the tree.
  * A superset of the documents that match; verification narrows it.
  */
-import { copyIdList } from '../index/id-lists.js';
-import type { TrigramTable } from '../index/shard-reader.js';
-import { caseVariants, nextByteBit, trigramAt } from '../index/trigrams.js';
-import type { LiteralTree } from '../query/literals.js';
+import { copyIdList } from '../../index/id-lists.js';
+import type { TrigramTable } from '../../index/shard-reader.js';
+import { caseVariants, nextByteBit, trigramAt } from '../../index/trigrams.js';
+import type { LiteralTree } from '../../query/literals.js';
 import { cached } from './memo.js';
 import { intersect, union } from './sorted-sets.js';
 

@@ -1,36 +1,19 @@
 /**
- * One search over a set of shards, in three steps that the daemon runs in
- * different places: `planSearch` (parse, check contexts: the front end, which
- * has a worker compile the query's regexes: `parseSearch`),
- * `searchShards` (evaluate shard by shard until enough match ranges are
- * found: a worker, per shard group) and `buildResponse` (rank every group's
- * files, cut at `matches` ranges, build chunks, positions, links and the 21
- * stats: the front end). `search` runs all three in process.
+ * A search's response from what its shard groups found: files ranked best
+ * first, cut at `matches` (and at a bound on content), with chunks,
+ * positions, links and the 21 stats. Built on the front end from every
+ * group's matches, or by the worker when one task was the whole search.
  */
-import type { FileResult, FlushReason, RepositoryInfo, SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
-import type { SearchContextConfig } from '../config/config.js';
-import type { Shard } from '../index/shard-reader.js';
-import { ShardFormatError } from '../index/errors.js';
-import type { QueryNode } from '../query/ast.js';
-import { parseQuery, parseQueryTerms, type RegexTerm } from '../query/parser.js';
+import type { FileResult, FlushReason, RepositoryInfo, SearchRequest, SearchResponse, SearchStats } from '../../api/types.js';
+import type { Shard } from '../../index/shard-reader.js';
+import { byStart, rangePairs } from '../../index/ranges.js';
+import type { QueryNode } from '../../query/ast.js';
+import { resultTypeOf } from '../../query/plan.js';
+import type { DocumentMatch, EvaluationStats, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
+import { emptyEvaluationStats } from '../shard/evaluate.js';
+import { browseUrl, externalUrl } from '../links.js';
 import { buildChunks } from './chunks.js';
-import { browseUrl, externalUrl } from './links.js';
 import { codePointsBetween } from './positions.js';
-import { scoreFile } from './rank.js';
-import { byStart, rangePairs } from '../index/ranges.js';
-import { checkContexts, CompiledPatterns, searchShard, type DocumentMatch, type StopReason } from './shard-search.js';
-import { addRangesFound, createSignal, isSearchCancelled, rangesFound, type SearchSignal } from './signal.js';
-
-export interface SearchEnvironment {
-  publicUrl: string;
-  contexts: Record<string, SearchContextConfig>;
-  /** A search stops after this long and returns what it found (default 10 s). */
-  timeBudgetMs: number;
-  /** Cancels the search when set (client gone). */
-  signal?: SearchSignal;
-  /** The bound on a response's file content (RESPONSE_CONTENT_CHARACTERS unless set). */
-  responseContentCharacters?: number;
-}
 
 /**
  * Characters of file content (chunks, and whole files with `whole`) one
@@ -41,75 +24,7 @@ export interface SearchEnvironment {
  */
 export const RESPONSE_CONTENT_CHARACTERS = 64 << 20;
 
-/** A matching document of `shards[shard]`, with its rank score. */
-export interface ScoredMatch extends DocumentMatch {
-  shard: number;
-  score: number;
-}
-
-/** The counters of SearchStats that evaluation produces; the rest are computed by buildResponse. */
-export type EvaluationStats = Pick<
-  SearchStats,
-  | 'crashes'
-  | 'shardFilesConsidered'
-  | 'shardsScanned'
-  | 'shardsSkipped'
-  | 'shardsSkippedFilter'
-  | 'filesConsidered'
-  | 'filesLoaded'
-  | 'contentBytesLoaded'
-  | 'indexBytesLoaded'
-  | 'ngramLookups'
-  | 'ngramMatches'
-  | 'regexpsConsidered'
->;
-
-export interface ShardsOutcome {
-  matches: ScoredMatch[];
-  stats: EvaluationStats;
-  /** Match ranges found (content and file name). */
-  totalRanges: number;
-  stop: StopReason;
-}
-
-export interface SearchLimits {
-  /** Stop once this many match ranges are found here and elsewhere (`matches + 1`). */
-  wanted: number;
-  /** performance.now() value after which the search stops. */
-  deadline: number;
-  signal: SearchSignal;
-}
-
 const NANOS_PER_MS = 1e6;
-
-/**
- * The query of a request. Throws QueryParseError for a query that does not
- * parse and UnknownSearchContextError for an unknown `context:`.
- */
-export function planSearch(request: SearchRequest, contexts: Record<string, SearchContextConfig>): QueryNode {
-  const query = parseQuery(request.query, parseOptions(request));
-  checkContexts(query, contexts);
-  return query;
-}
-
-/** planSearch but for the regexes, which it leaves for the caller to have compiled (parser.ts, firstInvalidRegex). */
-export function parseSearch(request: SearchRequest, contexts: Record<string, SearchContextConfig>): { node: QueryNode; regexTerms: RegexTerm[] } {
-  const parsed = parseQueryTerms(request.query, parseOptions(request));
-  checkContexts(parsed.node, contexts);
-  return parsed;
-}
-
-const parseOptions = (request: SearchRequest) => ({ regex: request.isRegexEnabled ?? false, caseSensitive: request.isCaseSensitivityEnabled ?? false });
-
-/** Runs `request` over `shards` in process (the CLI, the benchmarks); throws what planSearch throws. */
-export function search(request: SearchRequest, shards: readonly Shard[], environment: SearchEnvironment): SearchResponse {
-  const started = performance.now();
-  const query = planSearch(request, environment.contexts);
-  const planned = performance.now();
-  const limits = { wanted: request.matches + 1, deadline: started + environment.timeBudgetMs, signal: environment.signal ?? createSignal() };
-  const outcome = searchShards(query, shards, environment.contexts, limits);
-  return buildLocalResponse(request, query, outcome, shards, environment.publicUrl, { started, planned, searched: performance.now() }, environment.responseContentCharacters);
-}
 
 /** buildResponse for the one outcome of `searchShards` over `shards`, which this thread has mapped. */
 export function buildLocalResponse(
@@ -123,75 +38,6 @@ export function buildLocalResponse(
 ): SearchResponse {
   const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
   return buildResponse(request, query, found, [outcome], publicUrl, timings, contentCharacters);
-}
-
-/**
- * Evaluates `query` over `shards` in order until `limits.wanted` match ranges
- * (files for type:file, repositories for type:repo) are found (counting
- * those other tasks added to the signal), the deadline passes or the search
- * is cancelled. A corrupt shard, or one whose mapping faulted, is counted in
- * `crashes` and skipped.
- */
-export function searchShards(query: QueryNode, shards: readonly Shard[], contexts: Record<string, SearchContextConfig>, limits: SearchLimits): ShardsOutcome {
-  const { wanted, deadline, signal } = limits;
-  const stats = emptyEvaluationStats();
-  stats.shardFilesConsidered = shards.length;
-  const matches: ScoredMatch[] = [];
-  let totalRanges = 0;
-  let stop: StopReason = 'complete';
-  const enoughElsewhere = () => rangesFound(signal) >= wanted;
-  const isCancelled = () => isSearchCancelled(signal) || enoughElsewhere();
-  const onMatchRanges = (ranges: number) => addRangesFound(signal, ranges);
-  const patterns = new CompiledPatterns();
-  const resultType = resultTypeOf(query);
-  // type:repo: a repository's first matching file stands for it, so each shard stops there and a repository found skips its other shards.
-  const repositoriesFound = new Set<number>();
-  for (let index = 0; index < shards.length; index++) {
-    const shard = shards[index]!;
-    if (enoughElsewhere()) {
-      stop = 'limit';
-      break;
-    }
-    if (resultType === 'repo' && repositoriesFound.has(shard.meta.repository.id)) {
-      stats.shardsSkipped++;
-      continue;
-    }
-    const shardLimits = { maxMatchRanges: resultType === 'repo' ? 1 : wanted - rangesFound(signal), countFiles: resultType !== undefined, deadline, isCancelled, onMatchRanges };
-    let result;
-    try {
-      result = searchShard(shard, query, contexts, shardLimits, patterns);
-    } catch (error) {
-      if (!(error instanceof ShardFormatError) && !shard.faulted) throw error;
-    }
-    const matchesBefore = matches.length;
-    // Written out, not `{ ...match, shard, score }`: V8 (Node 20) keeps objects made by a spread plus new
-    // properties alive through scavenges until a full collection, ≈ 14 KB per search promoted for nothing.
-    for (const match of result?.matches ?? []) matches.push({ doc: match.doc, content: match.content, path: match.path, shard: index, score: score(shard, match) });
-    if (result === undefined || shard.faulted) {
-      matches.length = matchesBefore;
-      stats.crashes++; // a corrupt or shrunk shard costs its own results, never the search
-      continue;
-    }
-    const shardStats = result.stats;
-    if (result.matches.length > 0 && resultType === 'repo') repositoriesFound.add(shard.meta.repository.id);
-    if (result.matches.length > 0) stats.shardsScanned++;
-    else if (shardStats.ngramLookups === 0 && shardStats.filesConsidered === 0) stats.shardsSkippedFilter++;
-    else stats.shardsSkipped++;
-    stats.filesConsidered += shardStats.filesConsidered;
-    stats.filesLoaded += shardStats.filesLoaded;
-    stats.contentBytesLoaded += shardStats.contentBytesLoaded;
-    stats.indexBytesLoaded += shardStats.indexBytesLoaded;
-    stats.ngramLookups += shardStats.ngramLookups;
-    stats.ngramMatches += shardStats.ngramMatches;
-    stats.regexpsConsidered += shardStats.regexpsConsidered;
-    totalRanges += shardStats.matchRanges;
-    if (result.stopReason !== 'complete' && !(resultType === 'repo' && result.stopReason === 'limit')) {
-      // Stopping because other tasks found enough is the match cap, not a cancellation.
-      stop = result.stopReason === 'cancelled' && !isSearchCancelled(signal) ? 'limit' : result.stopReason;
-      if (stop !== 'limit') break;
-    }
-  }
-  return { matches, stats, totalRanges, stop };
 }
 
 /** A match with the shard it came from, as the front end holds it. */
@@ -268,38 +114,9 @@ function addStats(total: EvaluationStats, part: EvaluationStats): void {
   for (const key of Object.keys(part) as (keyof EvaluationStats)[]) total[key] += part[key];
 }
 
-export function emptyEvaluationStats(): EvaluationStats {
-  return {
-    crashes: 0,
-    shardFilesConsidered: 0,
-    shardsScanned: 0,
-    shardsSkipped: 0,
-    shardsSkippedFilter: 0,
-    filesConsidered: 0,
-    filesLoaded: 0,
-    contentBytesLoaded: 0,
-    indexBytesLoaded: 0,
-    ngramLookups: 0,
-    ngramMatches: 0,
-    regexpsConsidered: 0,
-  };
-}
-
 function flushReason(stop: StopReason, cut: boolean): FlushReason {
   if (stop === 'deadline' || stop === 'cancelled') return 'FLUSH_REASON_TIMER_EXPIRED';
   return cut ? 'FLUSH_REASON_MAX_SIZE' : 'FLUSH_REASON_FINAL_FLUSH';
-}
-
-function score(shard: Shard, match: DocumentMatch): number {
-  return scoreFile({
-    content: match.content.length > 0 ? shard.content(match.doc) : Buffer.alloc(0),
-    ranges: match.content,
-    path: shard.pathBytes(match.doc),
-    pathRanges: match.path,
-    symbols: shard.symbolsOverlapping(match.doc, match.content),
-    doc: match.doc,
-    documentCount: shard.documentCount,
-  });
 }
 
 function compareLocation(a: Found, b: Found): number {
@@ -401,13 +218,7 @@ export function resultsCounted(query: QueryNode, response: SearchResponse): numb
   return resultTypeOf(query) ? response.files.length : response.stats.actualMatchCount;
 }
 
-function resultTypeOf(query: QueryNode): 'file' | 'repo' | undefined {
-  if (query.type === 'resultType') return query.value;
-  if (query.type === 'and') for (const operand of query.operands) if (operand.type === 'resultType') return operand.value;
-  return undefined;
-}
-
-/** Object.assign, not `{ ...emptyEvaluationStats(), … }`: see searchShards on what V8 keeps alive otherwise. */
+/** Object.assign, not `{ ...emptyEvaluationStats(), … }`: docs/design.md, "The hot path's memory". */
 function emptyStats(): SearchStats {
   return Object.assign(emptyEvaluationStats(), {
     actualMatchCount: 0,

@@ -1,4 +1,4 @@
-/** Messages between the indexer and its symbol worker (symbol-worker.ts). */
+/** Messages between the indexer and its symbol worker (symbol-thread.ts). */
 import type { DocumentSymbol } from '../index/model.js';
 
 export interface SymbolWorkerOptions {

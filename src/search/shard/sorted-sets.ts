@@ -1,5 +1,5 @@
 /** Set operations on strictly ascending Uint32Arrays (document id lists); results are lists of index/id-lists.ts. */
-import { takeIdList } from '../index/id-lists.js';
+import { takeIdList } from '../../index/id-lists.js';
 
 /** Ids in both; gallops through the longer list, so a short list against a long one costs little. */
 export function intersect(a: Uint32Array, b: Uint32Array): Uint32Array {

@@ -4,7 +4,7 @@
  * `repo path` for a file that matched by name only. Matches are shown in
  * bold red when `highlight` is set (a terminal).
  */
-import type { Chunk, SearchResponse } from '../api/types.js';
+import type { Chunk, SearchResponse } from '../../api/types.js';
 
 const HIGHLIGHT_ON = '\x1b[1;31m';
 const HIGHLIGHT_OFF = '\x1b[0m';

@@ -3,10 +3,10 @@
  * either side, merged when their windows overlap or touch, with the match
  * ranges and the ctags definitions the matches fall in.
  */
-import type { Chunk, Range, SymbolInfo } from '../api/types.js';
-import type { DocumentSymbol } from '../index/model.js';
+import type { Chunk, Range, SymbolInfo } from '../../api/types.js';
+import type { DocumentSymbol } from '../../index/model.js';
 import { LineIndex, NEWLINE } from './positions.js';
-import { byStart } from '../index/ranges.js';
+import { byStart } from '../../index/ranges.js';
 
 export interface ChunkInput {
   content: Buffer;

@@ -1,6 +1,5 @@
 /** Messages between the index scheduler and its index thread, and the thread's priority. */
 import type { Config } from '../config/config.js';
-import type { RepositoryOutcome } from './run-index.js';
 
 /**
  * How much lower the index thread's scheduling priority is than the front
@@ -15,6 +14,12 @@ export interface IndexRequest {
   config: Config;
   only?: string[];
 }
+
+/** What a pass did with one repository. */
+export type RepositoryOutcome =
+  | { name: string; status: 'unchanged' }
+  | { name: string; status: 'indexed'; documents: number; sourceBytes: number; shardBytes: number; seconds: number; warnings: string[] }
+  | { name: string; status: 'failed'; error: string };
 
 export type IndexReply =
   | { type: 'started'; name: string }

@@ -10,15 +10,17 @@
  * is searched.
  */
 import RE2 from 're2';
-import type { Shard, TrigramTable } from '../index/shard-reader.js';
-import type { PatternNode, QueryNode } from '../query/ast.js';
-import { requiredLiterals, type LiteralTree } from '../query/literals.js';
-import { globToRegExp } from '../config/glob.js';
-import type { SearchContextConfig } from '../config/config.js';
-import { recycleIdLists } from '../index/id-lists.js';
+import type { Shard, TrigramTable } from '../../index/shard-reader.js';
+import type { PatternNode, QueryNode } from '../../query/ast.js';
+import { requiredLiterals, type LiteralTree } from '../../query/literals.js';
+import { globToRegExp } from '../../config/glob.js';
+import type { SearchContextConfig } from '../../config/config.js';
+import { recycleIdLists } from '../../index/id-lists.js';
 import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates, type TrigramKeys } from './candidates.js';
 import { cached } from './memo.js';
 import { compileMatcher, type Matcher } from './matcher.js';
+import { UnknownSearchContextError } from '../../query/plan.js';
+import type { DocumentMatch, StopReason } from '../../worker/search-protocol.js';
 
 /** Ranges collected per document when documents are counted (their content ranges are not returned): a search holds at most files × this. */
 const RANGES_PER_COUNTED_FILE = 16;
@@ -36,15 +38,6 @@ export interface ShardSearchLimits {
   onMatchRanges?(ranges: number): void;
 }
 
-/** A document that matched, with flattened [start, end, …] byte ranges. */
-export interface DocumentMatch {
-  doc: number;
-  content: number[];
-  path: number[];
-}
-
-export type StopReason = 'complete' | 'limit' | 'deadline' | 'cancelled';
-
 export interface ShardSearchStats extends CandidateStats {
   filesConsidered: number;
   filesLoaded: number;
@@ -57,21 +50,6 @@ export interface ShardSearchResult {
   matches: DocumentMatch[];
   stopReason: StopReason;
   stats: ShardSearchStats;
-}
-
-/** A `context:` name the configuration does not define. */
-export class UnknownSearchContextError extends Error {
-  constructor(readonly contextName: string) {
-    super(`search context ${JSON.stringify(contextName)} does not exist`);
-    this.name = 'UnknownSearchContextError';
-  }
-}
-
-/** Throws UnknownSearchContextError for the first `context:` the configuration lacks. */
-export function checkContexts(node: QueryNode, contexts: Record<string, SearchContextConfig>): void {
-  if (node.type === 'context' && !Object.hasOwn(contexts, node.name)) throw new UnknownSearchContextError(node.name);
-  if (node.type === 'and' || node.type === 'or') for (const operand of node.operands) checkContexts(operand, contexts);
-  if (node.type === 'not') checkContexts(node.operand, contexts);
 }
 
 interface Ranges {

@@ -4,7 +4,7 @@
  * match in the file name counts more than any content match; ties go to the
  * document's static rank (its position in the shard). See docs/query-syntax.md.
  */
-import type { DocumentSymbol } from '../index/model.js';
+import type { DocumentSymbol } from '../../index/model.js';
 
 export const Score = {
   fileNameMatch: 5000,
