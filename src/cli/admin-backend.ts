@@ -9,7 +9,7 @@ import type { Logger } from '../obs/logger.js';
 import { apiKeyView, userView } from '../auth/views.js';
 import { AuthError } from '../auth/errors.js';
 import { LicenseError } from '../auth/license.js';
-import { openAuth } from './open-auth.js';
+import { openAuth } from '../auth/open.js';
 
 /** A user and a key as both backends answer them: the API's views (the online backend reads them over HTTP). */
 export type UserView = ReturnType<typeof userView>;

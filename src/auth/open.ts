@@ -1,7 +1,7 @@
 /** Opens a data directory's auth state and audit trail, as the daemon and the offline `trawl admin` do. */
-import { AuditTrail } from '../auth/audit.js';
-import { TEST_LICENSE_KEY_VARIABLE, trustedLicenseKeys } from '../auth/license.js';
-import { AuthStore, stateDirectory } from '../auth/store.js';
+import { AuditTrail } from './audit.js';
+import { TEST_LICENSE_KEY_VARIABLE, trustedLicenseKeys } from './license.js';
+import { AuthStore, stateDirectory } from './store.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
 

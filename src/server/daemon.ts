@@ -1,0 +1,174 @@
+/**
+ * The daemon's lifecycle: start (auth state, search pool, index scheduler,
+ * HTTP server, watchdog), reload of a new configuration, and graceful
+ * shutdown. `trawl serve` (cli/serve-command.ts) wires signals to it.
+ */
+import fs from 'node:fs';
+import { native } from '../../native/index.js';
+import { openAuth, type OpenedAuth } from '../auth/open.js';
+import type { Config } from '../config/config.js';
+import { IndexScheduler } from '../indexer/scheduler.js';
+import type { Logger } from '../obs/logger.js';
+import { Metrics } from '../obs/metrics.js';
+import { loadCatalog } from '../search/catalog.js';
+import { SearchPool } from '../search/pool.js';
+import { HttpServer } from './app.js';
+import { endSessionsOfDeadCredentials } from './mcp/sessions.js';
+import { forgetRepositoriesExcept } from './repositories.js';
+import type { ServerContext } from './route.js';
+import { ROUTES } from './routes/index.js';
+import { startWatchdog } from './watchdog.js';
+import { loadWebApp } from './web-app.js';
+
+type Status = 'starting' | 'ok' | 'stopping';
+
+export class Daemon {
+  private status: Status = 'starting';
+  /** The URL the server answers on, with the port actually bound. */
+  readonly url: string;
+
+  private constructor(
+    private readonly initial: Config,
+    private config: Config,
+    private readonly logger: Logger,
+    private readonly auth: OpenedAuth,
+    private readonly pool: SearchPool,
+    private readonly scheduler: IndexScheduler,
+    private readonly server: HttpServer,
+    private readonly watchdog: NodeJS.Timeout | null,
+  ) {
+    this.url = `http://${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${server.port}`;
+  }
+
+  /**
+   * Opens the state, starts the workers and the scheduler, binds the port. Rejects (having closed what
+   * it opened) when the state is locked or damaged or the port cannot be bound. Ready (`READY=1`)
+   * once the first index pass is done.
+   */
+  static async start(initial: Config, logger: Logger, version: string): Promise<Daemon> {
+    fs.mkdirSync(initial.dataDir, { recursive: true });
+    const auth = await openAuth(initial, logger);
+    auth.store.onChange(endSessionsOfDeadCredentials);
+    let config = initial;
+    let daemon: Daemon | undefined;
+    const pool = new SearchPool({ workers: config.server.workers, maxQueuedSearches: config.server.maxQueuedSearches, ...searchSettings(config) });
+    pool.setCatalog(loadCatalog(config));
+    const scheduler = new IndexScheduler({
+      config,
+      logger,
+      rescanIntervalMs: config.server.rescanIntervalSeconds * 1000,
+      debounceMs: 100,
+      onPublished: () => pool.setCatalog(loadCatalog(daemon?.config ?? config)),
+    });
+    const context = serverContext(() => daemon?.config ?? config, () => daemon?.status ?? 'starting', { pool, scheduler, auth, logger, version });
+    let server: HttpServer;
+    try {
+      server = await HttpServer.listen({
+        host: config.listen.host,
+        port: config.listen.port,
+        maxBodyBytes: config.server.maxBodyBytes,
+        streamStallMs: config.server.streamStallSeconds * 1000,
+        rateLimitPerSecond: config.server.rateLimitPerSecond,
+        routes: ROUTES,
+        context,
+        web: loadWebApp(),
+      });
+    } catch (error) {
+      await Promise.all([pool.close(), scheduler.close(), auth.close()]);
+      throw error;
+    }
+    // With port 0 the default public URL names the port actually bound.
+    if (config.listen.port === 0 && config.publicUrl.endsWith(':0')) {
+      config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
+      pool.configure(searchSettings(config));
+    }
+    daemon = new Daemon(initial, config, logger, auth, pool, scheduler, server, startWatchdog(pool, logger, config.server.searchTimeBudgetMs));
+    void scheduler.start().then(() => daemon.ready());
+    return daemon;
+  }
+
+  /** True once shutdown began. */
+  get stopping(): boolean {
+    return this.status === 'stopping';
+  }
+
+  private ready(): void {
+    if (this.status !== 'starting') return;
+    this.status = 'ok';
+    native.sdNotify('READY=1');
+    this.logger.info({ url: this.url, repositories: this.config.repos.length }, 'serving');
+  }
+
+  /**
+   * Applies a new configuration: repositories, contexts, links and anonymous access change at once;
+   * listen, server, dataDir and index settings wait for a restart (and a warning says so).
+   */
+  async reload(next: Config): Promise<void> {
+    if (this.status === 'stopping') return;
+    const { initial } = this;
+    if (JSON.stringify([next.listen, next.server, next.dataDir, next.index]) !== JSON.stringify([initial.listen, initial.server, initial.dataDir, initial.index])) {
+      this.logger.warn('SIGHUP: listen, server, dataDir and index settings take effect at the next restart');
+    }
+    const publicUrl = initial.listen.port === 0 && next.publicUrl === initial.publicUrl ? this.config.publicUrl : next.publicUrl;
+    this.config = { ...initial, repos: next.repos, contexts: next.contexts, auth: next.auth, publicUrl };
+    this.pool.configure(searchSettings(this.config));
+    this.pool.setCatalog(loadCatalog(this.config));
+    forgetRepositoriesExcept(this.config.repos);
+    await this.scheduler.reconfigure(this.config);
+    this.logger.info({ repositories: this.config.repos.length }, 'SIGHUP: configuration reloaded');
+  }
+
+  /**
+   * Stops accepting (new requests get 503), drains the requests in flight for `server.shutdownDrainSeconds`,
+   * then closes the pool (searches still running end), the scheduler and the state logs.
+   */
+  async shutdown(signal: string): Promise<void> {
+    this.status = 'stopping';
+    native.sdNotify('STOPPING=1');
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.logger.info({ signal, inFlight: this.server.requestsInFlight }, 'shutting down');
+    this.server.stopAccepting();
+    const drained = await this.server.drain(this.config.server.shutdownDrainSeconds * 1000);
+    if (!drained) this.logger.warn({ inFlight: this.server.requestsInFlight }, 'drain timed out; ending the rest');
+    // The pool first: searches of clients that left during the drain end there, before the audit log closes under them.
+    await Promise.all([this.pool.close(), this.scheduler.close()]);
+    await this.auth.close();
+    this.logger.info('stopped');
+  }
+}
+
+/** What the routes see of the daemon; `config` and `status` are read at each request, as reload and shutdown change them. */
+function serverContext(
+  config: () => Config,
+  status: () => Status,
+  parts: { pool: SearchPool; scheduler: IndexScheduler; auth: OpenedAuth; logger: Logger; version: string },
+): ServerContext {
+  const { pool, scheduler, auth, logger, version } = parts;
+  const metrics = new Metrics({
+    searchesInFlight: () => pool.searchesInFlight,
+    shardsMapped: () => pool.shardsMapped,
+    workerShardsMapped: () => pool.workerShardsMapped,
+    indexLagSeconds: () => scheduler.lagSeconds(),
+    failedSearchTasks: () => pool.failedTasks,
+    failedShards: () => pool.failedShards,
+    renderSlotsInUse: () => pool.renderSlotsInUse,
+  });
+  return {
+    get config() {
+      return config();
+    },
+    pool,
+    metrics,
+    logger,
+    version,
+    status,
+    auth: auth.store,
+    audit: auth.audit,
+    indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : pool.currentCatalog.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
+  };
+}
+
+/** What the search pool takes from the configuration and may change while it runs. */
+function searchSettings(config: Config) {
+  return { publicUrl: config.publicUrl, contexts: config.contexts, timeBudgetMs: config.server.searchTimeBudgetMs };
+}
