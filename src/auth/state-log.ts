@@ -15,21 +15,23 @@
  * copy of the whole file.
  * Compaction writes a snapshot to a temporary file and renames it over the
  * log; rotation (the audit trail's) renames the log away and starts a new
- * one. Format: docs/state-log.md. MessagePack comes from @msgpack/msgpack
- * (pure JavaScript): msgpackr's optional native packages are not all on the
- * registry these machines use, which leaves `npm ci` with a lock file it
- * refuses.
+ * one. Format: docs/state-log.md.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { decode, encode } from '@msgpack/msgpack';
+import { Packr } from 'msgpackr';
 import { native } from '../../native/index.js';
 
 export const STATE_LOG_FILE = 'state.log';
 /** The audit trail: a second log of the same format (docs/state-log.md). */
 export const AUDIT_LOG_NAME = 'audit';
 const HEADER_BYTES = 8;
+/**
+ * Standard MessagePack, no extension types (docs/state-log.md, format 2): maps as plain objects, undefined as
+ * nil, 64-bit integers as numbers, as @msgpack/msgpack (format 1's writer) wrote and read them.
+ */
+const msgpack = new Packr({ useRecords: false, variableMapSize: true, encodeUndefinedAsNil: true, mapsAsObjects: true, int64AsType: 'number' });
 /** A length field above this is corruption, not a record. */
 export const MAX_RECORD_BYTES = 16 << 20;
 
@@ -75,7 +77,7 @@ export class StateLogLockedError extends Error {
 
 /** One record as it is stored. */
 export function encodeRecord(record: StateRecord): Buffer {
-  const body = Buffer.from(encode(record));
+  const body = msgpack.pack(record);
   if (body.length > MAX_RECORD_BYTES) throw new RangeError(`a state record of ${body.length} bytes is over the limit of ${MAX_RECORD_BYTES}`);
   const header = Buffer.alloc(HEADER_BYTES);
   header.writeUInt32LE(body.length, 0);
@@ -118,7 +120,7 @@ export function decodeRecords(bytes: Buffer, decodeBodies = true): { records: St
     if (!decodeBodies) return null;
     let record: unknown;
     try {
-      record = decode(body);
+      record = msgpack.unpack(body);
     } catch {
       return `an undecodable record at byte ${at}`;
     }
@@ -137,7 +139,7 @@ function intactRecordAt(bytes: Buffer, at: number): { record: StateRecord; end: 
   const body = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
   if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return null;
   try {
-    const record = decode(body);
+    const record = msgpack.unpack(body);
     // A run of zero bytes (what a crash can leave past the end) frames as empty records: they do not decode as one.
     return isRecord(record) ? { record, end: at + HEADER_BYTES + length } : null;
   } catch {
@@ -223,7 +225,7 @@ export function recordOffsets(bytes: Buffer): number[] {
 /** The record at `offset` of `bytes`, one of `recordOffsets(bytes)`. */
 export function decodeRecordAt(bytes: Buffer, offset: number): StateRecord {
   const body = bytes.subarray(offset + HEADER_BYTES, offset + HEADER_BYTES + bytes.readUInt32LE(offset));
-  const record: unknown = decode(body);
+  const record: unknown = msgpack.unpack(body);
   if (!isRecord(record)) throw new Error(`a record without v, type and at at byte ${offset}`);
   return record;
 }

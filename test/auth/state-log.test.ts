@@ -196,3 +196,47 @@ t.test('crash safety: kill -9 during concurrent appends loses no acknowledged re
   const lost = [...acked].filter((n) => !stored.has(n));
   t.same(lost, [], `all ${acked.size} acknowledged records survived (${records.length} stored)`);
 });
+
+t.test('format 1 logs (written by @msgpack/msgpack) replay unchanged; format 2 writes what they read', async (t) => {
+  // test/auth/fixtures/state-format-1.log: one record of every auth type and an audit record, written by trawl before msgpackr.
+  const fixture = fs.readFileSync(fileURLToPath(new URL('fixtures/state-format-1.log', import.meta.url)));
+  const at = 1_764_000_000_000; // above 2^32: format 1 wrote every `at` as a 64-bit integer
+  const expected: StateRecord[] = [
+    { v: 1, at, type: 'settings.anonymousAccess', enabled: true },
+    { v: 1, at: at + 1, type: 'license.installed', key: 'trawl-license-v1.eyJ4IjoxfQ.c2ln' },
+    { v: 1, at: at + 2, type: 'user.added', userId: 'u_owner', name: 'Ada Lovelace', email: 'ada@example.com', role: 'owner' },
+    { v: 1, at: at + 3, type: 'user.added', userId: 'u_member', name: 'Jürgen Ünicode 名前', email: 'j@example.com', role: 'member' },
+    { v: 1, at: at + 4, type: 'user.role', userId: 'u_member', role: 'owner' },
+    { v: 1, at: at + 5, type: 'grant.added', userId: 'u_member', repoId: 7 },
+    { v: 1, at: at + 6, type: 'grant.removed', userId: 'u_member', repoId: 7 },
+    { v: 1, at: at + 7, type: 'apikey.created', keyId: 'k_1', userId: 'u_owner', name: 'ci', digest: 'a'.repeat(64) },
+    { v: 1, at: at + 8, type: 'token.created', tokenId: 't_1', userId: 'u_member', digest: 'b'.repeat(64), repoIds: [1, 70000, 4294967296] },
+    { v: 1, at: at + 9, type: 'token.revoked', tokenId: 't_1' },
+    { v: 1, at: at + 10, type: 'apikey.deleted', keyId: 'k_1' },
+    { v: 1, at: at + 11, type: 'user.removed', userId: 'u_member' },
+    {
+      v: 1,
+      type: 'audit',
+      at: at + 12,
+      ...{ id: 1, action: 'search', actorId: 'u_owner', actorType: 'user', targetId: null, targetType: null },
+      metadata: { query: 'fö\u0000o "bar"', matches: 12, stream: true, ratio: 0.25, missing: null, nested: { list: [-1, -70000, 2 ** 40] } },
+    },
+  ];
+  const read = decodeRecords(fixture);
+  t.equal(read.problem, null, 'every record decodes');
+  t.equal(read.goodBytes, fixture.length);
+  t.strictSame(read.records, expected, 'the same values, 64-bit integers as numbers, nil as null');
+  t.ok(read.records.every((one) => Object.getPrototypeOf(one) === Object.prototype), 'maps are plain objects');
+
+  const directory = tempDir(t);
+  fs.writeFileSync(path.join(directory, STATE_LOG_FILE), fixture, { mode: 0o600 });
+  const { log, records } = await StateLog.open(directory);
+  t.strictSame(records, expected, 'a state directory of format 1 opens');
+  await log.append(record(1, { missing: undefined }));
+  await log.close();
+  const reopened = decodeRecords(fs.readFileSync(path.join(directory, STATE_LOG_FILE)));
+  t.strictSame(reopened.records, [...expected, record(1, { missing: null })], 'a format 2 record after them: undefined is written as nil, as format 1 did');
+  const rewritten = Buffer.concat(expected.map(encodeRecord));
+  t.strictSame(decodeRecords(rewritten).records, expected, 'format 2 encodes the same values');
+  t.ok(rewritten.length <= fixture.length, `no bigger than format 1 (${rewritten.length} vs ${fixture.length} bytes)`);
+});
