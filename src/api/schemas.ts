@@ -4,7 +4,8 @@
  * the TypeScript types (Static<…>) and the OpenAPI document
  * (src/api/openapi.ts). Request objects ignore unknown fields, as the spec asks.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TSchema } from '@sinclair/typebox';
+import { CODE_HOST_TYPES } from '../index/code-host.js';
 
 /** spec/api.md §9 defaults. */
 export const LIMITS = {
@@ -26,7 +27,7 @@ export const Position = Type.Object(
   },
   { $id: 'Position' },
 );
-export const Range = Type.Object({ start: Type.Ref('Position'), end: Type.Ref('Position') }, { $id: 'Range' });
+export const Range = Type.Object({ start: Type.Ref(Position), end: Type.Ref(Position) }, { $id: 'Range' });
 
 export const SearchRequest = Type.Object(
   {
@@ -40,24 +41,25 @@ export const SearchRequest = Type.Object(
   { $id: 'PublicSearchRequest' },
 );
 
-const SymbolInfo = Type.Object({
+export const SymbolInfo = Type.Object({
   symbol: Type.String(),
   kind: Type.String(),
   parent: Type.Optional(Type.Object({ symbol: Type.String(), kind: Type.String() })),
 });
 
-const Chunk = Type.Object({
+export const Chunk = Type.Object({
   content: Type.String(),
-  matchRanges: Type.Array(Type.Ref('Range')),
-  contentStart: Type.Ref('Position'),
+  matchRanges: Type.Array(Type.Ref(Range)),
+  contentStart: Type.Ref(Position),
   symbols: Type.Optional(Type.Array(SymbolInfo)),
 });
 
-const CodeHostType = Type.Union(
-  ['github', 'gitlab', 'gitea', 'gerrit', 'bitbucketServer', 'bitbucketCloud', 'genericGitHost', 'azuredevops'].map((value) => Type.Literal(value)),
-);
+/** A union of the literals of `values`, typed as such (Static gives the union of the strings). */
+const literals = <const T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)) as unknown as { -readonly [K in keyof T]: TLiteral<T[K]> });
 
-const RepositoryInfo = Type.Object({
+const CodeHostType = literals(CODE_HOST_TYPES);
+
+export const RepositoryInfo = Type.Object({
   id: Type.Integer(),
   codeHostType: CodeHostType,
   name: Type.String(),
@@ -65,8 +67,8 @@ const RepositoryInfo = Type.Object({
   webUrl: Type.Optional(Type.String()),
 });
 
-const FileResult = Type.Object({
-  fileName: Type.Object({ text: Type.String(), matchRanges: Type.Array(Type.Ref('Range')) }),
+export const FileResult = Type.Object({
+  fileName: Type.Object({ text: Type.String(), matchRanges: Type.Array(Type.Ref(Range)) }),
   webUrl: Type.String(),
   externalWebUrl: Type.Optional(Type.String()),
   repository: Type.String(),
@@ -107,7 +109,7 @@ export const SearchStats = Type.Object(
 
 export const SearchResponse = Type.Object(
   {
-    stats: Type.Ref('SearchStats'),
+    stats: Type.Ref(SearchStats),
     files: Type.Array(FileResult),
     repositoryInfo: Type.Array(RepositoryInfo),
     isSearchExhaustive: Type.Boolean(),
@@ -135,7 +137,7 @@ export const FindSymbolResponse = Type.Object(
         repositoryId: Type.Integer(),
         webUrl: Type.String(),
         language: Type.String(),
-        matches: Type.Array(Type.Object({ lineContent: Type.String(), range: Type.Ref('Range') })),
+        matches: Type.Array(Type.Object({ lineContent: Type.String(), range: Type.Ref(Range) })),
       }),
     ),
     repositoryInfo: Type.Array(Type.Object({ id: Type.Integer(), codeHostType: CodeHostType, name: Type.String(), displayName: Type.String(), webUrl: Type.String() })),
@@ -162,7 +164,7 @@ export const TreeNode = Type.Recursive(
     }),
   { $id: 'FileTreeNode' },
 );
-export const TreeResponse = Type.Object({ tree: Type.Ref('FileTreeNode') }, { $id: 'TreeResponse' });
+export const TreeResponse = Type.Object({ tree: Type.Ref(TreeNode) }, { $id: 'TreeResponse' });
 
 export const SourceQuery = Type.Object({ repo: name('Repository name'), path: Type.String({ minLength: 1, maxLength: 4096 }), ref: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })) });
 export const SourceResponse = Type.Object(
@@ -322,6 +324,4 @@ export const ErrorResponse = Type.Object(
 /** Schemas that others reference by $id: they become components.schemas and are passed to the validators. */
 export const SHARED_SCHEMAS: TSchema[] = [Position, Range, SearchStats, TreeNode, Repository, Commit];
 
-export type SearchRequestBody = Static<typeof SearchRequest>;
 export type FindSymbolRequestBody = Static<typeof FindSymbolRequest>;
-export type TreeRequestBody = Static<typeof TreeRequest>;

@@ -1,103 +1,24 @@
 /**
- * The response types of the public search API (spec: shared/spec/api.md §3).
- * The search engine produces exactly these, so the daemon only serialises.
+ * The types of the public search API (spec: shared/spec/api.md §3), derived from their schemas
+ * (schemas.ts): one definition gives validation, the OpenAPI document and these. The search
+ * produces exactly these, so the daemon only serialises. Type-only: the web app imports it.
  */
-import type { CodeHostType } from '../index/code-host.js';
+import type { Static } from '@sinclair/typebox';
+import type * as schemas from './schemas.js';
 
 /** byteOffset 0-based from the start of the file; lineNumber and column (code points) 1-based. */
-export interface Position {
-  byteOffset: number;
-  lineNumber: number;
-  column: number;
-}
-
+export type Position = Static<typeof schemas.Position>;
 /** start inclusive, end exclusive. */
-export interface Range {
-  start: Position;
-  end: Position;
-}
-
-export interface SymbolInfo {
-  symbol: string;
-  kind: string;
-  parent?: { symbol: string; kind: string };
-}
-
-export interface Chunk {
-  /** Whole lines covering the matches plus context, each ending in '\n' except possibly the file's last. */
-  content: string;
-  matchRanges: Range[];
-  contentStart: Position;
-  symbols?: SymbolInfo[];
-}
-
-export interface FileResult {
-  fileName: { text: string; matchRanges: Range[] };
-  webUrl: string;
-  externalWebUrl?: string;
-  repository: string;
-  repositoryId: number;
-  language: string;
-  chunks: Chunk[];
-  branches?: string[];
-  content?: string;
-}
-
-export interface RepositoryInfo {
-  id: number;
-  codeHostType: CodeHostType;
-  name: string;
-  displayName?: string;
-  webUrl?: string;
-}
-
-export type FlushReason = 'FLUSH_REASON_FINAL_FLUSH' | 'FLUSH_REASON_MAX_SIZE' | 'FLUSH_REASON_TIMER_EXPIRED';
-
+export type Range = Static<typeof schemas.Range>;
+export type SymbolInfo = Static<typeof schemas.SymbolInfo>;
+/** `content`: whole lines covering the matches plus context, each ending in '\n' except possibly the file's last. */
+export type Chunk = Static<typeof schemas.Chunk>;
+export type FileResult = Static<typeof schemas.FileResult>;
+export type RepositoryInfo = Static<typeof schemas.RepositoryInfo>;
 /** All 21 fields, always present. Times are nanoseconds. */
-export interface SearchStats {
-  actualMatchCount: number;
-  totalMatchCount: number;
-  duration: number;
-  fileCount: number;
-  filesSkipped: number;
-  contentBytesLoaded: number;
-  indexBytesLoaded: number;
-  crashes: number;
-  shardFilesConsidered: number;
-  filesConsidered: number;
-  filesLoaded: number;
-  shardsScanned: number;
-  shardsSkipped: number;
-  shardsSkippedFilter: number;
-  ngramMatches: number;
-  ngramLookups: number;
-  wait: number;
-  matchTreeConstruction: number;
-  matchTreeSearch: number;
-  regexpsConsidered: number;
-  flushReason: FlushReason;
-}
-
-export interface SearchRequest {
-  query: string;
-  matches: number;
-  contextLines?: number;
-  whole?: boolean;
-  isRegexEnabled?: boolean;
-  isCaseSensitivityEnabled?: boolean;
-}
-
-export interface SearchResponse {
-  stats: SearchStats;
-  files: FileResult[];
-  repositoryInfo: RepositoryInfo[];
-  isSearchExhaustive: boolean;
-}
-
+export type SearchStats = Static<typeof schemas.SearchStats>;
+export type FlushReason = SearchStats['flushReason'];
+export type SearchRequest = Static<typeof schemas.SearchRequest>;
+export type SearchResponse = Static<typeof schemas.SearchResponse>;
 /** A node of POST /api/tree's answer: a directory (`tree`), a file (`blob`) or a submodule (`commit`). */
-export interface TreeNode {
-  type: 'tree' | 'blob' | 'commit';
-  path: string;
-  name: string;
-  children: TreeNode[];
-}
+export type TreeNode = Static<typeof schemas.TreeNode>;

@@ -6,8 +6,6 @@
 import type { CodeHostType } from '../index/model.js';
 import { keysOf, OPTIONS, type OptionPath, type OptionSpec } from './options.js';
 
-export { CODE_HOST_TYPES } from './options.js';
-
 
 export interface RepositoryConfig {
   /** Unique name, by convention host/owner/name. */

@@ -6,18 +6,7 @@
  * Paths use `[]` for "each element" and `NAME` for "any key".
  */
 import os from 'node:os';
-import type { CodeHostType } from '../index/model.js';
-
-export const CODE_HOST_TYPES: readonly CodeHostType[] = [
-  'github',
-  'gitlab',
-  'gitea',
-  'gerrit',
-  'bitbucketServer',
-  'bitbucketCloud',
-  'genericGitHost',
-  'azuredevops',
-];
+import { CODE_HOST_TYPES } from '../index/code-host.js';
 
 interface Documented {
   meaning: string;

@@ -6,7 +6,7 @@
  */
 import { ConnectionList, RepositoryList, ReposQuery } from '../../api/schemas.js';
 import { parseQuery, validator } from '../../api/validate.js';
-import { CODE_HOST_TYPES } from '../../config/options.js';
+import { CODE_HOST_TYPES } from '../../index/code-host.js';
 import type { CodeHostType } from '../../index/model.js';
 import type { CatalogRepository } from '../../search/catalog.js';
 import { browseRepositoryUrl } from '../../search/links.js';
