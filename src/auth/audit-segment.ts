@@ -4,7 +4,7 @@
  * shown or a binary search over time needs its `at` — a segment holds up to
  * 64 MiB of records (about 400,000), and a listing shows one page.
  */
-import { decodeRecordAt, recordOffsets, type StateRecord } from './state-log.js';
+import { decodeRecordAt, recordOffsets, type StateRecord } from './state-record.js';
 
 export class AuditSegment {
   private readonly offsets: number[];

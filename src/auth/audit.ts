@@ -17,7 +17,8 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { AuditSegment } from './audit-segment.js';
-import { AUDIT_LOG_NAME, StateLog, type StateRecord } from './state-log.js';
+import { AUDIT_LOG_NAME, StateLog } from './state-log.js';
+import type { StateRecord } from './state-record.js';
 
 const DAY_MS = 86_400_000;
 /** Default size at which the audit log is closed and a new segment begun. */

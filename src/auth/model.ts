@@ -5,7 +5,7 @@
  * digest is, and which repositories a caller can see. Records of unknown
  * types are skipped, so a log written by a newer trawl still replays.
  */
-import type { StateRecord } from './state-log.js';
+import type { StateRecord } from './state-record.js';
 import { sameDigest } from './secrets.js';
 
 export type Role = 'owner' | 'member';

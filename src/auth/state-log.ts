@@ -2,8 +2,7 @@
  * The state log: the daemon's durable state (users, keys, tokens, grants,
  * settings) as an append-only file of records, replayed on start.
  *
- * A record is `[u32 length][u32 crc32c][msgpack body]` (little-endian; the
- * CRC-32C covers the body), the body a map `{v, type, at, …}`. An append is
+ * Records are state-record.ts's. An append is
  * acknowledged only after fdatasync; appends that arrive while a sync is in
  * flight are written and synced together (group commit). One process writes:
  * it holds an exclusive flock on `state.lock` for as long as the log is open.
@@ -20,28 +19,12 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Packr } from 'msgpackr';
 import { native } from '../../native/index.js';
+import { decodeRecords, encodeRecord, MAX_RECORD_BYTES, RECORD_HEADER_BYTES, salvageRecords, type StateRecord } from './state-record.js';
 
 export const STATE_LOG_FILE = 'state.log';
 /** The audit trail: a second log of the same format (docs/state-log.md). */
 export const AUDIT_LOG_NAME = 'audit';
-const HEADER_BYTES = 8;
-/**
- * Standard MessagePack, no extension types (docs/state-log.md, format 2): maps as plain objects, undefined as
- * nil, 64-bit integers as numbers, as @msgpack/msgpack (format 1's writer) wrote and read them.
- */
-const msgpack = new Packr({ useRecords: false, variableMapSize: true, encodeUndefinedAsNil: true, mapsAsObjects: true, int64AsType: 'number' });
-/** A length field above this is corruption, not a record. */
-export const MAX_RECORD_BYTES = 16 << 20;
-
-/** A record body: `v` the record format version of its type, `type` what it says, `at` when (ms since the epoch). */
-export interface StateRecord {
-  v: number;
-  type: string;
-  at: number;
-  [field: string]: unknown;
-}
 
 /** What open() found and cut off. */
 export interface TailRepair {
@@ -73,103 +56,6 @@ export class StateLogLockedError extends Error {
     super(`${directory} is in use by another trawl process (${lockFile} is locked): stop it, or use its HTTP API`);
     this.name = 'StateLogLockedError';
   }
-}
-
-/** One record as it is stored. */
-export function encodeRecord(record: StateRecord): Buffer {
-  const body = msgpack.pack(record);
-  if (body.length > MAX_RECORD_BYTES) throw new RangeError(`a state record of ${body.length} bytes is over the limit of ${MAX_RECORD_BYTES}`);
-  const header = Buffer.alloc(HEADER_BYTES);
-  header.writeUInt32LE(body.length, 0);
-  header.writeUInt32LE(native.crc32c(body), 4);
-  return Buffer.concat([header, body]);
-}
-
-/**
- * Walks the framing of `bytes`, calling `visit` with each whole, intact
- * record's body and offset; stops at the first that is not, or when `visit`
- * returns a problem. Returns where the good records end, and why.
- */
-function scanRecords(bytes: Buffer, visit: (body: Buffer, offset: number) => string | null): { goodBytes: number; problem: string | null } {
-  let at = 0;
-  while (at < bytes.length) {
-    if (bytes.length - at < HEADER_BYTES) return { goodBytes: at, problem: `a torn record header at byte ${at}` };
-    const length = bytes.readUInt32LE(at);
-    if (length > MAX_RECORD_BYTES) return { goodBytes: at, problem: `an impossible record length ${length} at byte ${at}` };
-    // No record is empty: zeros there are what a crash can leave past the last write.
-    if (length === 0) return { goodBytes: at, problem: `an empty record at byte ${at}` };
-    if (bytes.length - at - HEADER_BYTES < length) return { goodBytes: at, problem: `a torn record at byte ${at} (${length} bytes announced)` };
-    const body = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
-    if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return { goodBytes: at, problem: `a checksum mismatch at byte ${at}` };
-    const problem = visit(body, at);
-    if (problem !== null) return { goodBytes: at, problem };
-    at += HEADER_BYTES + length;
-  }
-  return { goodBytes: at, problem: null };
-}
-
-/**
- * The good records at the start of `bytes`, and where and why they end when
- * something follows that is not a whole, intact record. Without
- * `decodeBodies` only the framing and checksums are checked (no records are
- * returned): what finding the end of a log needs.
- */
-export function decodeRecords(bytes: Buffer, decodeBodies = true): { records: StateRecord[]; goodBytes: number; problem: string | null } {
-  const records: StateRecord[] = [];
-  const { goodBytes, problem } = scanRecords(bytes, (body, at) => {
-    if (!decodeBodies) return null;
-    let record: unknown;
-    try {
-      record = msgpack.unpack(body);
-    } catch {
-      return `an undecodable record at byte ${at}`;
-    }
-    if (!isRecord(record)) return `a record without v, type and at at byte ${at}`;
-    records.push(record);
-    return null;
-  });
-  return { records, goodBytes, problem };
-}
-
-/** The record whose header starts at `at`, if it is whole, its checksum holds and it decodes as a record. */
-function intactRecordAt(bytes: Buffer, at: number): { record: StateRecord; end: number } | null {
-  if (bytes.length - at < HEADER_BYTES) return null;
-  const length = bytes.readUInt32LE(at);
-  if (length > MAX_RECORD_BYTES || bytes.length - at - HEADER_BYTES < length) return null;
-  const body = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
-  if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return null;
-  try {
-    const record = msgpack.unpack(body);
-    // A run of zero bytes (what a crash can leave past the end) frames as empty records: they do not decode as one.
-    return isRecord(record) ? { record, end: at + HEADER_BYTES + length } : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Every intact record of `bytes` from `from` on, found by resynchronising
- * byte by byte over damage, with the byte ranges skipped.
- */
-export function salvageRecords(bytes: Buffer, from = 0): { records: StateRecord[]; skipped: { from: number; to: number }[] } {
-  const records: StateRecord[] = [];
-  const skipped: { from: number; to: number }[] = [];
-  let at = from;
-  let damageFrom: number | null = null;
-  while (at < bytes.length) {
-    const found = intactRecordAt(bytes, at);
-    if (!found) {
-      damageFrom ??= at;
-      at++;
-      continue;
-    }
-    if (damageFrom !== null) skipped.push({ from: damageFrom, to: at });
-    damageFrom = null;
-    records.push(found.record);
-    at = found.end;
-  }
-  if (damageFrom !== null) skipped.push({ from: damageFrom, to: bytes.length });
-  return { records, skipped };
 }
 
 /**
@@ -210,30 +96,6 @@ function lockLog(directory: string, name: string): number {
     throw new StateLogLockedError(directory, lockFile);
   }
   return lockFd;
-}
-
-/** Where each intact record at the start of `bytes` begins: framing and checksums checked, nothing decoded. */
-export function recordOffsets(bytes: Buffer): number[] {
-  const offsets: number[] = [];
-  scanRecords(bytes, (_body, at) => {
-    offsets.push(at);
-    return null;
-  });
-  return offsets;
-}
-
-/** The record at `offset` of `bytes`, one of `recordOffsets(bytes)`. */
-export function decodeRecordAt(bytes: Buffer, offset: number): StateRecord {
-  const body = bytes.subarray(offset + HEADER_BYTES, offset + HEADER_BYTES + bytes.readUInt32LE(offset));
-  const record: unknown = msgpack.unpack(body);
-  if (!isRecord(record)) throw new Error(`a record without v, type and at at byte ${offset}`);
-  return record;
-}
-
-function isRecord(value: unknown): value is StateRecord {
-  if (typeof value !== 'object' || value === null) return false;
-  const { v, type, at } = value as Record<string, unknown>;
-  return Number.isInteger(v) && typeof type === 'string' && typeof at === 'number';
 }
 
 interface PendingAppend {
@@ -361,10 +223,10 @@ export class StateLog {
     if (!fs.existsSync(file)) return null;
     const fd = fs.openSync(file, 'r');
     try {
-      const header = Buffer.alloc(HEADER_BYTES);
-      if (fs.readSync(fd, header, 0, HEADER_BYTES, 0) < HEADER_BYTES) return null;
+      const header = Buffer.alloc(RECORD_HEADER_BYTES);
+      if (fs.readSync(fd, header, 0, RECORD_HEADER_BYTES, 0) < RECORD_HEADER_BYTES) return null;
       const length = Math.min(header.readUInt32LE(0), MAX_RECORD_BYTES + 1); // an impossible length is reported by decodeRecords
-      const bytes = Buffer.alloc(HEADER_BYTES + length);
+      const bytes = Buffer.alloc(RECORD_HEADER_BYTES + length);
       const read = fs.readSync(fd, bytes, 0, bytes.length, 0);
       return decodeRecords(bytes.subarray(0, read)).records[0] ?? null;
     } finally {

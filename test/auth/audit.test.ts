@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AuditTrail, type AuditEvent } from '../../src/auth/audit.js';
-import { decodeRecords } from '../../src/auth/state-log.js';
+import { decodeRecords } from '../../src/auth/state-record.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const DAY_MS = 86_400_000;

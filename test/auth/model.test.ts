@@ -1,6 +1,6 @@
 import t from 'tap';
 import { AuthState, SCOPED_TOKEN_LIFETIME_MS, authRecord, type AuthRecord } from '../../src/auth/model.js';
-import type { StateRecord } from '../../src/auth/state-log.js';
+import type { StateRecord } from '../../src/auth/state-record.js';
 
 const T0 = 1_800_000_000_000;
 const publicRepo = { id: 1, public: true };

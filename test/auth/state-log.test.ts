@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { native } from '../../native/index.js';
-import { StateLog, StateLogCorruptError, StateLogLockedError, STATE_LOG_FILE, decodeRecords, encodeRecord, repairLog, type StateRecord } from '../../src/auth/state-log.js';
+import { StateLog, StateLogCorruptError, StateLogLockedError, STATE_LOG_FILE, repairLog } from '../../src/auth/state-log.js';
+import { decodeRecords, encodeRecord, type StateRecord } from '../../src/auth/state-record.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const record = (n: number, extra: Record<string, unknown> = {}): StateRecord => ({ v: 1, type: 'test.record', at: 1_700_000_000_000 + n, n, ...extra });
