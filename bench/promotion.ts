@@ -14,7 +14,7 @@
  *   wrk with one connection (a request is over long before the next
  *   scavenge), the growth of its heap after each scavenge per request.
  *
- * Found this way so far (docs/benchmarks.md): object spreads plus new members,
+ * Found this way so far (docs/design.md, "The hot path's memory"): object spreads plus new members,
  * getters in object literals, WeakMaps keyed by per-search objects,
  * AbortControllers, strings received from a worker.
  *

@@ -1,12 +1,8 @@
 /**
  * Blob contents in bulk from one long-lived `git cat-file --batch` process:
  * requests are pipelined and answered in order.
- *
- * Why not nodegit here: reading the Linux corpus blob by blob through
- * nodegit's Repository.getBlob cost ~8–10 s of the indexer's own thread in
- * per-call overhead plus ~12 s of libuv-pool inflate; the CPU is the
- * bottleneck of an index build on 2 cores. cat-file streams the same bytes
- * for ~9 s of CPU in a separate process (docs/benchmarks.md).
+ * Not nodegit's Repository.getBlob: per blob, its call overhead and inflate on
+ * the libuv pool cost the index build several times the CPU (docs/benchmarks.md, "Index build").
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 

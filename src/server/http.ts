@@ -22,8 +22,7 @@ export interface Request {
   body: Buffer;
   /**
    * Calls `listener` once when the client disconnects before the response is
-   * complete (at once if it already has). Not an AbortSignal: each
-   * AbortController kept ≈ 0.8 KB per request alive through scavenges.
+   * complete (at once if it already has). Not an AbortSignal (docs/design.md, "The hot path's memory").
    */
   onAborted(listener: () => void): void;
 }
@@ -173,9 +172,7 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     endWith(apiError.statusCode, JSON_TYPE, JSON.stringify(apiError.toBody()), apiError.headers, closeConnection);
   };
 
-  // A method, not a getter: an accessor in an object literal gives each object a hidden class of its own,
-  // held in the old generation, whose reference to the getter kept every request's closures (≈ 1.4 KB)
-  // alive through scavenges until a full collection.
+  // A method, not a getter (docs/design.md, "The hot path's memory").
   const cut = () => {
     if (done) return;
     res.close(); // calls onAborted: the response ends as aborted

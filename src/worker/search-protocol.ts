@@ -94,8 +94,7 @@ export interface RenderedResponse {
   /**
    * The response's members after `stats` (`"files":[…],"repositoryInfo":[…],"isSearchExhaustive":…}`) as
    * UTF-8 JSON when they did not fit the task's render slot (or it had none); null when they are in the slot.
-   * Bytes, not a string: the front end's scavenges kept most of a string received from a worker and promoted
-   * it to the old generation (≈ 27 KB of a 40 KB result), while bytes live outside the heap.
+   * Bytes, not a string (docs/design.md, "The hot path's memory").
    */
   results: Uint8Array | null;
   /** Bytes of the members in the task's render slot; 0 when they are in `results`. */

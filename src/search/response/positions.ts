@@ -9,9 +9,8 @@ import type { Position } from '../../api/types.js';
 /**
  * Line numbers and line bounds of one document, found in its content: the
  * bytes around a match were just read to verify it, and counting newlines
- * there with SIMD cost less than decoding the newline table that shards
- * stored up to format v4 (`ioremap_wc` over the Linux index: 1.2 → 1.0 ms),
- * so shards no longer store one. Each lookup starts from the offset the
+ * there with SIMD costs less than decoding a newline table, so shards store
+ * none (docs/index-format.md, format 5). Each lookup starts from the offset the
  * previous one counted to, and a column from the previous position on the
  * same line, so asking in ascending offsets reads each byte about once, even
  * on one line of a megabyte with thousands of matches.

@@ -3,11 +3,7 @@
  * per search in flight, so that a response reaches the front end's thread
  * without a new ArrayBuffer there.
  *
- * Why: a response the worker sent as bytes (≈ 20 KB for 100 matches) was a
- * new ArrayBuffer on the front end, and the front end's concatenation of
- * stats and members another; about a third of those bytes outlived the
- * scavenges, and at ≈ 2,000 searches/s V8 started a full mark-compact for
- * "external memory pressure" 8–25 times in 10 s (`--trace-incremental-marking`).
+ * Why: docs/design.md, "The hot path's memory".
  *
  * Layout of a slot: PREFIX_ROOM bytes in which the front end writes the
  * response's opening `{"stats":{…},` right-aligned, then the members the

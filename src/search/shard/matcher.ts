@@ -38,9 +38,8 @@ const ASCII = /^[\x00-\x7f]*$/;
 /** Occurrence offsets found per native call; more calls continue from the last one. */
 const FIND_BATCH = 1024;
 /**
- * The native call's output, one per thread: `ranges` reads it before it returns and
- * runs nothing that could use it meanwhile. A buffer per matcher cost ≈ 4 µs a search
- * (allocating its 4 KB backing store), ≈ 1 % of a selective literal's.
+ * The native call's output, one per thread (docs/design.md, "The hot path's memory"): `ranges` reads it
+ * before it returns and runs nothing that could use it meanwhile.
  */
 const found = new Uint32Array(FIND_BATCH);
 

@@ -114,10 +114,8 @@ function mentionsBranches(node: QueryNode): boolean {
 
 /**
  * What a search's patterns compile to, made once and shared by every shard
- * it runs over: compiling per shard cost ~15 µs per regex and shard. Owned by
- * the search, not kept in module-level WeakMaps keyed by its nodes: V8's
- * scavenger keeps weak-map entries alive until a full collection, which
- * promoted ≈ 4 KB per search to the old generation.
+ * it runs over. Owned by the search, not kept in WeakMaps keyed by its nodes
+ * (docs/design.md, "The hot path's memory").
  */
 export class CompiledPatterns {
   private readonly matchers = new Map<PatternNode, Matcher>();
