@@ -3,6 +3,8 @@
  * definition gives three things: request validation (src/api/validate.ts),
  * the TypeScript types (Static<…>) and the OpenAPI document
  * (src/api/openapi.ts). Request objects ignore unknown fields, as the spec asks.
+ *
+ * Over 300 lines: the API's schemas in one table, referenced by one another by $id.
  */
 import { Type, type Static, type TLiteral, type TSchema } from '@sinclair/typebox';
 import { CODE_HOST_TYPES } from '../index/code-host.js';

@@ -4,6 +4,9 @@
  * record's offsets and (by default) every section checksum; what cannot be
  * checked up front (varint streams) is checked as it is decoded. Any bad byte
  * surfaces as a ShardFormatError, never as a crash or a silent wrong answer.
+ *
+ * Over 300 lines: the reader of one format, each section's bounds checks
+ * beside the accessors that rely on them (docs/index-format.md's layout, read once).
  */
 import zlib from 'node:zlib';
 import { native } from '../../native/index.js';

@@ -7,6 +7,9 @@
  * JSON that runs as one task has its response built and serialized by the
  * worker instead, into a render slot of shared memory: the front end's thread
  * is the one every request passes through (docs/design.md, "The search path").
+ *
+ * Over 300 lines: admission, the one-task path and the fan-out share the
+ * search's signal, timings and render slot, which one class keeps together.
  */
 import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import type { RepositoryConfig, SearchContextConfig } from '../config/config.js';

@@ -8,6 +8,9 @@
  * satisfying an operand contributes that operand's ranges; negations
  * contribute none. Without a rev: term only the default branch (HEAD, bit 0)
  * is searched.
+ *
+ * Over 300 lines: one evaluator, each node type's candidates and its
+ * per-document decision side by side, so that the two cannot disagree.
  */
 import RE2 from 're2';
 import type { Shard, TrigramTable } from '../../index/shard-reader.js';

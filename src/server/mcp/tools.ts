@@ -6,6 +6,9 @@
  * are exactly the API's — and renders the result as text sized for a
  * language model, saying when and how it was truncated. An argument a tool
  * does not know is an error result naming it, never ignored.
+ *
+ * Over 300 lines: the table of 14 tools, each a schema, a route call and a
+ * renderer of a few lines; split, the table would no longer read as one list.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
