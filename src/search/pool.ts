@@ -115,10 +115,6 @@ export class SearchPool {
     this.options = { ...this.options, ...options };
   }
 
-  get currentCatalog(): Catalog {
-    return this.catalog;
-  }
-
   get searchesInFlight(): number {
     return this.inFlight;
   }

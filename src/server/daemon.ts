@@ -10,7 +10,7 @@ import type { Config } from '../config/config.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import type { Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
-import { loadCatalog } from '../search/catalog.js';
+import { loadCatalog, type Catalog } from '../search/catalog.js';
 import { SearchPool } from '../search/pool.js';
 import { HttpServer } from './app.js';
 import { endSessionsOfDeadCredentials } from './mcp/sessions.js';
@@ -33,6 +33,7 @@ export class Daemon {
     private readonly logger: Logger,
     private readonly auth: OpenedAuth,
     private readonly pool: SearchPool,
+    private readonly catalog: CatalogHolder,
     private readonly scheduler: IndexScheduler,
     private readonly server: HttpServer,
     private readonly watchdog: NodeJS.Timeout | null,
@@ -52,15 +53,16 @@ export class Daemon {
     let config = initial;
     let daemon: Daemon | undefined;
     const pool = new SearchPool({ workers: config.server.workers, maxQueuedSearches: config.server.maxQueuedSearches, ...searchSettings(config) });
-    pool.setCatalog(loadCatalog(config));
+    const catalog = new CatalogHolder(pool);
+    catalog.publish(loadCatalog(config));
     const scheduler = new IndexScheduler({
       config,
       logger,
       rescanIntervalMs: config.server.rescanIntervalSeconds * 1000,
       debounceMs: 100,
-      onPublished: () => pool.setCatalog(loadCatalog(daemon?.config ?? config)),
+      onPublished: () => catalog.publish(loadCatalog(daemon?.config ?? config)),
     });
-    const context = serverContext(() => daemon?.config ?? config, () => daemon?.status ?? 'starting', { pool, scheduler, auth, logger, version });
+    const context = serverContext(() => daemon?.config ?? config, () => daemon?.status ?? 'starting', { pool, catalog, scheduler, auth, logger, version });
     let server: HttpServer;
     try {
       server = await HttpServer.listen({
@@ -82,7 +84,7 @@ export class Daemon {
       config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
       pool.configure(searchSettings(config));
     }
-    daemon = new Daemon(initial, config, logger, auth, pool, scheduler, server, startWatchdog(pool, logger, config.server.searchTimeBudgetMs));
+    daemon = new Daemon(initial, config, logger, auth, pool, catalog, scheduler, server, startWatchdog(pool, logger, config.server.searchTimeBudgetMs));
     void scheduler.start().then(() => daemon.ready());
     return daemon;
   }
@@ -112,7 +114,7 @@ export class Daemon {
     const publicUrl = initial.listen.port === 0 && next.publicUrl === initial.publicUrl ? this.config.publicUrl : next.publicUrl;
     this.config = { ...initial, repos: next.repos, contexts: next.contexts, auth: next.auth, publicUrl };
     this.pool.configure(searchSettings(this.config));
-    this.pool.setCatalog(loadCatalog(this.config));
+    this.catalog.publish(loadCatalog(this.config));
     forgetRepositoriesExcept(this.config.repos);
     await this.scheduler.reconfigure(this.config);
     this.logger.info({ repositories: this.config.repos.length }, 'SIGHUP: configuration reloaded');
@@ -137,13 +139,25 @@ export class Daemon {
   }
 }
 
+/** The repositories and shards published last: what routes list and authorize against, and what the pool searches. */
+class CatalogHolder {
+  current: Catalog = { generation: -1, repositories: [] };
+
+  constructor(private readonly pool: SearchPool) {}
+
+  publish(catalog: Catalog): void {
+    this.current = catalog;
+    this.pool.setCatalog(catalog);
+  }
+}
+
 /** What the routes see of the daemon; `config` and `status` are read at each request, as reload and shutdown change them. */
 function serverContext(
   config: () => Config,
   status: () => Status,
-  parts: { pool: SearchPool; scheduler: IndexScheduler; auth: OpenedAuth; logger: Logger; version: string },
+  parts: { pool: SearchPool; catalog: CatalogHolder; scheduler: IndexScheduler; auth: OpenedAuth; logger: Logger; version: string },
 ): ServerContext {
-  const { pool, scheduler, auth, logger, version } = parts;
+  const { pool, catalog, scheduler, auth, logger, version } = parts;
   const metrics = new Metrics({
     searchesInFlight: () => pool.searchesInFlight,
     shardsMapped: () => pool.shardsMapped,
@@ -158,13 +172,14 @@ function serverContext(
       return config();
     },
     pool,
+    catalog: () => catalog.current,
     metrics,
     logger,
     version,
     status,
     auth: auth.store,
     audit: auth.audit,
-    indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : pool.currentCatalog.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
+    indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
   };
 }
 

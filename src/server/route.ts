@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import type { IndexState } from '../index/manifest.js';
 import type { Logger } from '../obs/logger.js';
 import type { Metrics } from '../obs/metrics.js';
+import type { Catalog } from '../search/catalog.js';
 import type { SearchPool } from '../search/pool.js';
 import type { Caller } from './access.js';
 import type { Reply, Request } from './http.js';
@@ -14,6 +15,8 @@ import type { Reply, Request } from './http.js';
 export interface ServerContext {
   config: Config;
   pool: SearchPool;
+  /** The repositories and shards published last (manifest ids, index states). */
+  catalog(): Catalog;
   metrics: Metrics;
   logger: Logger;
   version: string;

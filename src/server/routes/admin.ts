@@ -100,7 +100,7 @@ function grantRoute(method: 'post' | 'delete'): Route {
     errors: [granted ? 'INVALID_REQUEST_BODY' : 'INVALID_QUERY_PARAMS', 'NOT_FOUND', ...CREDENTIAL_ERRORS],
     async handle(request: Request, caller: Caller, context: ServerContext) {
       const { userId, repo } = granted ? parseBody(grantBody, request.body) : parseQuery(grantQuery, request.query);
-      const entry = context.pool.currentCatalog.repositories.find((candidate) => candidate.config.name === repo)?.entry;
+      const entry = context.catalog().repositories.find((candidate) => candidate.config.name === repo)?.entry;
       if (!entry) throw new ApiError('NOT_FOUND', `repository ${JSON.stringify(repo)} is not configured or not indexed yet`);
       await context.auth.setGrant(userId, entry.id, granted);
       audit(context, caller, granted ? 'grant.added' : 'grant.removed', { id: userId, type: 'user' }, { repo });

@@ -32,7 +32,7 @@ const CONNECTION_TYPES: Record<CodeHostType, string> = {
 /** The connection id of a code host type: its place in CODE_HOST_TYPES, from 1 (stable across restarts and configs). */
 const connectionId = (type: CodeHostType) => CODE_HOST_TYPES.indexOf(type) + 1;
 
-const visibleRepositories = (caller: Caller, context: ServerContext) => context.pool.currentCatalog.repositories.filter((repo) => caller.canSee(repo.config));
+const visibleRepositories = (caller: Caller, context: ServerContext) => context.catalog().repositories.filter((repo) => caller.canSee(repo.config));
 
 function describe(repo: CatalogRepository, context: ServerContext) {
   const { config, entry } = repo;

@@ -15,7 +15,7 @@ const CREDENTIAL_ERRORS = ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS'] as c
 
 /** A token as listed: its scope by id with the names the repositories have now. */
 function describe(token: ScopedToken, context: ServerContext) {
-  const names = new Map(context.pool.currentCatalog.repositories.flatMap((repo) => (repo.entry ? [[repo.entry.id, repo.config.name] as const] : [])));
+  const names = new Map(context.catalog().repositories.flatMap((repo) => (repo.entry ? [[repo.entry.id, repo.config.name] as const] : [])));
   return {
     id: token.id,
     createdAt: iso(token.createdAt),
@@ -39,7 +39,7 @@ export const createTokenRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const { repos, repoIds } = parseBody(createBody, request.body);
     if ((repos === undefined) === (repoIds === undefined)) throw new ApiError('INVALID_REQUEST_BODY', 'request body: send exactly one of `repos` (names) and `repoIds` (ids)');
-    const { repositories } = context.pool.currentCatalog;
+    const { repositories } = context.catalog();
     const scope = [...new Set<string | number>(repos ?? repoIds)].map((wanted) => {
       const repo = repositories.find((candidate) => (repos ? candidate.config.name : candidate.entry?.id) === wanted);
       const what = `repository ${JSON.stringify(wanted)}`;
