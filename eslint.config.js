@@ -32,6 +32,8 @@ const layer = (folder, forbidden) => ({
           // the thread entries import search/ and indexer/, never the reverse.
           ...(folder === 'search' ? [{ regex: '^(\\.\\./)+worker/(?!search-protocol\\.js$|thread-url\\.js$)', message: 'src/search/ reaches its workers through worker/search-protocol.ts and thread-url.ts only' }] : []),
           ...(folder === 'indexer' ? [{ regex: '^(\\.\\./)+worker/(?!index-protocol\\.js$|symbol-protocol\\.js$|thread-url\\.js$)', message: 'src/indexer/ reaches its threads through their protocols and worker/thread-url.ts only' }] : []),
+          // The query language names languages as linguist does: the one thing query/ takes from index/ (the table is data, no I/O).
+          ...(folder === 'query' ? [{ regex: '^\\.\\./index/(?!languages\\.js$)', message: 'src/query/ takes only the language table from src/index/' }] : []),
           // The front end never touches shard bytes: the pool and the workers do.
           ...(folder === 'server' ? [{ regex: '^\\.\\./\\.\\./index/(shard-reader|shard-writer)\\.js$|^\\.\\./index/(shard-reader|shard-writer)\\.js$', message: 'src/server/ never touches shard bytes' }] : []),
         ],

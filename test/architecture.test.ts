@@ -17,6 +17,8 @@ t.test('the rules refuse what the architecture forbids', async (t) => {
   const cases: [string, string, boolean][] = [
     ['src/query/planner.ts', "import { app } from '../server/app.js';", true],
     ['src/index/reader.ts', "import { auth } from '../auth/store.js';", true],
+    ['src/query/planner.ts', "import { Shard } from '../index/shard-reader.js';", true],
+    ['src/query/planner.ts', "import { resolveLanguage } from '../index/languages.js';", false],
     ['src/search/fan-out.ts', "import task from '../worker/search-thread.js';", true],
     ['src/search/fan-out.ts', "import type { SearchTask } from '../worker/search-protocol.js';", false],
     ['src/search/shard/scan.ts', "import task from '../../worker/search-thread.js';", true],
