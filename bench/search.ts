@@ -8,7 +8,6 @@
  *
  *   npm run bench:search
  */
-import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
@@ -17,6 +16,7 @@ import { search } from '../src/search/in-process.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
 import { QUERY_CLASSES, type BenchQuery } from './queries.js';
 import { writeReportBlock } from './report.js';
+import { ripgrepOnce } from './ripgrep.js';
 import { percentile } from './stats.js';
 
 const TRAWL_RUNS = Number(process.env.TRAWL_BENCH_SEARCH_RUNS ?? 30);
@@ -46,20 +46,6 @@ function trawlOnce(q: BenchQuery): { ms: number; files: number; exhaustive: bool
   return { ms: performance.now() - started, files: response.files.length, exhaustive: response.isSearchExhaustive };
 }
 
-function ripgrepOnce(q: BenchQuery): number {
-  const started = performance.now();
-  const common = ['--no-config', '--no-ignore', '--hidden', '-g', '!.git'];
-  if (q.rgPathRegex) {
-    const out = execFileSync('rg', [...common, '--files', '.'], { cwd: corpus, maxBuffer: 1 << 30, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    out.split('\n').filter((file) => q.rgPathRegex!.test(file));
-  } else {
-    // An explicit path and no stdin: with a piped stdin and no path, rg would search stdin.
-    const result = spawnSync('rg', [...common, '-c', ...q.rg!, '--', ...(q.rgPaths ?? ['.'])], { cwd: corpus, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (result.status !== 0 && result.status !== 1) throw new Error(`rg failed: ${result.stderr}`);
-  }
-  return performance.now() - started;
-}
-
 const format = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
 const rows: string[] = [];
 const details: string[] = [];
@@ -70,8 +56,8 @@ for (const { name, queries } of QUERY_CLASSES) {
     trawlOnce(q); // warm: first use of the query's shard pages and compiled patterns
     const runs = Array.from({ length: TRAWL_RUNS }, () => trawlOnce(q));
     trawl.push(...runs.map((run) => run.ms));
-    ripgrepOnce(q);
-    const rgRuns = Array.from({ length: RG_RUNS }, () => ripgrepOnce(q));
+    ripgrepOnce(corpus, q);
+    const rgRuns = Array.from({ length: RG_RUNS }, () => ripgrepOnce(corpus, q));
     rg.push(...rgRuns);
     const last = runs[runs.length - 1]!;
     details.push(

@@ -1,0 +1,36 @@
+/**
+ * One query of the exhaustive search benchmark (search-exhaustive.ts starts this per query, so that each
+ * has a heap and a peak of its own): every match of the query over the Linux 6.1 index, in process,
+ * as `trawl search` would find them with no cap. Prints one JSON line: run times, match ranges found, files
+ * returned, and whether the response holds them all (it is cut at 64 MiB of content).
+ *
+ *   node dist/bench/exhaustive-query.js DATA_DIR QUERY_JSON
+ */
+import { openShardSet } from '../src/search/shard-set.js';
+import { search } from '../src/search/in-process.js';
+import type { BenchQuery } from './queries.js';
+
+/** More match ranges than the corpus holds: no cap. */
+const UNCAPPED_MATCHES = 100_000_000;
+/** A query slower than this runs once. */
+const SLOW_RUN_MS = 10_000;
+const RUNS = 3;
+
+const [dataDir, queryJson] = process.argv.slice(2);
+const q = JSON.parse(queryJson!) as BenchQuery;
+const { shards } = openShardSet(dataDir!);
+const request = { query: q.query, matches: UNCAPPED_MATCHES, isRegexEnabled: q.regex ?? false, isCaseSensitivityEnabled: q.caseSensitive ?? false };
+const environment = { publicUrl: 'http://127.0.0.1:6070', contexts: {}, timeBudgetMs: 3_600_000 };
+const runs: number[] = [];
+let files = 0;
+let ranges = 0;
+let exhaustive = false;
+do {
+  const started = performance.now();
+  const response = search(request, shards, environment);
+  runs.push(performance.now() - started);
+  files = response.files.length;
+  ranges = response.stats.totalMatchCount;
+  exhaustive = response.isSearchExhaustive;
+} while (runs.length < RUNS && runs[0]! < SLOW_RUN_MS);
+console.log(JSON.stringify({ runs, files, ranges, exhaustive }));
