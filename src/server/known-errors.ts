@@ -1,6 +1,7 @@
 /** The typed errors of the lower layers, as the API's error objects; anything else stays unexpected. */
 import { ApiError, type ErrorCode } from '../api/errors.js';
 import { AuthError, type AuthErrorCode } from '../auth/errors.js';
+import { LicenseError } from '../auth/license.js';
 import { BlameError } from '../git/blame.js';
 import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../git/errors.js';
 import { QueryParseError } from '../query/errors.js';
@@ -18,6 +19,8 @@ export const AUTH_ERRORS: Record<AuthErrorCode, ErrorCode> = {
 
 export function asApiError(error: unknown): unknown {
   if (error instanceof AuthError) return new ApiError(AUTH_ERRORS[error.code], error.message);
+  // A license key reaches the store only as the body's `key` (POST /api/admin/license).
+  if (error instanceof LicenseError) return new ApiError('INVALID_REQUEST_BODY', `request body field \`key\`: ${error.message}`);
   if (error instanceof QueryParseError) return new ApiError('FAILED_TO_PARSE_QUERY', error.message);
   if (error instanceof UnknownSearchContextError) return new ApiError('SEARCH_CONTEXT_NOT_FOUND', error.message);
   if (error instanceof SearchQueueFullError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '1' });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { ApiError, ERROR_CODES } from '../../src/api/errors.js';
 import { AuthError, type AuthErrorCode } from '../../src/auth/errors.js';
+import { LicenseError } from '../../src/auth/license.js';
 import { AUTH_ERRORS, asApiError } from '../../src/server/known-errors.js';
 import { BlameError } from '../../src/git/blame.js';
 import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../../src/git/errors.js';
@@ -21,6 +22,7 @@ t.test('each domain error a request can meet maps to an API error code of the re
     new GitReadStoppedError('the walk', 'time', 1, 'narrow it'),
     new BlameError('failed'),
     new PathNotFoundError('a', 'is absent'),
+    new LicenseError('the signature does not verify'),
     ...(Object.keys(AUTH_ERRORS) as AuthErrorCode[]).map((code) => new AuthError(code, code)),
   ];
   for (const error of domainErrors) {

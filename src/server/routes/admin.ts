@@ -6,7 +6,6 @@
 import { ApiKeyList, ApiKeysQuery, CreateApiKeyRequest, CreatedApiKey, GrantQuery, GrantRequest, InstallLicenseRequest, LicenseResponse, Settings, Success } from '../../api/auth-schemas.js';
 import { ApiError } from '../../api/errors.js';
 import { parseBody, parseQuery, validator } from '../../api/validate.js';
-import { LicenseError } from '../../auth/license.js';
 import { apiKeyView } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
 import { decodePathSegment, type Request } from '../http.js';
@@ -170,13 +169,8 @@ export const installLicenseRoute: Route = {
   errors: ['INVALID_REQUEST_BODY', ...CREDENTIAL_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const { key } = parseBody(licenseBody, request.body);
-    try {
-      const license = await context.auth.installLicense(key);
-      audit(context, caller, 'license.installed', { id: null, type: null }, { licensee: license.licensee, seats: license.seats, expiresAt: license.expiresAt });
-    } catch (error) {
-      if (error instanceof LicenseError) throw new ApiError('INVALID_REQUEST_BODY', `request body field \`key\`: ${error.message}`);
-      throw error;
-    }
+    const license = await context.auth.installLicense(key);
+    audit(context, caller, 'license.installed', { id: null, type: null }, { licensee: license.licensee, seats: license.seats, expiresAt: license.expiresAt });
     return { status: 200, body: context.auth.licenseStatus() };
   },
 };
