@@ -8,7 +8,7 @@
  */
 import { openShardSet } from '../src/search/shard-set.js';
 import { search } from '../src/search/in-process.js';
-import type { BenchQuery } from './queries.js';
+import { searchRequest, type BenchQuery } from './queries.js';
 
 /** More match ranges than the corpus holds: no cap. */
 const UNCAPPED_MATCHES = 100_000_000;
@@ -19,7 +19,7 @@ const RUNS = 3;
 const [dataDir, queryJson] = process.argv.slice(2);
 const q = JSON.parse(queryJson!) as BenchQuery;
 const { shards } = openShardSet(dataDir!);
-const request = { query: q.query, matches: UNCAPPED_MATCHES, isRegexEnabled: q.regex ?? false, isCaseSensitivityEnabled: q.caseSensitive ?? false };
+const request = searchRequest(q, UNCAPPED_MATCHES);
 const environment = { publicUrl: 'http://127.0.0.1:6070', contexts: {}, timeBudgetMs: 3_600_000 };
 const runs: number[] = [];
 let files = 0;

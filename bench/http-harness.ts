@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BenchQuery } from './queries.js';
+import { searchRequest, type BenchQuery } from './queries.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 export const MATCHES = 100;
@@ -62,7 +62,7 @@ export async function startDaemon(config: object, env: NodeJS.ProcessEnv = {}, n
 }
 
 export function searchBody(q: BenchQuery): string {
-  return JSON.stringify({ query: q.query, matches: MATCHES, isRegexEnabled: q.regex ?? false, isCaseSensitivityEnabled: q.caseSensitive ?? false });
+  return JSON.stringify(searchRequest(q, MATCHES));
 }
 
 /** A wrk script that POSTs `bodies` to `path` in turn, with `headers` besides the JSON content type. */

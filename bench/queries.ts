@@ -1,4 +1,5 @@
 /** The benchmark query set, in classes: shared by the in-process search benchmark and the HTTP load benchmark. */
+import type { SearchRequest } from '../src/api/types.js';
 
 export interface BenchQuery {
   /** The trawl query (API request fields). */
@@ -69,3 +70,8 @@ export const QUERY_CLASSES: { name: string; queries: BenchQuery[] }[] = [
     ],
   },
 ];
+
+/** The API request of `q`, asking for at most `matches` match ranges. */
+export function searchRequest(q: BenchQuery, matches: number): SearchRequest {
+  return { query: q.query, matches, isRegexEnabled: q.regex ?? false, isCaseSensitivityEnabled: q.caseSensitive ?? false };
+}

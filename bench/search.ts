@@ -14,7 +14,7 @@ import { runIndex } from '../src/indexer/run-index.js';
 import { openShardSet } from '../src/search/shard-set.js';
 import { search } from '../src/search/in-process.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
-import { QUERY_CLASSES, type BenchQuery } from './queries.js';
+import { QUERY_CLASSES, searchRequest, type BenchQuery } from './queries.js';
 import { writeReportBlock } from './report.js';
 import { ripgrepOnce } from './ripgrep.js';
 import { percentile } from './stats.js';
@@ -39,7 +39,7 @@ const heapBefore = process.memoryUsage();
 function trawlOnce(q: BenchQuery): { ms: number; files: number; exhaustive: boolean } {
   const started = performance.now();
   const response = search(
-    { query: q.query, matches: MATCHES, isRegexEnabled: q.regex ?? false, isCaseSensitivityEnabled: q.caseSensitive ?? false },
+    searchRequest(q, MATCHES),
     shards,
     { publicUrl: 'http://127.0.0.1:6070', contexts: {}, timeBudgetMs: 10_000 },
   );
