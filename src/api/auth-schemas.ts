@@ -2,7 +2,8 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { isoDate, longPerPage, page } from './schemas.js';
 
-export const AUTH_LIMITS = { reposPerToken: 100 } as const;
+/** Passwords: shorter ones are refused when set; longer ones always (the hash's cost must not grow with what a caller sends). */
+export const AUTH_LIMITS = { reposPerToken: 100, passwordMinCharacters: 10, passwordMaxBytes: 1024 } as const;
 
 const timestamp = Type.String({ description: 'ISO 8601, millisecond precision' });
 const identifier = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
@@ -28,7 +29,9 @@ export const CreatedToken = Type.Object({ ...tokenFields, repoIds: Type.Array(Ty
 export const TokenList = Type.Array(Type.Object({ ...tokenFields, revokedAt: Type.Optional(timestamp) }));
 
 const role = Type.Union(['owner', 'member', 'OWNER', 'MEMBER'].map((value) => Type.Literal(value)), { description: 'owner or member, in either case' });
-const nullable = (schema: TSchema) => Type.Union([schema, Type.Null()]);
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$' });
+const password = (description: string) => Type.String({ minLength: AUTH_LIMITS.passwordMinCharacters, maxLength: AUTH_LIMITS.passwordMaxBytes, description: `${description} (${AUTH_LIMITS.passwordMinCharacters} characters or more)` });
 export const UserSchema = Type.Object({
   id: Type.String(),
   name: nullable(Type.String()),
@@ -42,9 +45,15 @@ export const UserSchema = Type.Object({
 export const UserList = Type.Array(UserSchema);
 export const UserQuery = Type.Object({ userId: identifier('The user id') });
 export const AddUserRequest = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 256 }), email: Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$' }), role },
+  {
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    email,
+    role,
+    password: Type.Optional(password('trawl: lets the member sign in to the web app with their email and this password')),
+  },
   { additionalProperties: false },
 );
+export const SetRoleRequest = Type.Object({ userId: identifier('The user id'), role }, { additionalProperties: false });
 export const Success = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
 export const AuditQuery = Type.Object({ since: isoDate('ISO 8601; records at or after'), until: isoDate('ISO 8601; records at or before'), page, perPage: longPerPage });
@@ -72,7 +81,7 @@ export const CreateApiKeyRequest = Type.Object(
 );
 const apiKeyFields = { id: Type.String(), userId: Type.String(), name: Type.String(), createdAt: timestamp };
 export const CreatedApiKey = Type.Object({ ...apiKeyFields, key: Type.String({ description: 'trawl_ak_…: shown this once' }) });
-export const ApiKeyList = Type.Array(Type.Object(apiKeyFields));
+export const ApiKeyList = Type.Array(Type.Object({ ...apiKeyFields, lastUsedAt: Type.Optional({ ...timestamp, description: 'Its last use since the daemon started' }) }));
 export const ApiKeysQuery = Type.Object({ userId: Type.Optional(identifier('Owners only: list this user’s keys')) });
 
 const grantFields = { userId: identifier('The user'), repo: repositoryName };
@@ -90,3 +99,18 @@ export const LicenseResponse = Type.Object({
   seatsUsed: Type.Integer(),
   expiresAt: Type.Optional(timestamp),
 });
+
+export const SignInRequest = Type.Object({ email, password: Type.String({ minLength: 1, maxLength: AUTH_LIMITS.passwordMaxBytes }) }, { additionalProperties: false });
+export const SessionState = Type.Object({
+  user: Type.Object({ id: Type.String(), name: Type.String(), email: Type.String(), role: Type.Union([Type.Literal('owner'), Type.Literal('member')]) }),
+  sessionId: Type.String(),
+  csrfToken: Type.String({ description: 'Send as X-CSRF-Token on every write made with the session cookie' }),
+  expiresAt: { ...timestamp, description: 'When the session ends at the latest (sooner when unused: auth.sessionIdleHours)' },
+});
+export const SessionList = Type.Array(
+  Type.Object({ id: Type.String(), createdAt: timestamp, lastSeenAt: timestamp, userAgent: Type.String(), address: Type.String(), current: Type.Boolean() }),
+);
+export const SetPasswordRequest = Type.Object(
+  { password: password('The new password'), currentPassword: Type.Optional(Type.String({ maxLength: AUTH_LIMITS.passwordMaxBytes, description: 'Required when you have a password' })) },
+  { additionalProperties: false },
+);

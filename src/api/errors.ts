@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   NOT_AUTHENTICATED: { status: 401, when: 'no valid credential and anonymous access is off, or the endpoint never allows anonymous callers' },
   INSUFFICIENT_PERMISSIONS: { status: 403, when: 'role too low, wrong credential kind, or no active license for an EE endpoint' },
   LAST_OWNER_CANNOT_BE_REMOVED: { status: 403, when: 'removing the last owner' },
+  INVALID_CSRF_TOKEN: { status: 403, when: 'a write authenticated by the session cookie lacks the `Origin` header or the session’s `X-CSRF-Token`' },
   NOT_FOUND: { status: 404, when: 'repository unknown or not visible to the caller, unknown `/api/*` path, user not found, or an unknown revision on `/api/commit`' },
   FILE_NOT_FOUND: { status: 404, when: 'path not in the tree at that revision, or a path with a `..` segment or NUL' },
   SEARCH_CONTEXT_NOT_FOUND: { status: 404, when: 'unknown `context:` name' },

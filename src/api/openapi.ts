@@ -15,10 +15,11 @@ export interface Operation {
   summary: string;
   /**
    * 'public' needs no credential; 'read' takes a bearer token, an API key
-   * header, or nothing when anonymous access is on; 'apiKey' needs a user's
-   * API key; 'owner' an owner's.
+   * header, a session cookie, or nothing when anonymous access is on; 'user'
+   * a user's API key or session; 'apiKey' a user's API key; 'owner' an
+   * owner's API key or session.
    */
-  access: 'public' | 'read' | 'apiKey' | 'owner';
+  access: 'public' | 'read' | 'user' | 'apiKey' | 'owner';
   /** An enterprise endpoint: it needs an active license. */
   ee?: boolean;
   body?: TSchema;
@@ -96,11 +97,12 @@ function operationObject(operation: Operation): Json {
   else if (response.contentType) success.content = { [response.contentType]: { schema: { type: 'string' } } };
   if (response.headers) success.headers = Object.fromEntries(response.headers.map((header) => [header, { schema: { type: 'string' } }]));
   const credentials: Json[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }, { sourcebotApiKeyHeader: [] }];
+  const session: Json[] = operation.access === 'apiKey' ? [] : [{ sessionCookie: [] }];
   const object: Record<string, Json> = {
     operationId: operation.operationId,
     tags: [operation.tag],
     summary: operation.ee ? `${operation.summary} (EE: needs an active license)` : operation.summary,
-    security: operation.access === 'public' ? [] : operation.access === 'read' ? [...credentials, {}] : credentials,
+    security: operation.access === 'public' ? [] : operation.access === 'read' ? [...credentials, ...session, {}] : [...credentials, ...session],
     responses: { [String(response.status)]: success, ...errorResponses(operation.errors) },
   };
   const params = [...pathParameters(operation.path), ...parameters(operation.query)];
@@ -126,6 +128,7 @@ export function openApiDocument(operations: readonly Operation[], info: { versio
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (trawl_ak_…) or a scoped access token (trawl_st_…)' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
         sourcebotApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Sourcebot-Api-Key', description: 'The same API key under the name Sourcebot clients send' },
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'trawl_session', description: 'A signed-in browser session (POST /api/auth/sign_in); writes also need X-CSRF-Token (`__Host-trawl_session` when publicUrl is https)' },
       },
     },
   };

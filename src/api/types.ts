@@ -4,6 +4,7 @@
  * produces exactly these, so the daemon only serialises. Type-only: the web app imports it.
  */
 import type { Static } from '@sinclair/typebox';
+import type * as authSchemas from './auth-schemas.js';
 import type * as schemas from './schemas.js';
 
 /** byteOffset 0-based from the start of the file; lineNumber and column (code points) 1-based. */
@@ -22,3 +23,14 @@ export type SearchRequest = Static<typeof schemas.SearchRequest>;
 export type SearchResponse = Static<typeof schemas.SearchResponse>;
 /** A node of POST /api/tree's answer: a directory (`tree`), a file (`blob`) or a submodule (`commit`). */
 export type TreeNode = Static<typeof schemas.TreeNode>;
+
+/** The auth endpoints' shapes the web app's Settings area shows (auth-schemas.ts). */
+export type SessionState = Static<typeof authSchemas.SessionState>;
+export type SessionInfo = Static<typeof authSchemas.SessionList>[number];
+export type ApiKeyInfo = Static<typeof authSchemas.ApiKeyList>[number];
+export type CreatedApiKey = Static<typeof authSchemas.CreatedApiKey>;
+export type ScopedTokenInfo = Static<typeof authSchemas.TokenList>[number];
+export type Member = Static<typeof authSchemas.UserSchema>;
+export type AuditRecord = Static<typeof authSchemas.AuditList>[number];
+export type LicenseInfo = Static<typeof authSchemas.LicenseResponse>;
+export type InstanceSettings = Static<typeof authSchemas.Settings>;

@@ -22,7 +22,9 @@ function firstProblem<T extends TSchema>(v: Validator<T>, value: unknown, what: 
   const error = v.check.Errors(value).First();
   if (!error) return `${what} is invalid`;
   const field = error.path.slice(1).replace(/\//g, '.');
-  return field ? `${what} field \`${field}\`: ${error.message.toLowerCase()} (got ${describe(error.value)})` : `${what}: ${error.message.toLowerCase()}`;
+  // A secret is never echoed, not even to the caller who sent it (responses end up in logs and screenshots).
+  const got = /password/i.test(field) ? 'a secret, not shown' : describe(error.value);
+  return field ? `${what} field \`${field}\`: ${error.message.toLowerCase()} (got ${got})` : `${what}: ${error.message.toLowerCase()}`;
 }
 
 function describe(value: unknown): string {

@@ -3,7 +3,8 @@ export type AuthErrorCode =
   | 'USER_NOT_FOUND' // no member with that id
   | 'NO_FREE_SEAT' // every seat of the license (or of an unlicensed instance) is taken
   | 'EMAIL_TAKEN' // a member already has that email
-  | 'LAST_OWNER'; // removing (or demoting) the last owner
+  | 'LAST_OWNER' // removing (or demoting) the last owner
+  | 'WEAK_PASSWORD'; // a password too short or too long to set
 
 export class AuthError extends Error {
   constructor(

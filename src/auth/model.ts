@@ -1,7 +1,8 @@
 /**
- * The auth state the state log's records build: users and their roles, API
- * keys, scoped access tokens, repository grants, the anonymous-access
- * setting and the license key; and the decisions made from it — which credential a secret's
+ * The auth state the state log's records build: users and their roles and
+ * password hashes, API keys, scoped access tokens, sign-in sessions,
+ * repository grants, the anonymous-access setting and the license key; and
+ * the decisions made from it — which credential a secret's
  * digest is, and which repositories a caller can see. Records of unknown
  * types are skipped, so a log written by a newer trawl still replays.
  */
@@ -39,6 +40,35 @@ export interface ScopedToken {
   revokedAt?: number;
 }
 
+/** A signed-in browser (docs/sessions.md): its secret lives in a cookie, only its digest here. */
+export interface Session {
+  id: string;
+  userId: string;
+  digest: string;
+  createdAt: number;
+  /** The last request made with it (in this process; across restarts to the precision of SESSION_SEEN_INTERVAL_MS). */
+  lastSeenAt: number;
+  /** The last use the log holds. */
+  loggedSeenAt: number;
+  /** What signed in, as the browser said (shortened), for the sessions list. */
+  userAgent: string;
+  address: string;
+}
+
+/** How long a session lives unused, and at most. */
+export interface SessionLimits {
+  idleMs: number;
+  maxAgeMs: number;
+}
+
+/** Idle 7 days, at most 30. */
+export const DEFAULT_SESSION_LIMITS: SessionLimits = { idleMs: 7 * 86_400_000, maxAgeMs: 30 * 86_400_000 };
+
+/** A session's use is written to the log at most this often (so idle expiry survives a restart). */
+export const SESSION_SEEN_INTERVAL_MS = 10 * 60 * 1000;
+/** Signing in once more ends the user's least recently used session. */
+export const MAX_SESSIONS_PER_USER = 32;
+
 /** Exactly one hour; no refresh. */
 export const SCOPED_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 
@@ -58,6 +88,9 @@ export type AuthRecord =
   | { type: 'token.created'; tokenId: string; userId: string; digest: string; repoIds: number[] }
   | { type: 'token.revoked'; tokenId: string }
   | { type: 'grant.added' | 'grant.removed'; userId: string; repoId: number }
+  | { type: 'user.password'; userId: string; hash: string }
+  | { type: 'session.created'; sessionId: string; userId: string; digest: string; userAgent: string; address: string }
+  | { type: 'session.seen' | 'session.ended'; sessionId: string }
   | { type: 'settings.anonymousAccess'; enabled: boolean }
   | { type: 'license.installed'; key: string };
 
@@ -66,12 +99,24 @@ export function authRecord(record: AuthRecord, at: number): StateRecord {
   return { v: 1, at, ...record };
 }
 
-export type Credential = { kind: 'apiKey'; key: ApiKey; user: User } | { kind: 'scopedToken'; token: ScopedToken; user: User };
+export type Credential =
+  | { kind: 'apiKey'; key: ApiKey; user: User }
+  | { kind: 'scopedToken'; token: ScopedToken; user: User }
+  | { kind: 'session'; session: Session; user: User };
+
+/** The stored record a credential is: its id and digest. */
+export function credentialRecord(credential: Credential): { id: string; digest: string } {
+  if (credential.kind === 'apiKey') return credential.key;
+  return credential.kind === 'scopedToken' ? credential.token : credential.session;
+}
 
 export class AuthState {
   readonly users = new Map<string, User>();
   readonly apiKeys = new Map<string, ApiKey>();
   readonly tokens = new Map<string, ScopedToken>();
+  readonly sessions = new Map<string, Session>();
+  /** userId → password hash (users who sign in with a password). */
+  readonly passwords = new Map<string, string>();
   /** userId → repository ids granted. */
   readonly grants = new Map<string, Set<number>>();
   /** Set by an administrator; until then (undefined) the config file's `auth.anonymousAccess` decides. */
@@ -80,6 +125,9 @@ export class AuthState {
   licenseKey: string | undefined;
   private readonly keyByDigest = new Map<string, string>();
   private readonly tokenByDigest = new Map<string, string>();
+  private readonly sessionByDigest = new Map<string, string>();
+
+  constructor(readonly sessionLimits: SessionLimits = DEFAULT_SESSION_LIMITS) {}
 
   /** Applies one record; unknown types are ignored. */
   apply(record: StateRecord): void {
@@ -97,6 +145,8 @@ export class AuthState {
         // Membership ends; the user's keys and tokens die with it (in one record, so atomically).
         this.users.delete(r.userId);
         this.grants.delete(r.userId);
+        this.passwords.delete(r.userId);
+        for (const session of this.sessions.values()) if (session.userId === r.userId) this.endSession(session.id);
         for (const key of this.apiKeys.values()) if (key.userId === r.userId) this.deleteKey(key.id);
         for (const token of this.tokens.values()) if (token.userId === r.userId && token.revokedAt === undefined) token.revokedAt = record.at;
         break;
@@ -113,6 +163,28 @@ export class AuthState {
         break;
       case 'token.revoked':
         if (this.tokens.has(r.tokenId)) this.tokens.get(r.tokenId)!.revokedAt = record.at;
+        break;
+      case 'user.password':
+        if (this.users.has(r.userId)) this.passwords.set(r.userId, r.hash);
+        break;
+      case 'session.created': {
+        const own = [...this.sessions.values()].filter((session) => session.userId === r.userId);
+        if (own.length >= MAX_SESSIONS_PER_USER) this.endSession(own.reduce((a, b) => (b.lastSeenAt < a.lastSeenAt ? b : a)).id);
+        const { sessionId: id, userId, digest, userAgent, address } = r;
+        this.sessions.set(id, { id, userId, digest, createdAt: record.at, lastSeenAt: record.at, loggedSeenAt: record.at, userAgent, address });
+        this.sessionByDigest.set(digest, id);
+        break;
+      }
+      case 'session.seen': {
+        const session = this.sessions.get(r.sessionId);
+        if (session) {
+          session.lastSeenAt = Math.max(session.lastSeenAt, record.at);
+          session.loggedSeenAt = Math.max(session.loggedSeenAt, record.at);
+        }
+        break;
+      }
+      case 'session.ended':
+        this.endSession(r.sessionId);
         break;
       case 'grant.added':
         this.grants.set(r.userId, new Set([...(this.grants.get(r.userId) ?? []), r.repoId]));
@@ -135,6 +207,11 @@ export class AuthState {
    */
   credential(kind: Credential['kind'], digest: string, now: number): Credential | null {
     // Looking a digest up in a map reveals nothing about the secret: it is an HMAC under the instance key.
+    if (kind === 'session') {
+      const session = this.sessions.get(this.sessionByDigest.get(digest) ?? '');
+      const user = session && sameDigest(session.digest, digest) && this.sessionLive(session, now) ? this.users.get(session.userId) : undefined;
+      return session && user ? { kind, session, user } : null;
+    }
     if (kind === 'apiKey') {
       const key = this.apiKeys.get(this.keyByDigest.get(digest) ?? '');
       const user = key && sameDigest(key.digest, digest) ? this.users.get(key.userId) : undefined;
@@ -144,6 +221,31 @@ export class AuthState {
     const user = token && sameDigest(token.digest, digest) ? this.users.get(token.userId) : undefined;
     if (!token || !user || token.revokedAt !== undefined || now >= token.expiresAt) return null;
     return { kind, token, user };
+  }
+
+  /** Whether a session is within its idle and absolute lifetimes at `now`. */
+  sessionLive(session: Session, now: number): boolean {
+    return now < session.lastSeenAt + this.sessionLimits.idleMs && now < session.createdAt + this.sessionLimits.maxAgeMs;
+  }
+
+  /** A use of `session` at `now`: its idle clock restarts at once; true when the log should hear of it (SESSION_SEEN_INTERVAL_MS since it last did). */
+  touchSession(session: Session, now: number): boolean {
+    session.lastSeenAt = Math.max(session.lastSeenAt, now);
+    return now - session.loggedSeenAt >= SESSION_SEEN_INTERVAL_MS;
+  }
+
+  /** The member with this email (compared without case), if any. */
+  userByEmail(email: string): User | undefined {
+    const wanted = email.toLowerCase();
+    for (const user of this.users.values()) if (user.email.toLowerCase() === wanted) return user;
+    return undefined;
+  }
+
+  private endSession(sessionId: string): void {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    this.sessions.delete(sessionId);
+    this.sessionByDigest.delete(session.digest);
   }
 
   private deleteKey(keyId: string): void {
@@ -161,7 +263,7 @@ export class AuthState {
   canSee(caller: Credential | null, repo: VisibleRepository): boolean {
     if (!caller) return repo.public;
     const userSees = this.userCanSee(caller.user, repo);
-    return caller.kind === 'apiKey' ? userSees : userSees && caller.token.repoIds.includes(repo.id);
+    return caller.kind === 'scopedToken' ? userSees && caller.token.repoIds.includes(repo.id) : userSees;
   }
 
   private userCanSee(user: User, repo: VisibleRepository): boolean {
@@ -173,7 +275,7 @@ export class AuthState {
     return [...this.users.values()].filter((user) => user.role === 'owner');
   }
 
-  /** Records that rebuild this state (for compaction); expired tokens are dropped (revoked ones stay listed until they would have expired). */
+  /** Records that rebuild this state (for compaction); expired tokens and sessions are dropped (revoked tokens stay listed until they would have expired). */
   snapshot(now: number): StateRecord[] {
     const records: StateRecord[] = [];
     if (this.anonymousAccess !== undefined) records.push(authRecord({ type: 'settings.anonymousAccess', enabled: this.anonymousAccess }, now));
@@ -181,6 +283,14 @@ export class AuthState {
     for (const user of this.users.values()) {
       records.push(authRecord({ type: 'user.added', userId: user.id, name: user.name, email: user.email, role: user.role }, user.createdAt));
       if (user.updatedAt !== user.createdAt) records.push(authRecord({ type: 'user.role', userId: user.id, role: user.role }, user.updatedAt));
+      const hash = this.passwords.get(user.id);
+      if (hash !== undefined) records.push(authRecord({ type: 'user.password', userId: user.id, hash }, now));
+    }
+    for (const session of this.sessions.values()) {
+      if (!this.sessionLive(session, now)) continue;
+      const { id: sessionId, userId, digest, userAgent, address } = session;
+      records.push(authRecord({ type: 'session.created', sessionId, userId, digest, userAgent, address }, session.createdAt));
+      if (session.lastSeenAt !== session.createdAt) records.push(authRecord({ type: 'session.seen', sessionId }, session.lastSeenAt));
     }
     for (const [userId, repoIds] of this.grants) for (const repoId of repoIds) records.push(authRecord({ type: 'grant.added', userId, repoId }, now));
     for (const key of this.apiKeys.values()) records.push(authRecord({ type: 'apikey.created', keyId: key.id, userId: key.userId, name: key.name, digest: key.digest }, key.createdAt));

@@ -21,7 +21,8 @@ export async function openAuth(config: Pick<Config, 'dataDir' | 'auth'>, logger:
   const { store, repair } = await AuthStore.open({
     directory,
     trustedLicenseKeys: trustedLicenseKeys(),
-    onCompactionError: (error) => logger.error({ err: error }, 'state log compaction failed; the log is unchanged'),
+    sessionLimits: { idleMs: config.auth.sessionIdleHours * 3_600_000, maxAgeMs: config.auth.sessionMaxAgeDays * 86_400_000 },
+    onBackgroundError: (error, what) => logger.error({ err: error, what }, 'state log write in the background failed; the log is unchanged'),
   });
   if (repair) logger.warn({ ...repair, directory }, 'state log: a damaged tail was cut off at the last good record');
   let audit: AuditTrail;

@@ -1,6 +1,6 @@
 /**
- * Credentials as the API hands them out: a prefix and 64 lowercase hex
- * characters (32 random bytes), shown once. Only an HMAC-SHA256 of a secret,
+ * Credentials as the API hands them out (and session cookies): a prefix and
+ * 64 lowercase hex characters (32 random bytes), shown once. Only an HMAC-SHA256 of a secret,
  * keyed by this instance's key (`instance.key` in the state directory, mode
  * 0600), is ever stored; comparisons are constant-time.
  */
@@ -8,10 +8,11 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export type SecretKind = 'apiKey' | 'scopedToken';
+export type SecretKind = 'apiKey' | 'scopedToken' | 'session';
 
-const PREFIX: Record<SecretKind, string> = { apiKey: 'trawl_ak_', scopedToken: 'trawl_st_' };
-const SECRET_PATTERN = /^trawl_(ak|st)_[0-9a-f]{64}$/;
+const PREFIX: Record<SecretKind, string> = { apiKey: 'trawl_ak_', scopedToken: 'trawl_st_', session: 'trawl_ss_' };
+const KIND_BY_TAG: Record<string, SecretKind> = { ak: 'apiKey', st: 'scopedToken', ss: 'session' };
+const SECRET_PATTERN = /^trawl_(ak|st|ss)_[0-9a-f]{64}$/;
 const INSTANCE_KEY_FILE = 'instance.key';
 const INSTANCE_KEY_BYTES = 32;
 
@@ -23,13 +24,17 @@ export function newSecret(kind: SecretKind): string {
 /** The kind of a well-formed secret, or null (wrong prefix, length or characters). */
 export function secretKind(text: string): SecretKind | null {
   const found = SECRET_PATTERN.exec(text);
-  if (!found) return null;
-  return found[1] === 'ak' ? 'apiKey' : 'scopedToken';
+  return found ? KIND_BY_TAG[found[1]!]! : null;
 }
 
 /** What is stored for a secret: its HMAC-SHA256 under the instance key, hex. */
 export function secretDigest(instanceKey: Buffer, secret: string): string {
   return createHmac('sha256', instanceKey).update(secret).digest('hex');
+}
+
+/** The CSRF token of a session: derived from its secret, so nothing more is stored, and useless without the cookie. */
+export function csrfToken(instanceKey: Buffer, sessionSecret: string): string {
+  return createHmac('sha256', instanceKey).update(`csrf\0${sessionSecret}`).digest('hex');
 }
 
 /** Constant-time equality of two digests (hex strings of equal length). */

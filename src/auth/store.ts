@@ -10,8 +10,9 @@ import { randomUUID, type KeyObject } from 'node:crypto';
 import path from 'node:path';
 import { AuthError } from './errors.js';
 import { licenseActive, readLicense, type License } from './license.js';
-import { AuthState, authRecord, type ApiKey, type AuthRecord, type Credential, type Role, type ScopedToken, type User, type VisibleRepository } from './model.js';
-import { loadInstanceKey, newSecret, secretDigest, secretKind } from './secrets.js';
+import { AuthState, authRecord, credentialRecord, SESSION_SEEN_INTERVAL_MS, type ApiKey, type AuthRecord, type Credential, type Role, type ScopedToken, type Session, type SessionLimits, type User, type VisibleRepository } from './model.js';
+import { hashPassword, passwordProblem, UNUSABLE_HASH, verifyPassword } from './password.js';
+import { csrfToken, loadInstanceKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
 import { StateLog, type TailRepair } from './state-log.js';
 
 export interface AuthStoreOptions {
@@ -19,11 +20,29 @@ export interface AuthStoreOptions {
   directory: string;
   /** Public keys licenses are verified with. */
   trustedLicenseKeys: readonly KeyObject[];
+  /** How long sign-in sessions live unused and at most (default: model.ts's DEFAULT_SESSION_LIMITS). */
+  sessionLimits?: SessionLimits;
   /** Milliseconds since the epoch; injectable for tests of expiry. */
   now?: () => number;
-  /** Told when a background compaction fails (the log stays as it was). */
-  onCompactionError?: (error: Error) => void;
+  /** Told when a background write fails: a compaction (the log stays as it was) or a session's last use. */
+  onBackgroundError?: (error: Error, what: string) => void;
 }
+
+/** What a browser tells about itself when it signs in (shown in the sessions list). */
+export interface SessionClient {
+  userAgent: string;
+  address: string;
+}
+
+/** A session just started: its cookie secret (never stored) and its CSRF token. */
+export interface StartedSession {
+  session: Session;
+  user: User;
+  secret: string;
+  csrfToken: string;
+}
+
+const USER_AGENT_CHARS = 200;
 
 export { stateDirectory } from '../index/data-directory.js';
 
@@ -36,6 +55,9 @@ export class AuthStore {
   private serial: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<() => void>();
   private readonly lastActivity = new Map<string, number>();
+  /** Credential id → when it was last used (since this process started). */
+  private readonly lastUse = new Map<string, number>();
+  private readonly seenWrites = new Set<string>();
   private appendsSinceCompaction = 0;
   private compacting: Promise<void> | null = null;
   private license: { key: string; license: License | null } | null = null;
@@ -51,7 +73,7 @@ export class AuthStore {
   /** Opens the state directory (taking the log's lock; StateLogLockedError when another process has it) and replays the log. */
   static async open(options: AuthStoreOptions): Promise<{ store: AuthStore; repair: TailRepair | null }> {
     const { log, records, repair } = await StateLog.open(options.directory);
-    const state = new AuthState();
+    const state = new AuthState(options.sessionLimits);
     for (const record of records) state.apply(record);
     const store = new AuthStore(log, state, loadInstanceKey(options.directory), options, options.now ?? Date.now);
     store.appendsSinceCompaction = records.length;
@@ -64,16 +86,114 @@ export class AuthStore {
    */
   authenticate(secret: string): Credential | null {
     const kind = secretKind(secret);
-    if (!kind) return null;
-    const credential = this.state.credential(kind, secretDigest(this.instanceKey, secret), this.now());
-    if (credential) this.lastActivity.set(credential.user.id, this.now());
+    // A session's secret travels in its cookie only.
+    if (!kind || kind === 'session') return null;
+    return this.used(this.state.credential(kind, secretDigest(this.instanceKey, secret), this.now()));
+  }
+
+  /**
+   * The live session a cookie's secret is, or null (malformed, unknown,
+   * ended, idle or old past its limits, or its user removed). Its use is
+   * written to the log at most every SESSION_SEEN_INTERVAL_MS, in the
+   * background, so idle expiry survives a restart.
+   */
+  authenticateSession(secret: string): Credential | null {
+    if (secretKind(secret) !== 'session') return null;
+    const credential = this.used(this.state.credential('session', secretDigest(this.instanceKey, secret), this.now()));
+    if (credential?.kind !== 'session') return null;
+    const { session } = credential;
+    if (this.state.touchSession(session, this.now()) && !this.seenWrites.has(session.id)) {
+      this.seenWrites.add(session.id);
+      void this.commit({ type: 'session.seen', sessionId: session.id })
+        .catch((error: Error) => this.options.onBackgroundError?.(error, 'session use'))
+        .finally(() => this.seenWrites.delete(session.id));
+    }
+    return credential;
+  }
+
+  private used(credential: Credential | null): Credential | null {
+    if (credential) {
+      this.lastActivity.set(credential.user.id, this.now());
+      this.lastUse.set(credentialRecord(credential).id, this.now());
+    }
     return credential;
   }
 
   /** Whether a credential found earlier is still live now (open streams and MCP sessions ask on every change). */
   stillValid(credential: Credential): boolean {
-    const digest = credential.kind === 'apiKey' ? credential.key.digest : credential.token.digest;
-    return this.state.credential(credential.kind, digest, this.now()) !== null;
+    return this.state.credential(credential.kind, credentialRecord(credential).digest, this.now()) !== null;
+  }
+
+  /** When a credential (by id) was last used since the daemon started. */
+  lastUsedAt(credentialId: string): number | undefined {
+    return this.lastUse.get(credentialId);
+  }
+
+  /** Whether `presented` is the CSRF token of the session whose cookie secret is `secret` (constant time). */
+  validCsrfToken(secret: string, presented: string): boolean {
+    return sameDigest(csrfToken(this.instanceKey, secret), presented);
+  }
+
+  /**
+   * Signs a member in with their password: a new session (its secret is
+   * returned here, never stored), or null when the email is no member's,
+   * they have no password, or it does not match (each as slow as the others).
+   */
+  async signIn(email: string, password: string, client: SessionClient): Promise<StartedSession | null> {
+    const user = this.state.userByEmail(email);
+    const matches = await this.checkPassword(user?.id ?? '', password);
+    // The user may have been removed while the password was checked.
+    if (!user || !matches || !this.state.users.has(user.id)) return null;
+    return this.startSession(user.id, client);
+  }
+
+  /** A new session for a member (sign-in by password, or by an identity provider). */
+  async startSession(userId: string, client: SessionClient): Promise<StartedSession> {
+    const user = this.member(userId);
+    const secret = newSecret('session');
+    const sessionId = randomUUID();
+    const userAgent = [...client.userAgent].slice(0, USER_AGENT_CHARS).join('');
+    await this.commit({ type: 'session.created', sessionId, userId, digest: secretDigest(this.instanceKey, secret), userAgent, address: client.address });
+    return { session: this.state.sessions.get(sessionId)!, user, secret, csrfToken: csrfToken(this.instanceKey, secret) };
+  }
+
+  /** Ends a session of `userId`'s; false when they have none by that id. */
+  async endSession(userId: string, sessionId: string): Promise<boolean> {
+    if (this.state.sessions.get(sessionId)?.userId !== userId) return false;
+    await this.commit({ type: 'session.ended', sessionId });
+    return true;
+  }
+
+  /** Ends every session of `userId`'s but `keepId`; returns the ended ones. */
+  async endOtherSessions(userId: string, keepId: string | null): Promise<Session[]> {
+    const others = this.sessionsOf(userId).filter((session) => session.id !== keepId);
+    await Promise.all(others.map((session) => this.commit({ type: 'session.ended', sessionId: session.id })));
+    return others;
+  }
+
+  /** Whether `password` is the member's (false when they have none). */
+  async checkPassword(userId: string, password: string): Promise<boolean> {
+    const hash = this.state.passwords.get(userId);
+    return (await verifyPassword(password, hash ?? UNUSABLE_HASH)) && hash !== undefined;
+  }
+
+  /** The CSRF token of the session whose cookie secret this is. */
+  csrfToken(secret: string): string {
+    return csrfToken(this.instanceKey, secret);
+  }
+
+  /** The live sessions of a user, most recently used first. */
+  sessionsOf(userId: string): Session[] {
+    const now = this.now();
+    return [...this.state.sessions.values()].filter((session) => session.userId === userId && this.state.sessionLive(session, now)).sort((a, b) => b.lastSeenAt - a.lastSeenAt);
+  }
+
+  /** Sets (or replaces) a member's password; AuthError WEAK_PASSWORD when it is too short or too long. */
+  async setPassword(userId: string, password: string): Promise<void> {
+    const problem = passwordProblem(password);
+    if (problem) throw new AuthError('WEAK_PASSWORD', problem);
+    this.member(userId);
+    await this.commit({ type: 'user.password', userId, hash: await hashPassword(password) });
   }
 
   canSee(credential: Credential | null, repo: VisibleRepository): boolean {
@@ -157,6 +277,17 @@ export class AuthStore {
     });
   }
 
+  /** Changes a member's role; AuthError LAST_OWNER when it would leave no owner. */
+  async setRole(userId: string, role: Role): Promise<User> {
+    return this.exclusively(async () => {
+      const user = this.member(userId);
+      if (user.role === role) return user;
+      if (user.role === 'owner' && this.state.owners().length === 1) throw new AuthError('LAST_OWNER', `${user.email} is the last owner: make another user an owner first`);
+      await this.commit({ type: 'user.role', userId, role });
+      return this.member(userId);
+    });
+  }
+
   /** A new API key for a member; its secret is returned here and never again. */
   async createApiKey(userId: string, name: string): Promise<{ key: ApiKey; secret: string }> {
     this.member(userId);
@@ -228,7 +359,7 @@ export class AuthStore {
     const stamped = authRecord(record, this.now());
     await this.log.append(stamped);
     this.state.apply(stamped);
-    if (++this.appendsSinceCompaction >= COMPACT_AFTER_APPENDS) void this.compact().catch((error: Error) => this.options.onCompactionError?.(error));
+    if (++this.appendsSinceCompaction >= COMPACT_AFTER_APPENDS) void this.compact().catch((error: Error) => this.options.onBackgroundError?.(error, 'compaction'));
     for (const listener of this.listeners) listener();
   }
 

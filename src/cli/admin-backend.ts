@@ -26,7 +26,8 @@ export interface LicenseView {
 
 export interface AdminBackend {
   listUsers(): Promise<UserView[]>;
-  addUser(fields: { name: string; email: string; role: 'owner' | 'member' }): Promise<UserView>;
+  /** With a password, the member can sign in to the web app. */
+  addUser(fields: { name: string; email: string; role: 'owner' | 'member'; password?: string }): Promise<UserView>;
   removeUser(userId: string): Promise<string>;
   listKeys(userId: string | undefined): Promise<KeyView[]>;
   createKey(name: string, userId: string | undefined): Promise<KeyView & { key: string }>;
@@ -93,10 +94,11 @@ export async function offlineAdmin(config: Pick<Config, 'dataDir' | 'auth'>, log
   };
   return {
     listUsers: async () => [...store.state.users.values()].map((user) => userView(user)),
-    addUser: (fields) =>
+    addUser: ({ password, ...fields }) =>
       failing(async () => {
         const user = await store.addUser(fields);
-        record('user.added', user.id, 'user', { email: user.email, role: user.role });
+        if (password !== undefined) await store.setPassword(user.id, password);
+        record('user.added', user.id, 'user', { email: user.email, role: user.role, password: password !== undefined });
         return userView(user);
       }),
     removeUser: (userId) =>

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { passwordProblem } from '../auth/password.js';
 import { AUDIT_LOG_NAME, repairLog, StateLogLockedError } from '../auth/state-log.js';
 import { stateDirectory } from '../auth/store.js';
 import { createLogger } from '../obs/logger.js';
@@ -15,9 +16,11 @@ directory of the configuration directly, which it cannot while a daemon
 holds it (stop the daemon, or use --url).
 
 Actions:
-  init --email EMAIL [--name NAME]     first owner and their API key (offline, once)
+  init --email EMAIL [--name NAME] [--password-stdin]
+                                       first owner and their API key (offline, once);
+                                       with a password (read from stdin) they can sign in
   users list
-  users add --email EMAIL [--name NAME] [--role member|owner]
+  users add --email EMAIL [--name NAME] [--role member|owner] [--password-stdin]
   users remove USER_ID                 revokes their keys and tokens
   keys list [--user USER_ID|*]
   keys create --name NAME [--user USER_ID]
@@ -50,7 +53,16 @@ export const adminCommand: Command = {
     try {
       parsed = parseArgs({
         args,
-        options: { url: { type: 'string' }, key: { type: 'string' }, config: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, user: { type: 'string' } },
+        options: {
+          url: { type: 'string' },
+          key: { type: 'string' },
+          config: { type: 'string' },
+          email: { type: 'string' },
+          name: { type: 'string' },
+          role: { type: 'string' },
+          user: { type: 'string' },
+          'password-stdin': { type: 'boolean' },
+        },
         strict: true,
         allowPositionals: true,
       });
@@ -121,7 +133,7 @@ function failure(error: unknown): number {
   throw error;
 }
 
-type Values = { email?: string; name?: string; role?: string; user?: string };
+type Values = { email?: string; name?: string; role?: string; user?: string; 'password-stdin'?: boolean };
 
 async function perform(backend: AdminBackend, positionals: string[], values: Values): Promise<void> {
   const [area, action, ...rest] = positionals;
@@ -134,7 +146,7 @@ async function perform(backend: AdminBackend, positionals: string[], values: Val
     case 'users list':
       return printUsers(await backend.listUsers());
     case 'users add':
-      return printUsers([await backend.addUser(userFields(values, 'member'))]);
+      return printUsers([await backend.addUser(await userFields(values, 'member'))]);
     case 'users remove':
       needs(1, 'USER_ID');
       console.log(await backend.removeUser(rest[0]!));
@@ -173,17 +185,31 @@ async function perform(backend: AdminBackend, positionals: string[], values: Val
   throw new UsageError(positionals.length === 0 ? 'which action?' : `unknown action ${JSON.stringify(positionals.join(' '))}`);
 }
 
-function userFields(values: Values, defaultRole: 'owner' | 'member') {
+async function userFields(values: Values, defaultRole: 'owner' | 'member') {
   if (!values.email) throw new UsageError('needs --email EMAIL');
   const role = values.role ?? defaultRole;
   if (role !== 'owner' && role !== 'member') throw new UsageError('--role is member or owner');
-  return { email: values.email, name: values.name ?? values.email.split('@')[0]!, role } as const;
+  const password = values['password-stdin'] ? await passwordFromStdin() : undefined;
+  return { email: values.email, name: values.name ?? values.email.split('@')[0]!, role, ...(password === undefined ? {} : { password }) } as const;
+}
+
+/** A password piped in (as `docker login --password-stdin` reads one): its first line, never an argument (argv is visible to every user). */
+async function passwordFromStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.length > 64 << 10) break;
+  }
+  const password = text.split(/\r?\n/)[0] ?? '';
+  const problem = passwordProblem(password);
+  if (problem) throw new UsageError(`--password-stdin: ${problem}`);
+  return password;
 }
 
 /** The first owner and their API key, on an instance without users. */
 async function init(backend: AdminBackend, values: Values): Promise<void> {
   if ((await backend.listUsers()).length > 0) throw new AdminError('this instance already has users; add more with `trawl admin users add`');
-  const owner = await backend.addUser(userFields(values, 'owner'));
+  const owner = await backend.addUser(await userFields(values, 'owner'));
   const { key } = await backend.createKey('created by trawl admin init', owner.id);
   printUsers([owner]);
   console.log(`\nAPI key of ${owner.email} (shown once, keep it secret):\n${key}`);

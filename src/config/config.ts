@@ -71,7 +71,7 @@ export interface Config {
   publicUrl: string;
   repos: RepositoryConfig[];
   contexts: Record<string, SearchContextConfig>;
-  auth: { anonymousAccess: boolean; auditRetentionDays: number };
+  auth: { anonymousAccess: boolean; sessionIdleHours: number; sessionMaxAgeDays: number; auditRetentionDays: number };
   index: IndexConfig;
 }
 
@@ -219,7 +219,12 @@ export function validateConfig(raw: Json, source: string): Config {
     publicUrl,
     repos,
     contexts,
-    auth: { anonymousAccess: r.booleanOption('auth.anonymousAccess', authRaw.anonymousAccess), auditRetentionDays: r.integerOption('auth.auditRetentionDays', authRaw.auditRetentionDays) },
+    auth: {
+      anonymousAccess: r.booleanOption('auth.anonymousAccess', authRaw.anonymousAccess),
+      sessionIdleHours: r.integerOption('auth.sessionIdleHours', authRaw.sessionIdleHours),
+      sessionMaxAgeDays: r.integerOption('auth.sessionMaxAgeDays', authRaw.sessionMaxAgeDays),
+      auditRetentionDays: r.integerOption('auth.auditRetentionDays', authRaw.auditRetentionDays),
+    },
     index: {
       maxFileBytes: r.integerOption('index.maxFileBytes', indexRaw.maxFileBytes),
       maxShardContentBytes: r.integerOption('index.maxShardContentBytes', indexRaw.maxShardContentBytes),

@@ -53,6 +53,8 @@ export const OPTIONS = {
   'contexts.NAME.include': { kind: 'strings', default: [], meaning: 'repository name globs the context includes' },
   'contexts.NAME.exclude': { kind: 'strings', default: [], meaning: 'repository name globs it leaves out' },
   'auth.anonymousAccess': { kind: 'boolean', default: false, meaning: 'allow reads without a credential, of public repositories (until `trawl admin anonymous on/off` decides)' },
+  'auth.sessionIdleHours': { kind: 'integer', default: 168, min: 1, max: 8_760, meaning: 'a sign-in session unused this long ends (docs/sessions.md)' },
+  'auth.sessionMaxAgeDays': { kind: 'integer', default: 30, min: 1, max: 365, meaning: 'a sign-in session ends this long after sign-in, however used' },
   'auth.auditRetentionDays': { kind: 'integer', default: 90, min: 0, max: 36_500, meaning: 'days a closed audit log segment (64 MiB or one day) is kept; `0` keeps all' },
   'index.maxFileBytes': { kind: 'integer', default: 1 << 20, min: 1, max: 256 << 20, meaning: 'larger files are not stored (still found by path)' },
   'index.maxShardContentBytes': { kind: 'integer', default: 100 << 20, min: 1 << 20, max: 2 ** 31, meaning: "a repository's shard is split past this much content" },

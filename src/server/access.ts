@@ -4,7 +4,8 @@
  *
  * Credentials: `Authorization: Bearer <API key | scoped token>`, or
  * `X-Service-Api-Key: <API key>` (also read as `X-Sourcebot-Api-Key`, the
- * name Sourcebot's own clients send). An invalid, expired, revoked or
+ * name Sourcebot's own clients send), or without either the sign-in
+ * session's cookie (its writes need the CSRF token: docs/sessions.md). An invalid, expired, revoked or
  * removed-user credential counts as none (audited as a failed
  * authentication): read endpoints then serve the caller anonymously when the
  * instance allows it, and answer 401 otherwise. A scoped token in an API
@@ -14,17 +15,19 @@
  */
 import { ApiError } from '../api/errors.js';
 import type { Operation } from '../api/openapi.js';
-import type { Credential, User } from '../auth/model.js';
+import { credentialRecord, type Credential, type User } from '../auth/model.js';
 import type { RepositoryConfig } from '../config/config.js';
 import type { Catalog } from '../search/catalog.js';
 import type { Request } from './http.js';
 import { FAILED_AUTHENTICATIONS, RateLimiter } from './rate-limit.js';
+import { secureCookies, sessionSecretOf } from './session-cookie.js';
 import type { ServerContext } from './route.js';
 
 /**
- * Who may call a route: anyone ('public': health, version, OpenAPI); readers,
- * anonymous when allowed ('read'); a user's API key ('apiKey': token and key
- * management); an owner's API key ('owner': users, audit, settings).
+ * Who may call a route: anyone ('public': health, version, OpenAPI, sign-in);
+ * readers, anonymous when allowed ('read'); a user's API key or session
+ * ('user': their keys, tokens, sessions); a user's API key ('apiKey': token
+ * creation); an owner's API key or session ('owner': users, audit, settings).
  */
 export type Access = Operation['access'];
 
@@ -50,7 +53,9 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
   const keyHeader = API_KEY_HEADERS.find((name) => request.headers[name.toLowerCase()] !== undefined);
   const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
   const secret = bearer ?? (keyHeader && request.headers[keyHeader.toLowerCase()]);
-  const credential = secret === undefined ? null : auth.authenticate(secret);
+  // A credential sent in a header is the request's; the session cookie counts only without one.
+  const cookie = secret === undefined ? sessionSecretOf(request.headers, secureCookies(context.config.publicUrl)) : undefined;
+  const credential = secret !== undefined ? auth.authenticate(secret) : cookie !== undefined ? auth.authenticateSession(cookie) : null;
   if (secret !== undefined && !credential) {
     // Past the address's budget: 429, and no audit record (4 MB in 5 s from one connection before).
     failedAuthentications.takeFor(`address:${request.remoteAddress}`);
@@ -62,11 +67,12 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
   }
   if (!credential) {
     if (operation.access === 'read' && auth.anonymousAccess(context.config.auth.anonymousAccess)) return anonymousCaller;
-    const why = secret === undefined ? 'no credential was sent' : 'the credential is invalid, expired or revoked';
+    const why = secret === undefined && cookie === undefined ? 'no credential was sent' : 'the credential is invalid, expired or revoked';
     const anonymous = operation.access === 'read' ? 'anonymous access is off' : 'this endpoint never allows anonymous access';
-    throw new ApiError('NOT_AUTHENTICATED', `${why} and ${anonymous}: send Authorization: Bearer <API key>`);
+    throw new ApiError('NOT_AUTHENTICATED', `${why} and ${anonymous}: send Authorization: Bearer <API key>, or sign in`);
   }
-  if (operation.access !== 'read' && credential.kind !== 'apiKey') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'this endpoint needs an API key; a scoped access token cannot call it');
+  if (credential.kind === 'session' && !SAFE_METHODS.has(request.method)) checkCsrf(context, request, cookie!);
+  if (!ACCEPTS[operation.access].includes(credential.kind)) throw new ApiError('INSUFFICIENT_PERMISSIONS', REFUSAL[operation.access]);
   if (operation.access === 'owner' && credential.user.role !== 'owner') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'only owners may call this endpoint');
   if (operation.ee && !auth.activeLicense()) throw new ApiError('INSUFFICIENT_PERMISSIONS', 'this is an enterprise endpoint and the instance has no active license (trawl admin license install)');
   return {
@@ -78,9 +84,40 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
   };
 }
 
+/** The credentials each access level takes: a session wherever an API key reads or manages the user's own things; token creation needs an API key (spec §5). */
+const ACCEPTS: Record<Exclude<Access, 'public'>, readonly Credential['kind'][]> = {
+  read: ['apiKey', 'scopedToken', 'session'],
+  user: ['apiKey', 'session'],
+  apiKey: ['apiKey'],
+  owner: ['apiKey', 'session'],
+};
+const REFUSAL: Record<Exclude<Access, 'public'>, string> = {
+  read: '',
+  user: 'this endpoint needs an API key or a signed-in session; a scoped access token cannot call it',
+  apiKey: 'this endpoint needs an API key; a scoped access token cannot call it, nor can a signed-in session',
+  owner: 'this endpoint needs an owner’s API key or signed-in session; a scoped access token cannot call it',
+};
+
+const SAFE_METHODS = new Set(['get', 'head']);
+const CSRF_HEADER = 'x-csrf-token';
+
+/**
+ * A cookie-authenticated write must come from this server's own pages: the
+ * browser's Origin must be present (checkHostAndOrigin has checked it is
+ * this server's) and the session's CSRF token sent in X-CSRF-Token.
+ */
+function checkCsrf(context: ServerContext, request: Request, sessionSecret: string): void {
+  if (request.headers.origin === undefined) throw new ApiError('INVALID_CSRF_TOKEN', 'a signed-in write must carry the Origin header of this server’s pages');
+  const token = request.headers[CSRF_HEADER];
+  if (token === undefined || !context.auth.validCsrfToken(sessionSecret, token)) {
+    throw new ApiError('INVALID_CSRF_TOKEN', 'a signed-in write must carry the session’s X-CSRF-Token (GET /api/auth/session)');
+  }
+}
+
 const failedAuthentications = new RateLimiter(FAILED_AUTHENTICATIONS.perSecond, FAILED_AUTHENTICATIONS.burst, 'failed authentications per second from this address');
 
-const anonymousCaller: Caller = { kind: 'anonymous', credential: null, user: null, canSee: (repo) => repo.public, stillValid: () => true };
+/** The caller without a credential. */
+export const anonymousCaller: Caller = { kind: 'anonymous', credential: null, user: null, canSee: (repo) => repo.public, stillValid: () => true };
 
 const idsByCatalog = new WeakMap<Catalog, Map<string, number>>();
 
@@ -101,6 +138,6 @@ export function actorOf(caller: Caller): { actorId: string | null; actorType: 'u
 
 /** Records what `caller` did to a target in the audit trail. */
 export function audit(context: ServerContext, caller: Caller, action: string, target: { id: string | null; type: string | null }, metadata: Record<string, unknown> = {}): void {
-  const credential = caller.credential ? { credential: caller.credential.kind, credentialId: caller.credential.kind === 'apiKey' ? caller.credential.key.id : caller.credential.token.id } : {};
+  const credential = caller.credential ? { credential: caller.credential.kind, credentialId: credentialRecord(caller.credential).id } : {};
   context.audit.record({ action, ...actorOf(caller), targetId: target.id, targetType: target.type, metadata: { ...credential, ...metadata } });
 }

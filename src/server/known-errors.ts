@@ -15,6 +15,7 @@ export const AUTH_ERRORS: Record<AuthErrorCode, ErrorCode> = {
   NO_FREE_SEAT: 'INSUFFICIENT_PERMISSIONS',
   EMAIL_TAKEN: 'INVALID_REQUEST_BODY',
   LAST_OWNER: 'LAST_OWNER_CANNOT_BE_REMOVED',
+  WEAK_PASSWORD: 'INVALID_REQUEST_BODY',
 };
 
 export function asApiError(error: unknown): unknown {

@@ -9,6 +9,7 @@
  * checked or audited.
  */
 import { ApiError } from '../api/errors.js';
+import { credentialRecord } from '../auth/model.js';
 import type { Caller } from './access.js';
 import type { Request } from './http.js';
 
@@ -40,7 +41,7 @@ export class RateLimiter {
    */
   take(caller: Caller | null, request: Request): void {
     const credential = caller?.credential;
-    this.takeFor(credential ? `${credential.kind}:${credential.kind === 'apiKey' ? credential.key.id : credential.token.id}` : `address:${request.remoteAddress}`);
+    this.takeFor(credential ? `${credential.kind}:${credentialRecord(credential).id}` : `address:${request.remoteAddress}`);
   }
 
   /** Takes a token of `key`'s bucket, or throws RATE_LIMITED. */

@@ -114,3 +114,30 @@ t.test('a state log damaged before its end: the daemon refuses to start, `state 
   t.equal(users.status, 0, 'the repaired log opens');
   t.match(users.stdout, /bob@example\.com/, 'the records after the damage survive');
 });
+
+t.test('trawl admin init --password-stdin: the first owner signs in to the web app', async (t) => {
+  const repo = fixtureRepository(t);
+  let configFile = '';
+  const daemon = await startDaemon(
+    t,
+    { repos: [repo.config], index: { ctagsCommand: '' } },
+    {
+      prepare: async (file) => {
+        configFile = file;
+        const short = trawl(['admin', '--config', file, 'init', '--email', 'ann@example.com', '--password-stdin'], { input: 'hunter2\n' });
+        t.equal(short.status, 2, 'a short password is a usage error');
+        t.match(short.stderr, /at least 10 characters/);
+        t.notMatch(short.stderr, /hunter2/, 'and is not printed');
+        const init = trawl(['admin', '--config', file, 'init', '--email', 'ann@example.com', '--password-stdin'], { input: 'correct horse battery\nignored second line\n' });
+        t.equal(init.status, 0, init.stderr);
+        t.match(init.stdout, KEY, 'the API key is printed as before');
+      },
+    },
+  );
+  t.ok(configFile);
+  const signIn = (password: string) => daemon.post('/api/auth/sign_in', { email: 'ann@example.com', password });
+  t.equal((await signIn('ignored second line')).status, 401, 'only the first line is the password');
+  const signed = await signIn('correct horse battery');
+  t.equal(signed.status, 200, 'the password read from stdin signs in');
+  t.equal((await signed.json()).user.role, 'owner');
+});

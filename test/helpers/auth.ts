@@ -31,18 +31,19 @@ export interface SeededUser {
 }
 
 /**
- * Writes users with one API key each into the data directory of
+ * Writes users with one API key each (and a password when given) into the data directory of
  * `configFile` (under a 10-seat test license), then installs `license`;
  * returns the users by email.
  */
-export async function seedUsers(configFile: string, users: { email: string; role: Role }[], license = testLicense()): Promise<Record<string, SeededUser>> {
+export async function seedUsers(configFile: string, users: { email: string; role: Role; password?: string }[], license = testLicense()): Promise<Record<string, SeededUser>> {
   const { dataDir } = JSON.parse(fs.readFileSync(configFile, 'utf8')) as { dataDir: string };
   const { store } = await AuthStore.open({ directory: stateDirectory(dataDir), trustedLicenseKeys: TEST_LICENSE_KEYS });
   try {
     await store.installLicense(testLicense());
     const seeded: Record<string, SeededUser> = {};
-    for (const { email, role } of users) {
+    for (const { email, role, password } of users) {
       const user = await store.addUser({ name: email.split('@')[0]!, email, role });
+      if (password !== undefined) await store.setPassword(user.id, password);
       const { secret } = await store.createApiKey(user.id, 'test');
       seeded[email] = { id: user.id, email, role, key: secret };
     }

@@ -1,16 +1,17 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { CLI } from './daemon.js';
 
-const options = (env: NodeJS.ProcessEnv | undefined, cwd: string | undefined) => ({
+const options = (env: NodeJS.ProcessEnv | undefined, cwd: string | undefined, input?: string) => ({
   cwd,
+  input,
   env: { ...process.env, TRAWL_CONFIG: '', ...env },
   encoding: 'utf8' as const,
   timeout: 120_000,
 });
 
-/** Runs the built `trawl` CLI to completion, as a user would (without $TRAWL_CONFIG unless `env` sets it). */
-export function trawl(args: string[], { cwd, env }: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const result = spawnSync(process.execPath, [CLI, ...args], options(env, cwd));
+/** Runs the built `trawl` CLI to completion, as a user would (without $TRAWL_CONFIG unless `env` sets it; `input` is its standard input). */
+export function trawl(args: string[], { cwd, env, input }: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}) {
+  const result = spawnSync(process.execPath, [CLI, ...args], options(env, cwd, input));
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -10,9 +10,9 @@ export function assertSchema(t: Test, schema: TSchema, value: unknown, what: str
   t.notOk(problem, problem ? `${what}: ${problem.path} ${problem.message}` : `${what} matches its schema`);
 }
 
-/** Asserts that `response` is the error object of spec/api.md §1 with this status and code (and message, if given); returns its body. */
-export async function expectError(t: Test, response: Response, status: number, errorCode: string, message?: RegExp): Promise<{ message: string }> {
-  t.equal(response.status, status, `status ${status}`);
+/** Asserts that `response` is the error object of spec/api.md §1 with this status and code (and message, if given); returns its body. `what` names the case. */
+export async function expectError(t: Test, response: Response, status: number, errorCode: string, message?: RegExp, what?: string): Promise<{ message: string }> {
+  t.equal(response.status, status, what ? `${what}: status ${status}` : `status ${status}`);
   t.match(response.headers.get('content-type'), /application\/json/);
   const body = await response.json();
   assertSchema(t, ErrorResponse, body, 'error body');

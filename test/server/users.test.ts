@@ -168,3 +168,18 @@ t.test('EE endpoints need an active license', async (t) => {
   t.equal((await install(testLicense({ seats: 5 }))).status, 200);
   t.equal((await daemon.fetch('/api/ee/users', { headers: bearer(owner.key) })).status, 200, 'active again');
 });
+
+t.test('POST /api/ee/user/role: owners change roles, never leaving no owner', async (t) => {
+  const { daemon, owner, member } = await usersDaemon(t);
+  const setRole = (secret: string, body: unknown) => daemon.fetch('/api/ee/user/role', { method: 'POST', headers: bearer(secret), body: JSON.stringify(body) });
+  await expectError(t, await setRole(member.key, { userId: member.id, role: 'owner' }), 403, 'INSUFFICIENT_PERMISSIONS', /only owners/, 'a member cannot promote themselves');
+  await expectError(t, await setRole(owner.key, { userId: owner.id, role: 'member' }), 403, 'LAST_OWNER_CANNOT_BE_REMOVED', /last owner/);
+  await expectError(t, await setRole(owner.key, { userId: 'nobody', role: 'owner' }), 404, 'NOT_FOUND');
+  await expectError(t, await setRole(owner.key, { userId: member.id, role: 'admin' }), 400, 'INVALID_REQUEST_BODY', /role/);
+  const promoted = await setRole(owner.key, { userId: member.id, role: 'OWNER' });
+  t.equal(promoted.status, 200);
+  assertSchema(t, UserSchema, await promoted.json(), 'the changed member');
+  t.equal((await daemon.fetch('/api/ee/users', { headers: bearer(member.key) })).status, 200, 'the new owner can call owner endpoints at once');
+  t.equal((await setRole(member.key, { userId: owner.id, role: 'member' })).status, 200, 'with two owners, one may step down');
+  await expectError(t, await daemon.fetch('/api/ee/users', { headers: bearer(owner.key) }), 403, 'INSUFFICIENT_PERMISSIONS', undefined, 'the former owner is a member now');
+});

@@ -8,8 +8,9 @@ import { ApiError } from '../../api/errors.js';
 import { parseBody, parseQuery, validator } from '../../api/validate.js';
 import { apiKeyView } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
-import { decodePathSegment, type Request } from '../http.js';
+import type { Request } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
+import { deleteByIdRoute } from './delete-by-id.js';
 
 const TAG = 'Administration';
 const KEYS_PATH = '/api/admin/api_keys';
@@ -33,7 +34,7 @@ export const createApiKeyRoute: Route = {
   operationId: 'createApiKey',
   tag: TAG,
   summary: 'Create an API key for yourself (owners: for any member)',
-  access: 'apiKey',
+  access: 'user',
   body: CreateApiKeyRequest,
   response: { status: 201, schema: CreatedApiKey, description: 'The key; its secret is shown this once' },
   errors: ['INVALID_REQUEST_BODY', 'NOT_FOUND', ...CREDENTIAL_ERRORS],
@@ -51,7 +52,7 @@ export const listApiKeysRoute: Route = {
   operationId: 'listApiKeys',
   tag: TAG,
   summary: 'Your API keys (owners: any member’s, or everyone’s with userId=*); never their secrets',
-  access: 'apiKey',
+  access: 'user',
   query: ApiKeysQuery,
   response: { status: 200, schema: ApiKeyList, description: 'The keys' },
   errors: ['INVALID_QUERY_PARAMS', ...CREDENTIAL_ERRORS],
@@ -59,28 +60,21 @@ export const listApiKeysRoute: Route = {
     const { userId } = parseQuery(keysQuery, request.query);
     const whose = subject(caller, userId); // '*' (owners only): every member's
     const keys = [...context.auth.state.apiKeys.values()].filter((key) => whose === '*' || key.userId === whose);
-    return { status: 200, body: keys.map(apiKeyView) };
+    return { status: 200, body: keys.map((key) => apiKeyView(key, context.auth.lastUsedAt(key.id))) };
   },
 };
 
-export const deleteApiKeyRoute: Route = {
-  method: 'delete',
-  path: `${KEYS_PATH}/{id}`,
+export const deleteApiKeyRoute = deleteByIdRoute({
+  base: KEYS_PATH,
   operationId: 'deleteApiKey',
   tag: TAG,
   summary: 'Delete one of your API keys (owners: anyone’s); it stops working at once',
-  access: 'apiKey',
-  response: { status: 204, description: 'Deleted' },
+  access: 'user',
   errors: ['NOT_FOUND', ...CREDENTIAL_ERRORS],
-  async handle(request: Request, caller: Caller, context: ServerContext) {
-    const raw = request.path.slice(KEYS_PATH.length + 1);
-    const id = decodePathSegment(raw);
-    const deleted = id !== null && (await context.auth.deleteApiKey(id, caller.user!.role === 'owner' ? undefined : caller.user!.id));
-    if (!deleted) throw new ApiError('NOT_FOUND', `no API key ${JSON.stringify(id ?? raw)} of yours`);
-    audit(context, caller, 'apikey.deleted', { id, type: 'apiKey' });
-    return { status: 204, text: '', contentType: 'text/plain' };
-  },
-};
+  remove: (caller, context, id) => context.auth.deleteApiKey(id, caller.user!.role === 'owner' ? undefined : caller.user!.id),
+  notFound: (shown) => new ApiError('NOT_FOUND', `no API key ${shown} of yours`),
+  audited: { action: 'apikey.deleted', targetType: 'apiKey' },
+});
 
 const grantQuery = validator(GrantQuery);
 

@@ -6,10 +6,11 @@ import { addGrantRoute, createApiKeyRoute, deleteApiKeyRoute, getLicenseRoute, g
 import { mcpDeleteRoute, mcpPostRoute } from './mcp.js';
 import { connectionsRoute, reposRoute } from './repos.js';
 import { searchRoute, streamSearchRoute } from './search.js';
+import { endOtherSessionsRoute, endSessionRoute, getSessionRoute, listSessionsRoute, setPasswordRoute, signInRoute, signOutRoute } from './sessions.js';
 import { findDefinitionsRoute, findReferencesRoute } from './symbols.js';
 import { healthRoute, metricsRoute, versionRoute } from './system.js';
 import { createTokenRoute, listTokensRoute, revokeTokenRoute } from './tokens.js';
-import { addUserRoute, auditRoute, getUserRoute, listUsersRoute, removeUserRoute } from './users.js';
+import { addUserRoute, auditRoute, getUserRoute, listUsersRoute, removeUserRoute, setRoleRoute } from './users.js';
 
 const openApiRoute: Route = {
   method: 'get',
@@ -52,6 +53,7 @@ export const ROUTES: readonly Route[] = [
   getUserRoute,
   addUserRoute,
   removeUserRoute,
+  setRoleRoute,
   auditRoute,
   createApiKeyRoute,
   listApiKeysRoute,
@@ -62,4 +64,11 @@ export const ROUTES: readonly Route[] = [
   setSettingsRoute,
   getLicenseRoute,
   installLicenseRoute,
+  signInRoute,
+  signOutRoute,
+  getSessionRoute,
+  listSessionsRoute,
+  endSessionRoute,
+  endOtherSessionsRoute,
+  setPasswordRoute,
 ];

@@ -1,12 +1,13 @@
-/** Scoped access tokens (spec/api.md §5): create, revoke, list the caller's own. API keys only; EE. */
+/** Scoped access tokens (spec/api.md §5): create (API keys only), revoke and list the caller's own (API keys or a signed-in session, never a scoped token); EE. */
 import { CreatedToken, CreateTokenRequest, TokenList } from '../../api/auth-schemas.js';
 import { ApiError } from '../../api/errors.js';
 import { parseBody, validator } from '../../api/validate.js';
 import type { ScopedToken } from '../../auth/model.js';
 import { iso } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
-import { decodePathSegment, type Request } from '../http.js';
+import type { Request } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
+import { deleteByIdRoute } from './delete-by-id.js';
 
 const createBody = validator(CreateTokenRequest);
 const TAG = 'Scoped Access Tokens';
@@ -54,26 +55,18 @@ export const createTokenRoute: Route = {
   },
 };
 
-export const revokeTokenRoute: Route = {
-  method: 'delete',
-  path: `${TOKEN_PATH}/{id}`,
+export const revokeTokenRoute = deleteByIdRoute({
+  base: TOKEN_PATH,
   operationId: 'revokeScopedAccessToken',
   tag: TAG,
   summary: 'Revoke one of your live scoped access tokens (a revoked or expired one is not found); the very next request with it fails, and open streams and MCP sessions using it end',
-  access: 'apiKey',
+  access: 'user',
   ee: true,
-  response: { status: 204, description: 'Revoked' },
   errors: ['SCOPED_ACCESS_TOKEN_NOT_FOUND', ...CREDENTIAL_ERRORS],
-  async handle(request: Request, caller: Caller, context: ServerContext) {
-    const raw = request.path.slice(TOKEN_PATH.length + 1);
-    const id = decodePathSegment(raw);
-    if (id === null || !(await context.auth.revokeToken(caller.user!.id, id))) {
-      throw new ApiError('SCOPED_ACCESS_TOKEN_NOT_FOUND', `you have no live scoped access token ${JSON.stringify(id ?? raw)} (unknown, revoked or expired)`);
-    }
-    audit(context, caller, 'token.revoked', { id, type: 'scopedToken' });
-    return { status: 204, text: '', contentType: 'text/plain' };
-  },
-};
+  remove: (caller, context, id) => context.auth.revokeToken(caller.user!.id, id),
+  notFound: (shown) => new ApiError('SCOPED_ACCESS_TOKEN_NOT_FOUND', `you have no live scoped access token ${shown} (unknown, revoked or expired)`),
+  audited: { action: 'token.revoked', targetType: 'scopedToken' },
+});
 
 export const listTokensRoute: Route = {
   method: 'get',
@@ -81,7 +74,7 @@ export const listTokensRoute: Route = {
   operationId: 'listScopedAccessTokens',
   tag: TAG,
   summary: 'Your scoped access tokens (never their secrets), newest first',
-  access: 'apiKey',
+  access: 'user',
   ee: true,
   response: { status: 200, schema: TokenList, description: 'Your tokens' },
   errors: [...CREDENTIAL_ERRORS],

@@ -1,5 +1,5 @@
 /** Users (spec/api.md §6): list, show, add, remove; and the audit trail. Owners only; EE. */
-import { AddUserRequest, AuditList, AuditQuery, Success, UserList, UserQuery, UserSchema } from '../../api/auth-schemas.js';
+import { AddUserRequest, AuditList, AuditQuery, SetRoleRequest, Success, UserList, UserQuery, UserSchema } from '../../api/auth-schemas.js';
 import { dateParameter, parseBody, parseQuery, validator } from '../../api/validate.js';
 import type { Role, User } from '../../auth/model.js';
 import { auditRecordView, memberView } from '../../auth/views.js';
@@ -13,6 +13,7 @@ const OWNER_ERRORS = ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS'] as const;
 const userQuery = validator(UserQuery);
 const addUserBody = validator(AddUserRequest);
 const auditQuery = validator(AuditQuery);
+const setRoleBody = validator(SetRoleRequest);
 
 const describeUser = (user: User, context: ServerContext) => memberView(user, context.auth.lastActivityAt(user.id));
 
@@ -53,16 +54,17 @@ export const addUserRoute: Route = {
   path: '/api/ee/users',
   operationId: 'addUser',
   tag: TAG,
-  summary: 'Add a member (one seat of the license each); give them an API key with POST /api/admin/api_keys',
+  summary: 'Add a member (one seat of the license each); with a password they sign in to the web app, or give them an API key with POST /api/admin/api_keys',
   access: 'owner',
   ee: true,
   body: AddUserRequest,
   response: { status: 201, schema: UserSchema, description: 'The new member' },
   errors: ['INVALID_REQUEST_BODY', ...OWNER_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
-    const fields = parseBody(addUserBody, request.body);
+    const { password, ...fields } = parseBody(addUserBody, request.body);
     const user = await context.auth.addUser({ ...fields, role: fields.role.toLowerCase() as Role });
-    audit(context, caller, 'user.added', { id: user.id, type: 'user' }, { email: user.email, role: user.role });
+    if (password !== undefined) await context.auth.setPassword(user.id, password);
+    audit(context, caller, 'user.added', { id: user.id, type: 'user' }, { email: user.email, role: user.role, password: password !== undefined });
     return { status: 201, body: describeUser(user, context) };
   },
 };
@@ -84,6 +86,25 @@ export const removeUserRoute: Route = {
     await context.auth.removeUser(userId);
     audit(context, caller, 'user.removed', { id: userId, type: 'user' }, { email });
     return { status: 200, body: { success: true, message: `${email} was removed; their keys and tokens are revoked` } };
+  },
+};
+
+export const setRoleRoute: Route = {
+  method: 'post',
+  path: '/api/ee/user/role',
+  operationId: 'setUserRole',
+  tag: TAG,
+  summary: 'Make a member an owner, or an owner a member (never the last owner)',
+  access: 'owner',
+  ee: true,
+  body: SetRoleRequest,
+  response: { status: 200, schema: UserSchema, description: 'The member with their new role' },
+  errors: ['INVALID_REQUEST_BODY', 'NOT_FOUND', 'LAST_OWNER_CANNOT_BE_REMOVED', ...OWNER_ERRORS],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const { userId, role } = parseBody(setRoleBody, request.body);
+    const user = await context.auth.setRole(userId, role.toLowerCase() as Role);
+    audit(context, caller, 'user.role', { id: user.id, type: 'user' }, { email: user.email, role: user.role });
+    return { status: 200, body: describeUser(user, context) };
   },
 };
 
