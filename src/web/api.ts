@@ -2,10 +2,17 @@ import type { FileResult, Range } from '../api/types.js';
 
 /**
  * The daemon's HTTP API, as the page uses it: every request carries the API
- * key from session storage when there is one; errors keep the API's error
- * object so the page can show its message as it is.
+ * key from session storage when there is one, else the browser sends the
+ * sign-in cookie and writes carry the session's CSRF token; errors keep the
+ * API's error object so the page can show its message as it is.
  */
 const KEY_STORAGE = 'trawl.apiKey';
+let csrfToken: string | null = null;
+
+/** The signed-in session's CSRF token (from sign-in or GET /api/auth/session), sent on every write. */
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
 
 export class ApiFailure extends Error {
   constructor(
@@ -25,11 +32,12 @@ export function setApiKey(key: string): void {
   sessionStorage.setItem(KEY_STORAGE, key);
 }
 
-function headers(json: boolean): Record<string, string> {
+function headers(json: boolean, write: boolean): Record<string, string> {
   const result: Record<string, string> = {};
   if (json) result['Content-Type'] = 'application/json';
   const key = apiKey();
   if (key) result.Authorization = `Bearer ${key}`;
+  else if (write && csrfToken) result['X-CSRF-Token'] = csrfToken;
   return result;
 }
 
@@ -44,20 +52,29 @@ async function failure(response: Response): Promise<ApiFailure> {
 
 export async function getJson<T>(path: string, params: Record<string, string> = {}): Promise<T> {
   const query = new URLSearchParams(params).toString();
-  const response = await fetch(query ? `${path}?${query}` : path, { headers: headers(false) });
+  const response = await fetch(query ? `${path}?${query}` : path, { headers: headers(false, false) });
   if (!response.ok) throw await failure(response);
   return (await response.json()) as T;
 }
 
 export async function postJson<T>(path: string, body: unknown): Promise<T> {
-  const response = await fetch(path, { method: 'POST', headers: headers(true), body: JSON.stringify(body) });
+  return (await send('POST', path, body)).json() as Promise<T>;
+}
+
+/** A DELETE; resolves once it succeeded. */
+export async function deleteAt(path: string): Promise<void> {
+  await send('DELETE', path);
+}
+
+async function send(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<Response> {
+  const response = await fetch(path, { method, headers: headers(body !== undefined, true), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   if (!response.ok) throw await failure(response);
-  return (await response.json()) as T;
+  return response;
 }
 
 /** The `data:` payloads of POST /api/stream_search as they arrive, parsed; ends at `[DONE]`. */
 export async function* streamSearch(body: unknown, signal: AbortSignal): AsyncGenerator<StreamEvent> {
-  const response = await fetch('/api/stream_search', { method: 'POST', headers: headers(true), body: JSON.stringify(body), signal });
+  const response = await fetch('/api/stream_search', { method: 'POST', headers: headers(true, true), body: JSON.stringify(body), signal });
   if (!response.ok || !response.body) throw await failure(response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
@@ -77,7 +94,7 @@ export async function* streamSearch(body: unknown, signal: AbortSignal): AsyncGe
   }
 }
 
-export type { Chunk, FileResult, Position, Range, TreeNode } from '../api/types.js';
+export type { ApiKeyInfo, AuditRecord, Chunk, CreatedApiKey, FileResult, InstanceSettings, LicenseInfo, Member, Position, Range, ScopedTokenInfo, SessionInfo, SessionState, TreeNode } from '../api/types.js';
 
 export type StreamEvent =
   | { type: 'chunk'; files: FileResult[]; stats: { actualMatchCount: number } }

@@ -1,14 +1,15 @@
 /**
- * trawl's web app: routes between the search page and the file views,
- * keeps the query in the URL, asks for an API key when the daemon needs one,
- * and is driven from the keyboard (`/` focuses the search, arrows and Enter
- * move through results).
+ * trawl's web app: routes between the search page, the file views, signing
+ * in and the Settings area; keeps the query in the URL, asks for a sign-in
+ * (or an API key) when the daemon needs one, and is driven from the keyboard
+ * (`/` focuses the search, arrows and Enter move through results).
  */
-import { ApiFailure, getJson, setApiKey, type Repository } from './api.js';
+import { ApiFailure, apiKey, getJson, postJson, setApiKey, setCsrfToken, type Repository, type SessionState } from './api.js';
 import { clear, h } from './dom.js';
 import { renderBlob, renderTree, showLines } from './file-page.js';
 import { placeOf, searchUrl, treeUrl } from './links.js';
 import { FIRST_PAGE, moveSelection, renderSearch } from './search-page.js';
+import { renderSettings } from './settings-page.js';
 
 const main = document.getElementById('main')!;
 const form = document.getElementById('search-form') as HTMLFormElement;
@@ -16,10 +17,79 @@ const queryInput = document.getElementById('query') as HTMLInputElement;
 const regexInput = document.getElementById('regex') as HTMLInputElement;
 const caseInput = document.getElementById('case') as HTMLInputElement;
 const auth = document.getElementById('auth')!;
+const account = document.getElementById('account')!;
+
+/** The signed-in session, when this browser has one (and uses no API key). */
+let session: SessionState | null = null;
+
+async function loadSession(): Promise<void> {
+  session = null;
+  if (!apiKey()) {
+    try {
+      session = await getJson<SessionState>('/api/auth/session');
+    } catch (error) {
+      if (!(error instanceof ApiFailure)) throw error;
+    }
+  }
+  setCsrfToken(session?.csrfToken ?? null);
+  showAccount();
+}
+
+function showAccount(): void {
+  clear(account);
+  if (!session) {
+    account.append(h('a', { href: `/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, id: 'sign-in-link' }, 'Sign in'));
+    return;
+  }
+  const signOut = h('button', { type: 'button', id: 'sign-out' }, 'Sign out');
+  signOut.addEventListener('click', () => {
+    postJson('/api/auth/sign_out', {})
+      .then(loadSession)
+      .then(() => navigate('/sign-in'))
+      .catch(showError);
+  });
+  account.append(h('span', { id: 'signed-in-as' }, session.user.email), h('a', { href: '/settings', id: 'settings-link' }, 'Settings'), signOut);
+}
+
+/** A local path to go to after signing in (never another site's). */
+function nextPath(): string {
+  const next = new URLSearchParams(location.search).get('next') ?? '/';
+  return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
+}
+
+function renderSignIn(): void {
+  document.title = 'Sign in — trawl';
+  const problem = h('p', { class: 'error', role: 'alert', id: 'sign-in-error', hidden: true });
+  const signInForm = h(
+    'form',
+    { id: 'sign-in', class: 'settings-form sign-in' },
+    h('h2', {}, 'Sign in'),
+    h('label', {}, 'Email', h('input', { name: 'email', type: 'email', autocomplete: 'username', required: true })),
+    h('label', {}, 'Password', h('input', { name: 'password', type: 'password', autocomplete: 'current-password', required: true })),
+    h('button', { type: 'submit' }, 'Sign in'),
+    problem,
+  );
+  signInForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const values = new FormData(signInForm);
+    postJson<SessionState>('/api/auth/sign_in', { email: String(values.get('email')), password: String(values.get('password')) })
+      .then(async () => {
+        await loadSession();
+        navigate(nextPath());
+      })
+      .catch((error: unknown) => {
+        problem.textContent = error instanceof ApiFailure ? error.message : String(error);
+        problem.hidden = false;
+      });
+  });
+  main.append(signInForm);
+  (signInForm.querySelector('input') as HTMLInputElement).focus();
+}
 
 function showError(error: unknown): void {
   if (error instanceof ApiFailure && error.status === 401) {
-    document.getElementById('auth-message')!.textContent = error.message;
+    document.getElementById('auth-message')!.textContent = `${error.message}.`;
+    (document.getElementById('auth-sign-in') as HTMLAnchorElement).href = `/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`;
     auth.hidden = false;
     (document.getElementById('api-key') as HTMLInputElement).focus();
     return;
@@ -43,8 +113,17 @@ async function homePage(): Promise<void> {
 async function route(): Promise<void> {
   const place = placeOf(location.pathname);
   clear(main);
+  auth.hidden = true;
   try {
-    if (place.kind === 'search') {
+    if (location.pathname === '/sign-in') {
+      renderSignIn();
+    } else if (location.pathname === '/settings' || location.pathname.startsWith('/settings/')) {
+      if (!session) {
+        navigate(`/sign-in?next=${encodeURIComponent(location.pathname)}`);
+        return;
+      }
+      await renderSettings(main, location.pathname.slice('/settings/'.length), session);
+    } else if (place.kind === 'search') {
       const params = new URLSearchParams(location.search);
       queryInput.value = params.get('q') ?? '';
       regexInput.checked = params.get('regex') === '1';
@@ -68,7 +147,7 @@ async function route(): Promise<void> {
 
 function navigate(url: string): void {
   history.pushState(null, '', url);
-  void route();
+  void loadSession().then(route, showError);
 }
 
 form.addEventListener('submit', (event) => {
@@ -87,7 +166,7 @@ document.getElementById('auth-form')!.addEventListener('submit', (event) => {
   event.preventDefault();
   setApiKey((document.getElementById('api-key') as HTMLInputElement).value.trim());
   auth.hidden = true;
-  void route();
+  void loadSession().then(route);
 });
 
 // Links inside the app navigate without reloading the page; #L anchors only move the selection.
@@ -119,4 +198,4 @@ document.addEventListener('keydown', (event) => {
   }
 });
 
-void route();
+void loadSession().then(route, showError);
