@@ -71,8 +71,22 @@ export interface Config {
   publicUrl: string;
   repos: RepositoryConfig[];
   contexts: Record<string, SearchContextConfig>;
-  auth: { anonymousAccess: boolean; sessionIdleHours: number; sessionMaxAgeDays: number; auditRetentionDays: number };
+  auth: { anonymousAccess: boolean; sessionIdleHours: number; sessionMaxAgeDays: number; oidc: OidcConfig | null; auditRetentionDays: number };
   index: IndexConfig;
+}
+
+/** Single sign-on through an OpenID Connect provider (options.ts says what each is). */
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecretFile: string;
+  name: string;
+  scopes: string[];
+  allowedEmailDomains: string[];
+  createMembers: boolean;
+  /** '' when roles are managed in trawl. */
+  roleClaim: string;
+  ownerValues: string[];
 }
 
 export class ConfigError extends Error {
@@ -223,6 +237,7 @@ export function validateConfig(raw: Json, source: string): Config {
       anonymousAccess: r.booleanOption('auth.anonymousAccess', authRaw.anonymousAccess),
       sessionIdleHours: r.integerOption('auth.sessionIdleHours', authRaw.sessionIdleHours),
       sessionMaxAgeDays: r.integerOption('auth.sessionMaxAgeDays', authRaw.sessionMaxAgeDays),
+      oidc: authRaw.oidc === undefined ? null : readOidc(r, r.section(authRaw.oidc, 'auth.oidc')),
       auditRetentionDays: r.integerOption('auth.auditRetentionDays', authRaw.auditRetentionDays),
     },
     index: {
@@ -235,6 +250,33 @@ export function validateConfig(raw: Json, source: string): Config {
   };
   if (r.problems.length > 0) throw new ConfigError(r.problems, source);
   return config;
+}
+
+/** An issuer must be https, except on a loopback address (a provider on the same machine, or a test's). */
+const issuerUrl = (value: string) => {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute https URL';
+  }
+  const loopback = /^(127(\.\d{1,3}){3}|\[::1\]|localhost)$/i.test(url.hostname);
+  return url.protocol === 'https:' || (url.protocol === 'http:' && loopback) ? null : 'must be an https URL (http only on a loopback address)';
+};
+
+function readOidc(r: Reader, raw: Record<string, Json>): OidcConfig {
+  const scopes = r.stringsOption('auth.oidc.scopes', raw.scopes);
+  return {
+    issuer: r.stringOption('auth.oidc.issuer', raw.issuer, 'auth.oidc.issuer', issuerUrl),
+    clientId: r.stringOption('auth.oidc.clientId', raw.clientId),
+    clientSecretFile: r.stringOption('auth.oidc.clientSecretFile', raw.clientSecretFile),
+    name: r.stringOption('auth.oidc.name', raw.name),
+    scopes: scopes.includes('openid') ? scopes : ['openid', ...scopes],
+    allowedEmailDomains: r.stringsOption('auth.oidc.allowedEmailDomains', raw.allowedEmailDomains).map((domain) => domain.toLowerCase()),
+    createMembers: r.booleanOption('auth.oidc.createMembers', raw.createMembers),
+    roleClaim: raw.roleClaim === '' || raw.roleClaim === undefined ? '' : r.stringOption('auth.oidc.roleClaim', raw.roleClaim),
+    ownerValues: r.stringsOption('auth.oidc.ownerValues', raw.ownerValues),
+  };
 }
 
 function readRepository(r: Reader, raw: Json, at: string): RepositoryConfig {

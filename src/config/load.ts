@@ -52,6 +52,7 @@ function resolvePaths(config: Config, base: string): Config {
   return {
     ...config,
     dataDir: path.resolve(base, config.dataDir),
+    auth: { ...config.auth, oidc: config.auth.oidc && { ...config.auth.oidc, clientSecretFile: path.resolve(base, config.auth.oidc.clientSecretFile) } },
     repos: config.repos.map((repo) => ({ ...repo, path: path.resolve(base, repo.path) })),
   };
 }

@@ -5,8 +5,9 @@
  */
 import fs from 'node:fs';
 import { native } from '../../native/index.js';
+import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
-import type { Config } from '../config/config.js';
+import type { Config, OidcConfig } from '../config/config.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import type { Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
@@ -35,6 +36,7 @@ export class Daemon {
     private readonly pool: SearchPool,
     private readonly catalog: CatalogHolder,
     private readonly scheduler: IndexScheduler,
+    private readonly singleSignOn: SingleSignOn,
     private readonly server: HttpServer,
     private readonly watchdog: NodeJS.Timeout | null,
   ) {
@@ -62,7 +64,14 @@ export class Daemon {
       debounceMs: 100,
       onPublished: () => catalog.publish(loadCatalog(daemon?.config ?? config)),
     });
-    const context = serverContext(() => daemon?.config ?? config, () => daemon?.status ?? 'starting', { pool, catalog, scheduler, auth, logger, version });
+    const singleSignOn = new SingleSignOn(() => daemon?.config ?? config);
+    try {
+      singleSignOn.configure(config.auth.oidc);
+    } catch (error) {
+      await Promise.all([pool.close(), scheduler.close(), auth.close()]);
+      throw error;
+    }
+    const context = serverContext(() => daemon?.config ?? config, () => daemon?.status ?? 'starting', { pool, catalog, scheduler, auth, singleSignOn, logger, version });
     let server: HttpServer;
     try {
       server = await HttpServer.listen({
@@ -84,7 +93,7 @@ export class Daemon {
       config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
       pool.configure(searchSettings(config));
     }
-    daemon = new Daemon(initial, config, logger, auth, pool, catalog, scheduler, server, startWatchdog(pool, logger, config.server.searchTimeBudgetMs));
+    daemon = new Daemon(initial, config, logger, auth, pool, catalog, scheduler, singleSignOn, server, startWatchdog(pool, logger, config.server.searchTimeBudgetMs));
     void scheduler.start().then(() => daemon.ready());
     return daemon;
   }
@@ -113,6 +122,11 @@ export class Daemon {
     }
     const publicUrl = initial.listen.port === 0 && next.publicUrl === initial.publicUrl ? this.config.publicUrl : next.publicUrl;
     this.config = { ...initial, repos: next.repos, contexts: next.contexts, auth: next.auth, publicUrl };
+    try {
+      this.singleSignOn.configure(next.auth.oidc);
+    } catch (error) {
+      this.logger.error({ err: error }, 'SIGHUP: auth.oidc not applied; single sign-on stays as it was');
+    }
     this.pool.configure(searchSettings(this.config));
     this.catalog.publish(loadCatalog(this.config));
     forgetRepositoriesExcept(this.config.repos);
@@ -139,6 +153,22 @@ export class Daemon {
   }
 }
 
+/** The OpenID Connect sign-in of the configuration in force: rebuilt (its secret file read again) when `auth.oidc` changes. */
+class SingleSignOn {
+  private settings = 'null';
+  current: OidcSignIn | null = null;
+
+  constructor(private readonly config: () => Config) {}
+
+  /** Throws when the client secret file cannot be read or others can read it. */
+  configure(oidc: OidcConfig | null): void {
+    const settings = JSON.stringify(oidc);
+    if (settings === this.settings) return;
+    this.current = oidc && new OidcSignIn(oidc, readClientSecret(oidc.clientSecretFile), () => `${this.config().publicUrl}/api/auth/oidc/callback`);
+    this.settings = settings;
+  }
+}
+
 /** The repositories and shards published last: what routes list and authorize against, and what the pool searches. */
 class CatalogHolder {
   current: Catalog = { generation: -1, repositories: [] };
@@ -155,9 +185,9 @@ class CatalogHolder {
 function serverContext(
   config: () => Config,
   status: () => Status,
-  parts: { pool: SearchPool; catalog: CatalogHolder; scheduler: IndexScheduler; auth: OpenedAuth; logger: Logger; version: string },
+  parts: { pool: SearchPool; catalog: CatalogHolder; scheduler: IndexScheduler; auth: OpenedAuth; singleSignOn: SingleSignOn; logger: Logger; version: string },
 ): ServerContext {
-  const { pool, catalog, scheduler, auth, logger, version } = parts;
+  const { pool, catalog, scheduler, auth, singleSignOn, logger, version } = parts;
   const metrics = new Metrics({
     searchesInFlight: () => pool.searchesInFlight,
     shardsMapped: () => pool.shardsMapped,
@@ -179,6 +209,7 @@ function serverContext(
     status,
     auth: auth.store,
     audit: auth.audit,
+    oidc: () => singleSignOn.current,
     indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
   };
 }

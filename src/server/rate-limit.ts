@@ -64,7 +64,7 @@ export class RateLimiter {
     this.buckets.set(key, bucket);
     if (bucket.tokens < 1) {
       const retryAfter = Math.ceil((1 - bucket.tokens) / this.perSecond);
-      throw new ApiError('RATE_LIMITED', `more than ${this.perSecond} ${this.what}; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
+      throw new ApiError('RATE_LIMITED', `more than ${+this.perSecond.toPrecision(2)} ${this.what}; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
     }
     return bucket;
   }

@@ -57,9 +57,21 @@ function nextPath(): string {
   return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
 }
 
-function renderSignIn(): void {
+/** What the sign-in page says for each reason a single sign-on came back refused (never the provider's own text). */
+const SINGLE_SIGN_ON_FAILURES: Record<string, string> = {
+  provider: 'The identity provider cannot be reached. Try again later, or ask an owner.',
+  flow: 'That sign-in did not complete (it expired, was used already, or was not started here). Try again.',
+  unverified_email: 'The identity provider did not confirm an email address for you.',
+  domain: 'Your email domain may not sign in here.',
+  not_member: 'You are not a member yet: ask an owner to add you.',
+  no_seat: 'Every seat is taken: ask an owner.',
+  busy: 'Too many sign-ins are under way. Try again in a minute.',
+};
+
+async function renderSignIn(): Promise<void> {
   document.title = 'Sign in — trawl';
-  const problem = h('p', { class: 'error', role: 'alert', id: 'sign-in-error', hidden: true });
+  const reason = new URLSearchParams(location.search).get('error');
+  const problem = h('p', { class: 'error', role: 'alert', id: 'sign-in-error', hidden: reason === null }, reason === null ? '' : (SINGLE_SIGN_ON_FAILURES[reason] ?? 'The sign-in failed.'));
   const signInForm = h(
     'form',
     { id: 'sign-in', class: 'settings-form sign-in' },
@@ -83,6 +95,12 @@ function renderSignIn(): void {
       });
   });
   main.append(signInForm);
+  const providers = await getJson<{ oidc: { name: string; start: string } | null }>('/api/auth/providers');
+  if (providers.oidc) {
+    const start = `${providers.oidc.start}?${new URLSearchParams({ next: nextPath() })}`;
+    signInForm.insertBefore(h('p', {}, h('a', { href: start, id: 'single-sign-on', class: 'button', 'data-external': true }, `Sign in with ${providers.oidc.name}`)), signInForm.children[1]!);
+    signInForm.insertBefore(h('p', { class: 'summary' }, 'or with your email and password:'), signInForm.children[2]!);
+  }
   (signInForm.querySelector('input') as HTMLInputElement).focus();
 }
 
@@ -116,7 +134,7 @@ async function route(): Promise<void> {
   auth.hidden = true;
   try {
     if (location.pathname === '/sign-in') {
-      renderSignIn();
+      await renderSignIn();
     } else if (location.pathname === '/settings' || location.pathname.startsWith('/settings/')) {
       if (!session) {
         navigate(`/sign-in?next=${encodeURIComponent(location.pathname)}`);
@@ -174,7 +192,8 @@ document.addEventListener('click', (event) => {
   const link = (event.target as Element).closest('a');
   if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
   const url = new URL(link.href, location.href);
-  if (url.origin !== location.origin) return;
+  // Links to the daemon's own endpoints (single sign-on) leave the app.
+  if (url.origin !== location.origin || link.hasAttribute('data-external')) return;
   event.preventDefault();
   if (url.pathname === location.pathname && url.search === location.search) {
     history.pushState(null, '', url.hash || url.pathname);

@@ -6,9 +6,12 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
+import type { Test } from 'tap';
 import { publicKeyFromBase64, signLicense, TEST_LICENSE_KEY_VARIABLE, type License } from '../../src/auth/license.js';
 import type { Role } from '../../src/auth/model.js';
 import { AuthStore, stateDirectory } from '../../src/auth/store.js';
+import { fixtureRepository } from '../server/fixture.js';
+import { startDaemon } from './daemon.js';
 
 const { publicKey, privateKey } = generateKeyPairSync('ed25519');
 const publicKeyBase64 = publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
@@ -57,4 +60,29 @@ export async function seedUsers(configFile: string, users: { email: string; role
 /** Request headers carrying `secret` as a bearer token (and a JSON body type). */
 export function bearer(secret: string): Record<string, string> {
   return { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' };
+}
+
+/**
+ * The daemon on the fixture repository with an owner (owner@example.com) and a member
+ * (dev@example.com), each with an API key (and `password` when given), under a test license;
+ * `configure` edits the config file before the start.
+ */
+export async function teamDaemon(t: Test, options: { password?: string; configure?: (configFile: string) => void } = {}) {
+  const repo = fixtureRepository(t);
+  let users: Record<string, SeededUser> = {};
+  const daemon = await startDaemon(
+    t,
+    { repos: [repo.config], index: { ctagsCommand: '' } },
+    {
+      env: LICENSE_ENV,
+      prepare: async (configFile) => {
+        options.configure?.(configFile);
+        users = await seedUsers(configFile, [
+          { email: 'owner@example.com', role: 'owner', password: options.password },
+          { email: 'dev@example.com', role: 'member', password: options.password },
+        ]);
+      },
+    },
+  );
+  return { daemon, owner: users['owner@example.com']!, dev: users['dev@example.com']! };
 }

@@ -1,8 +1,7 @@
 import t, { type Test } from 'tap';
 import { chromium, type Browser } from 'playwright-core';
-import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
-import { startDaemon } from '../helpers/daemon.js';
-import { fixtureRepository } from '../server/fixture.js';
+import { bearer, teamDaemon } from '../helpers/auth.js';
+import { singleSignOnDaemon } from '../helpers/identity-provider.js';
 
 const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
@@ -13,24 +12,7 @@ async function launch(t: Test): Promise<Browser> {
   return browser;
 }
 
-async function settingsDaemon(t: Test) {
-  const repo = fixtureRepository(t);
-  let users: Record<string, SeededUser> = {};
-  const daemon = await startDaemon(
-    t,
-    { repos: [repo.config], index: { ctagsCommand: '' } },
-    {
-      env: LICENSE_ENV,
-      prepare: async (configFile) => {
-        users = await seedUsers(configFile, [
-          { email: 'owner@example.com', role: 'owner', password: PASSWORD },
-          { email: 'dev@example.com', role: 'member', password: PASSWORD },
-        ]);
-      },
-    },
-  );
-  return { daemon, owner: users['owner@example.com']!, dev: users['dev@example.com']! };
-}
+const settingsDaemon = (t: Test) => teamDaemon(t, { password: PASSWORD });
 
 t.test('sign in with the keyboard, create an API key in Settings, use it; removed, the person is locked out', async (t) => {
   const { daemon, owner, dev } = await settingsDaemon(t);
@@ -138,4 +120,35 @@ t.test('owners manage members, the license and anonymous access; the pages work 
   t.match(await page.textContent('#audit'), /settings\.changed/, 'the audit log shows the change just made');
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   t.equal(overflow, 0, 'nothing sticks out sideways at 375 px (tables scroll in their own box)');
+});
+
+t.test('single sign-on in the browser: through the provider’s pages and back, a key made, then locked out', async (t) => {
+  const { daemon, owner, dev } = await singleSignOnDaemon(t, { dev: { email: 'dev@example.com', email_verified: true, name: 'Dev' } });
+  const browser = await launch(t);
+  const page = await browser.newPage();
+  await page.goto(`${daemon.url}/sign-in?next=%2Fsettings%2Fapi-keys`);
+  await page.waitForSelector('#single-sign-on');
+  t.equal(await page.textContent('#single-sign-on'), 'Sign in with Test IdP');
+  await page.click('#single-sign-on');
+  await page.waitForSelector('input[name=login]');
+  t.ok(page.url().startsWith(new URL(daemon.url).origin) === false, 'on the provider’s own page');
+  await page.fill('input[name=login]', 'dev');
+  await page.fill('input[name=password]', 'anything');
+  await page.click('button[type=submit]');
+  await page.waitForSelector('button:text("Continue")');
+  await page.click('button:text("Continue")');
+  await page.waitForSelector('#settings-api-keys');
+  t.equal(new URL(page.url()).pathname, '/settings/api-keys', 'back in Settings, signed in');
+  t.equal(await page.textContent('#signed-in-as'), 'dev@example.com');
+
+  await page.fill('#create-key input[name=name]', 'sso laptop');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#new-key');
+  const key = (await page.textContent('#new-key'))!;
+  t.equal((await fetch(`${daemon.url}/api/repos`, { headers: bearer(key) })).status, 200, 'the key works outside the browser');
+
+  t.equal((await fetch(`${daemon.url}/api/ee/user?userId=${dev.id}`, { method: 'DELETE', headers: bearer(owner.key) })).status, 200);
+  await page.click('.settings-nav a:text-is("Sessions")');
+  await page.waitForSelector('#sign-in');
+  t.pass('removed, the browser is sent to sign in on its next request');
 });

@@ -5,6 +5,7 @@ import { authorsRoute, blameRoute, commitRoute, commitsRoute, diffRoute, sourceR
 import { addGrantRoute, createApiKeyRoute, deleteApiKeyRoute, getLicenseRoute, getSettingsRoute, installLicenseRoute, listApiKeysRoute, removeGrantRoute, setSettingsRoute } from './admin.js';
 import { mcpDeleteRoute, mcpPostRoute } from './mcp.js';
 import { connectionsRoute, reposRoute } from './repos.js';
+import { oidcCallbackRoute, oidcStartRoute, providersRoute } from './oidc.js';
 import { searchRoute, streamSearchRoute } from './search.js';
 import { endOtherSessionsRoute, endSessionRoute, getSessionRoute, listSessionsRoute, setPasswordRoute, signInRoute, signOutRoute } from './sessions.js';
 import { findDefinitionsRoute, findReferencesRoute } from './symbols.js';
@@ -65,6 +66,9 @@ export const ROUTES: readonly Route[] = [
   getLicenseRoute,
   installLicenseRoute,
   signInRoute,
+  providersRoute,
+  oidcStartRoute,
+  oidcCallbackRoute,
   signOutRoute,
   getSessionRoute,
   listSessionsRoute,

@@ -7,14 +7,14 @@ import { SessionList, SessionState, SetPasswordRequest, SignInRequest, Success }
 import { ApiError } from '../../api/errors.js';
 import { parseBody, validator } from '../../api/validate.js';
 import type { Session, User } from '../../auth/model.js';
-import type { StartedSession } from '../../auth/store.js';
+import type { SessionClient, StartedSession } from '../../auth/store.js';
 import { iso } from '../../auth/views.js';
 import { anonymousCaller, audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { RateLimiter } from '../rate-limit.js';
 import type { Route, ServerContext } from '../route.js';
 import { deleteByIdRoute } from './delete-by-id.js';
-import { clearedSessionCookie, secureCookies, sessionCookie, sessionSecretOf } from '../session-cookie.js';
+import { secureCookies, SESSION_COOKIE, sessionSecretOf, setCookie } from '../session-cookie.js';
 
 const TAG = 'Sessions';
 const SESSIONS_PATH = '/api/auth/sessions';
@@ -22,7 +22,7 @@ const CREDENTIAL_ERRORS = ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS', 'INV
 const signInBody = validator(SignInRequest);
 const passwordBody = validator(SetPasswordRequest);
 
-/** Sign-in attempts, per address and per email: ten in a burst, then one every six seconds. */
+/** Password sign-in attempts, per address and per email: ten in a burst, then one every six seconds. */
 const signInAttempts = new RateLimiter(1 / 6, 10, 'sign-in attempts per second');
 /** Password checks running at once (each holds 32 MiB for tens of milliseconds); more are answered 503. */
 const MAX_CHECKS_IN_FLIGHT = 8;
@@ -54,6 +54,26 @@ function sessionOf(caller: Caller): Session {
   return caller.credential.session;
 }
 
+/** Where a browser signs in from (shown in its sessions list). */
+export function sessionClient(request: Request): SessionClient {
+  return { userAgent: request.headers['user-agent'] ?? '', address: request.remoteAddress };
+}
+
+/**
+ * Hands a just-started session to the browser: ends the session the request
+ * already had (a cookie planted before sign-in, session fixation, is never
+ * adopted), audits the sign-in, and returns the Set-Cookie value.
+ */
+export async function handOver(context: ServerContext, request: Request, started: StartedSession, method: 'password' | 'oidc'): Promise<string> {
+  const secure = secureCookies(context.config.publicUrl);
+  const earlier = sessionSecretOf(request.headers, secure);
+  const previous = earlier === undefined ? null : context.auth.authenticateSession(earlier);
+  if (previous?.kind === 'session') await context.auth.endSession(previous.user.id, previous.session.id);
+  const { user, session, secret } = started;
+  context.audit.record({ action: 'auth.signed_in', actorId: user.id, actorType: 'user', targetId: session.id, targetType: 'session', metadata: { method, remoteAddress: request.remoteAddress } });
+  return setCookie(SESSION_COOKIE, secret, context.auth.state.sessionLimits.maxAgeMs / 1000, secure);
+}
+
 function currentSessionId(caller: Caller): string | null {
   return caller.credential?.kind === 'session' ? caller.credential.session.id : null;
 }
@@ -72,21 +92,13 @@ export const signInRoute: Route = {
     const { email, password } = parseBody(signInBody, request.body);
     signInAttempts.takeFor(`address:${request.remoteAddress}`);
     signInAttempts.takeFor(`email:${email.toLowerCase()}`);
-    const client = { userAgent: request.headers['user-agent'] ?? '', address: request.remoteAddress };
-    const started: StartedSession | null = await boundedCheck(() => context.auth.signIn(email, password, client));
+    const client = sessionClient(request);
+    const started = await boundedCheck(() => context.auth.signIn(email, password, client));
     if (!started) {
       audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { path: request.path, email, remoteAddress: request.remoteAddress, requestId: request.requestId });
       throw new ApiError('NOT_AUTHENTICATED', 'the email or the password is wrong');
     }
-    const secure = secureCookies(context.config.publicUrl);
-    // No session survives a sign-in: a cookie planted before it (session fixation) is ended, never adopted.
-    const earlier = sessionSecretOf(request.headers, secure);
-    const previous = earlier === undefined ? null : context.auth.authenticateSession(earlier);
-    if (previous?.kind === 'session') await context.auth.endSession(previous.user.id, previous.session.id);
-    const { user, session, secret, csrfToken } = started;
-    context.audit.record({ action: 'auth.signed_in', actorId: user.id, actorType: 'user', targetId: session.id, targetType: 'session', metadata: { method: 'password', remoteAddress: request.remoteAddress } });
-    const maxAgeSeconds = context.auth.state.sessionLimits.maxAgeMs / 1000;
-    return { status: 200, body: sessionState(context, user, session, csrfToken), headers: { 'Set-Cookie': sessionCookie(secret, maxAgeSeconds, secure), 'Cache-Control': 'no-store' } };
+    return { status: 200, body: sessionState(context, started.user, started.session, started.csrfToken), headers: { 'Set-Cookie': await handOver(context, request, started, 'password'), 'Cache-Control': 'no-store' } };
   },
 };
 
@@ -103,7 +115,7 @@ export const signOutRoute: Route = {
     const session = sessionOf(caller);
     await context.auth.endSession(caller.user!.id, session.id);
     audit(context, caller, 'auth.signed_out', { id: session.id, type: 'session' });
-    return { status: 200, body: { success: true, message: 'signed out' }, headers: { 'Set-Cookie': clearedSessionCookie(secureCookies(context.config.publicUrl)) } };
+    return { status: 200, body: { success: true, message: 'signed out' }, headers: { 'Set-Cookie': setCookie(SESSION_COOKIE, '', 0, secureCookies(context.config.publicUrl)) } };
   },
 };
 

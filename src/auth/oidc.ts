@@ -1,0 +1,170 @@
+/**
+ * Single sign-on through an OpenID Connect provider (docs/sessions.md): the
+ * authorization code flow with PKCE (S256), state and nonce, through
+ * openid-client; and which member a provider's verified claims are.
+ */
+import fs from 'node:fs';
+import type * as OpenIdClient from 'openid-client';
+import type { OidcConfig } from '../config/config.js';
+import type { Role, User } from './model.js';
+import type { AuthStore } from './store.js';
+
+/** Why a single sign-on failed; the sign-in page says each in words. */
+export type OidcFailure = 'provider' | 'flow' | 'unverified_email' | 'domain' | 'not_member' | 'no_seat' | 'busy';
+
+type Claims = Record<string, unknown>;
+
+export class OidcError extends Error {
+  constructor(
+    readonly reason: OidcFailure,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OidcError';
+  }
+}
+
+/** What a finished sign-in tells about the person: the ID token's claims (checked by openid-client: signature, issuer, audience, nonce, expiry) over the user info endpoint's (same subject). */
+export interface OidcIdentity {
+  claims: Claims;
+  /** Where the person was going (a local path). */
+  next: string;
+}
+
+interface PendingSignIn {
+  nonce: string;
+  verifier: string;
+  next: string;
+  expiresAt: number;
+}
+
+/** Sign-ins started and not finished, at most (each lives PENDING_MS); more are refused until some finish or expire. */
+const MAX_PENDING = 1_000;
+const PENDING_MS = 10 * 60 * 1000;
+/** The provider's answers are waited for this long. */
+const PROVIDER_TIMEOUT_SECONDS = 10;
+
+/** The client secret file: its first line; refused when others can read it. */
+export function readClientSecret(file: string): string {
+  const stats = fs.statSync(file);
+  if ((stats.mode & 0o077) !== 0) throw new Error(`${file} (auth.oidc.clientSecretFile) must be readable by its owner only (chmod 600 ${file})`);
+  const secret = fs.readFileSync(file, 'utf8').split(/\r?\n/)[0]!.trim();
+  if (secret === '') throw new Error(`${file} (auth.oidc.clientSecretFile) is empty`);
+  return secret;
+}
+
+export class OidcSignIn {
+  /** Loaded only when single sign-on is configured (it costs the start ~25 ms otherwise). */
+  private readonly library: Promise<typeof OpenIdClient> = import('openid-client');
+  private configuration: Promise<OpenIdClient.Configuration> | null = null;
+  private readonly pending = new Map<string, PendingSignIn>();
+
+  constructor(
+    readonly config: OidcConfig,
+    private readonly clientSecret: string,
+    private readonly redirectUri: () => string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The provider's authorization URL for a new sign-in, and its state (the caller binds it to the browser). */
+  async begin(next: string): Promise<{ url: string; state: string }> {
+    this.sweep();
+    if (this.pending.size >= MAX_PENDING) throw new OidcError('busy', 'too many sign-ins under way; try again in a minute');
+    const configuration = await this.discover();
+    const client = await this.library;
+    const verifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    this.pending.set(state, { nonce, verifier, next, expiresAt: this.now() + PENDING_MS });
+    const url = client.buildAuthorizationUrl(configuration, {
+      redirect_uri: this.redirectUri(),
+      scope: this.config.scopes.join(' '),
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    });
+    return { url: url.href, state };
+  }
+
+  /**
+   * The identity of a finished sign-in: `callbackUrl` as the provider
+   * redirected the browser, `browserState` the state the browser's cookie
+   * holds (a callback the browser did not start is refused). Each state is
+   * used once.
+   */
+  async finish(callbackUrl: URL, browserState: string | undefined): Promise<OidcIdentity> {
+    const state = callbackUrl.searchParams.get('state');
+    if (state === null || browserState === undefined || state !== browserState) throw new OidcError('flow', 'this sign-in was not started by this browser');
+    const login = this.pending.get(state);
+    this.pending.delete(state);
+    if (!login || login.expiresAt <= this.now()) throw new OidcError('flow', 'this sign-in expired or was already used; start again');
+    if (callbackUrl.searchParams.has('error')) throw new OidcError('flow', `the identity provider refused: ${callbackUrl.searchParams.get('error')}`);
+    try {
+      const configuration = await this.discover();
+      const client = await this.library;
+      const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, { pkceCodeVerifier: login.verifier, expectedState: state, expectedNonce: login.nonce, idTokenExpected: true });
+      const idToken = tokens.claims()!;
+      // Many providers put the scopes' claims (email, groups) in the user info only (OpenID Connect Core 5.4).
+      const userInfo = configuration.serverMetadata().userinfo_endpoint ? await client.fetchUserInfo(configuration, tokens.access_token, idToken.sub) : {};
+      return { claims: { ...userInfo, ...idToken }, next: login.next };
+    } catch (error) {
+      if (error instanceof OidcError) throw error;
+      throw new OidcError('flow', `the identity provider's answer was refused: ${(error as Error).message}`);
+    }
+  }
+
+  private discover(): Promise<OpenIdClient.Configuration> {
+    if (!this.configuration) {
+      const issuer = new URL(this.config.issuer);
+      this.configuration = this.library
+        .then((client) => {
+          const execute = issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [];
+          return client.discovery(issuer, this.config.clientId, undefined, client.ClientSecretBasic(this.clientSecret), { execute, timeout: PROVIDER_TIMEOUT_SECONDS });
+        })
+        .catch((error: Error) => {
+          this.configuration = null; // the next sign-in tries again
+          throw new OidcError('provider', `the identity provider ${issuer.href} cannot be reached: ${error.message}`);
+        });
+    }
+    return this.configuration;
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [state, login] of this.pending) if (login.expiresAt <= now) this.pending.delete(state);
+  }
+}
+
+/**
+ * The member a provider's claims are: the email must be verified and in an
+ * allowed domain; someone not yet a member becomes one only when
+ * `createMembers` allows it; with a role claim configured, the role follows
+ * it at every sign-in (the last owner stays one).
+ */
+export async function memberFor(store: AuthStore, config: OidcConfig, claims: Claims): Promise<User> {
+  const email = typeof claims.email === 'string' ? claims.email : '';
+  if (email === '' || claims.email_verified !== true) throw new OidcError('unverified_email', 'the identity provider did not vouch for an email address (email and email_verified claims)');
+  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+  if (config.allowedEmailDomains.length > 0 && !config.allowedEmailDomains.includes(domain)) throw new OidcError('domain', `${domain} is not among the allowed email domains`);
+  const role = roleFrom(config, claims);
+  const existing = store.state.userByEmail(email);
+  if (!existing) {
+    if (!config.createMembers) throw new OidcError('not_member', `${email} is not a member: an owner adds them first`);
+    const name = typeof claims.name === 'string' && claims.name !== '' ? claims.name : email.split('@')[0]!;
+    try {
+      return await store.addUser({ name, email, role: role ?? 'member' });
+    } catch (error) {
+      throw new OidcError('no_seat', (error as Error).message);
+    }
+  }
+  if (role === undefined || role === existing.role) return existing;
+  return store.setRole(existing.id, role).catch(() => existing);
+}
+
+function roleFrom(config: OidcConfig, claims: Claims): Role | undefined {
+  if (config.roleClaim === '') return undefined;
+  const value = claims[config.roleClaim];
+  const values = Array.isArray(value) ? value : [value];
+  return values.some((item) => typeof item === 'string' && config.ownerValues.includes(item)) ? 'owner' : 'member';
+}
