@@ -125,7 +125,7 @@ export function openApiDocument(operations: readonly Operation[], info: { versio
     components: {
       schemas,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (trawl_ak_…) or a scoped access token (trawl_st_…)' },
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (trawl_ak_…), a scoped access token (trawl_st_…) or an OAuth access token (trawl_oa_…, EE)' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
         sourcebotApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Sourcebot-Api-Key', description: 'The same API key under the name Sourcebot clients send' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'trawl_session', description: 'A signed-in browser session (POST /api/auth/sign_in); writes also need X-CSRF-Token (`__Host-trawl_session` when publicUrl is https)' },

@@ -69,6 +69,31 @@ export const SESSION_SEEN_INTERVAL_MS = 10 * 60 * 1000;
 /** Signing in once more ends the user's least recently used session. */
 export const MAX_SESSIONS_PER_USER = 32;
 
+/** A client registered through OAuth dynamic client registration (RFC 7591): public, PKCE only. */
+export interface OAuthClient {
+  id: string;
+  name: string;
+  redirectUris: string[];
+  createdAt: number;
+}
+
+/** An OAuth access token and its refresh token, issued together; a refresh revokes the pair and issues the next. */
+export interface OAuthGrant {
+  id: string;
+  userId: string;
+  clientId: string;
+  accessDigest: string;
+  refreshDigest: string;
+  scope: string;
+  createdAt: number;
+  revokedAt?: number;
+}
+
+export const OAUTH_ACCESS_LIFETIME_MS = 60 * 60 * 1000;
+export const OAUTH_REFRESH_LIFETIME_MS = 30 * 86_400_000;
+/** Registered clients kept at most: one more drops the oldest that holds no live grant. */
+export const MAX_OAUTH_CLIENTS = 1_000;
+
 /** Exactly one hour; no refresh. */
 export const SCOPED_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 
@@ -91,6 +116,9 @@ export type AuthRecord =
   | { type: 'user.password'; userId: string; hash: string }
   | { type: 'session.created'; sessionId: string; userId: string; digest: string; userAgent: string; address: string }
   | { type: 'session.seen' | 'session.ended'; sessionId: string }
+  | { type: 'oauth.client.registered'; clientId: string; name: string; redirectUris: string[] }
+  | { type: 'oauth.grant.issued'; grantId: string; userId: string; clientId: string; accessDigest: string; refreshDigest: string; scope: string }
+  | { type: 'oauth.grant.revoked'; grantId: string }
   | { type: 'settings.anonymousAccess'; enabled: boolean }
   | { type: 'license.installed'; key: string };
 
@@ -102,12 +130,21 @@ export function authRecord(record: AuthRecord, at: number): StateRecord {
 export type Credential =
   | { kind: 'apiKey'; key: ApiKey; user: User }
   | { kind: 'scopedToken'; token: ScopedToken; user: User }
-  | { kind: 'session'; session: Session; user: User };
+  | { kind: 'session'; session: Session; user: User }
+  | { kind: 'oauth'; grant: OAuthGrant; user: User };
 
 /** The stored record a credential is: its id and digest. */
 export function credentialRecord(credential: Credential): { id: string; digest: string } {
-  if (credential.kind === 'apiKey') return credential.key;
-  return credential.kind === 'scopedToken' ? credential.token : credential.session;
+  switch (credential.kind) {
+    case 'apiKey':
+      return credential.key;
+    case 'scopedToken':
+      return credential.token;
+    case 'session':
+      return credential.session;
+    case 'oauth':
+      return { id: credential.grant.id, digest: credential.grant.accessDigest };
+  }
 }
 
 export class AuthState {
@@ -115,6 +152,8 @@ export class AuthState {
   readonly apiKeys = new Map<string, ApiKey>();
   readonly tokens = new Map<string, ScopedToken>();
   readonly sessions = new Map<string, Session>();
+  readonly oauthClients = new Map<string, OAuthClient>();
+  readonly oauthGrants = new Map<string, OAuthGrant>();
   /** userId → password hash (users who sign in with a password). */
   readonly passwords = new Map<string, string>();
   /** userId → repository ids granted. */
@@ -126,6 +165,8 @@ export class AuthState {
   private readonly keyByDigest = new Map<string, string>();
   private readonly tokenByDigest = new Map<string, string>();
   private readonly sessionByDigest = new Map<string, string>();
+  private readonly grantByAccess = new Map<string, string>();
+  private readonly grantByRefresh = new Map<string, string>();
 
   constructor(readonly sessionLimits: SessionLimits = DEFAULT_SESSION_LIMITS) {}
 
@@ -147,6 +188,7 @@ export class AuthState {
         this.grants.delete(r.userId);
         this.passwords.delete(r.userId);
         for (const session of this.sessions.values()) if (session.userId === r.userId) this.endSession(session.id);
+        for (const grant of this.oauthGrants.values()) if (grant.userId === r.userId && grant.revokedAt === undefined) grant.revokedAt = record.at;
         for (const key of this.apiKeys.values()) if (key.userId === r.userId) this.deleteKey(key.id);
         for (const token of this.tokens.values()) if (token.userId === r.userId && token.revokedAt === undefined) token.revokedAt = record.at;
         break;
@@ -186,6 +228,26 @@ export class AuthState {
       case 'session.ended':
         this.endSession(r.sessionId);
         break;
+      case 'oauth.client.registered': {
+        if (this.oauthClients.size >= MAX_OAUTH_CLIENTS) {
+          const unused = [...this.oauthClients.values()].find((client) => ![...this.oauthGrants.values()].some((grant) => grant.clientId === client.id && this.grantLive(grant, record.at)));
+          if (unused) this.oauthClients.delete(unused.id);
+        }
+        this.oauthClients.set(r.clientId, { id: r.clientId, name: r.name, redirectUris: [...r.redirectUris], createdAt: record.at });
+        break;
+      }
+      case 'oauth.grant.issued': {
+        const { grantId: id, userId, clientId, accessDigest, refreshDigest, scope } = r;
+        this.oauthGrants.set(id, { id, userId, clientId, accessDigest, refreshDigest, scope, createdAt: record.at });
+        this.grantByAccess.set(accessDigest, id);
+        this.grantByRefresh.set(refreshDigest, id);
+        break;
+      }
+      case 'oauth.grant.revoked': {
+        const grant = this.oauthGrants.get(r.grantId);
+        if (grant && grant.revokedAt === undefined) grant.revokedAt = record.at;
+        break;
+      }
       case 'grant.added':
         this.grants.set(r.userId, new Set([...(this.grants.get(r.userId) ?? []), r.repoId]));
         break;
@@ -212,6 +274,11 @@ export class AuthState {
       const user = session && sameDigest(session.digest, digest) && this.sessionLive(session, now) ? this.users.get(session.userId) : undefined;
       return session && user ? { kind, session, user } : null;
     }
+    if (kind === 'oauth') {
+      const grant = this.oauthGrants.get(this.grantByAccess.get(digest) ?? '');
+      const user = grant && sameDigest(grant.accessDigest, digest) && grant.revokedAt === undefined && now < grant.createdAt + OAUTH_ACCESS_LIFETIME_MS ? this.users.get(grant.userId) : undefined;
+      return grant && user ? { kind, grant, user } : null;
+    }
     if (kind === 'apiKey') {
       const key = this.apiKeys.get(this.keyByDigest.get(digest) ?? '');
       const user = key && sameDigest(key.digest, digest) ? this.users.get(key.userId) : undefined;
@@ -232,6 +299,23 @@ export class AuthState {
   touchSession(session: Session, now: number): boolean {
     session.lastSeenAt = Math.max(session.lastSeenAt, now);
     return now - session.loggedSeenAt >= SESSION_SEEN_INTERVAL_MS;
+  }
+
+  /** The live grant whose refresh token has this digest (not revoked, within its lifetime, its user a member). */
+  grantByRefreshDigest(digest: string, now: number): OAuthGrant | null {
+    const grant = this.oauthGrants.get(this.grantByRefresh.get(digest) ?? '');
+    return grant && sameDigest(grant.refreshDigest, digest) && this.grantLive(grant, now) && this.users.has(grant.userId) ? grant : null;
+  }
+
+  /** The unrevoked grant whose access or refresh token has this digest, or null. */
+  grantOfTokenDigest(digest: string): OAuthGrant | null {
+    const grant = this.oauthGrants.get(this.grantByAccess.get(digest) ?? this.grantByRefresh.get(digest) ?? '');
+    return grant && grant.revokedAt === undefined ? grant : null;
+  }
+
+  /** Whether a grant can still be refreshed at `now`. */
+  grantLive(grant: OAuthGrant, now: number): boolean {
+    return grant.revokedAt === undefined && now < grant.createdAt + OAUTH_REFRESH_LIFETIME_MS;
   }
 
   /** The member with this email (compared without case), if any. */
@@ -285,6 +369,14 @@ export class AuthState {
       if (user.updatedAt !== user.createdAt) records.push(authRecord({ type: 'user.role', userId: user.id, role: user.role }, user.updatedAt));
       const hash = this.passwords.get(user.id);
       if (hash !== undefined) records.push(authRecord({ type: 'user.password', userId: user.id, hash }, now));
+    }
+    for (const client of this.oauthClients.values()) {
+      records.push(authRecord({ type: 'oauth.client.registered', clientId: client.id, name: client.name, redirectUris: client.redirectUris }, client.createdAt));
+    }
+    for (const grant of this.oauthGrants.values()) {
+      if (!this.grantLive(grant, now)) continue;
+      const { id: grantId, userId, clientId, accessDigest, refreshDigest, scope } = grant;
+      records.push(authRecord({ type: 'oauth.grant.issued', grantId, userId, clientId, accessDigest, refreshDigest, scope }, grant.createdAt));
     }
     for (const session of this.sessions.values()) {
       if (!this.sessionLive(session, now)) continue;

@@ -8,11 +8,11 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export type SecretKind = 'apiKey' | 'scopedToken' | 'session';
+export type SecretKind = 'apiKey' | 'scopedToken' | 'session' | 'oauthAccess' | 'oauthRefresh';
 
-const PREFIX: Record<SecretKind, string> = { apiKey: 'trawl_ak_', scopedToken: 'trawl_st_', session: 'trawl_ss_' };
-const KIND_BY_TAG: Record<string, SecretKind> = { ak: 'apiKey', st: 'scopedToken', ss: 'session' };
-const SECRET_PATTERN = /^trawl_(ak|st|ss)_[0-9a-f]{64}$/;
+const PREFIX: Record<SecretKind, string> = { apiKey: 'trawl_ak_', scopedToken: 'trawl_st_', session: 'trawl_ss_', oauthAccess: 'trawl_oa_', oauthRefresh: 'trawl_or_' };
+const KIND_BY_TAG: Record<string, SecretKind> = { ak: 'apiKey', st: 'scopedToken', ss: 'session', oa: 'oauthAccess', or: 'oauthRefresh' };
+const SECRET_PATTERN = /^trawl_(ak|st|ss|oa|or)_[0-9a-f]{64}$/;
 const INSTANCE_KEY_FILE = 'instance.key';
 const INSTANCE_KEY_BYTES = 32;
 

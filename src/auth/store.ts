@@ -10,7 +10,7 @@ import { randomUUID, type KeyObject } from 'node:crypto';
 import path from 'node:path';
 import { AuthError } from './errors.js';
 import { licenseActive, readLicense, type License } from './license.js';
-import { AuthState, authRecord, credentialRecord, SESSION_SEEN_INTERVAL_MS, type ApiKey, type AuthRecord, type Credential, type Role, type ScopedToken, type Session, type SessionLimits, type User, type VisibleRepository } from './model.js';
+import { AuthState, authRecord, credentialRecord, SESSION_SEEN_INTERVAL_MS, type ApiKey, type AuthRecord, type Credential, type OAuthClient, type OAuthGrant, type Role, type ScopedToken, type Session, type SessionLimits, type User, type VisibleRepository } from './model.js';
 import { hashPassword, passwordProblem, UNUSABLE_HASH, verifyPassword } from './password.js';
 import { csrfToken, loadInstanceKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
 import { StateLog, type TailRepair } from './state-log.js';
@@ -86,9 +86,11 @@ export class AuthStore {
    */
   authenticate(secret: string): Credential | null {
     const kind = secretKind(secret);
-    // A session's secret travels in its cookie only.
-    if (!kind || kind === 'session') return null;
-    return this.used(this.state.credential(kind, secretDigest(this.instanceKey, secret), this.now()));
+    // A session's secret travels in its cookie only; a refresh token goes to the token endpoint only.
+    if (!kind || kind === 'session' || kind === 'oauthRefresh') return null;
+    // OAuth access tokens are an enterprise feature: without an active license they open nothing.
+    if (kind === 'oauthAccess' && !this.activeLicense()) return null;
+    return this.used(this.state.credential(kind === 'oauthAccess' ? 'oauth' : kind, secretDigest(this.instanceKey, secret), this.now()));
   }
 
   /**
@@ -121,7 +123,41 @@ export class AuthStore {
 
   /** Whether a credential found earlier is still live now (open streams and MCP sessions ask on every change). */
   stillValid(credential: Credential): boolean {
+    if (credential.kind === 'oauth' && !this.activeLicense()) return false;
     return this.state.credential(credential.kind, credentialRecord(credential).digest, this.now()) !== null;
+  }
+
+  /** Registers an OAuth client (RFC 7591); its id is returned. */
+  async registerOAuthClient(name: string, redirectUris: string[]): Promise<OAuthClient> {
+    const clientId = randomUUID();
+    await this.commit({ type: 'oauth.client.registered', clientId, name, redirectUris });
+    return this.state.oauthClients.get(clientId)!;
+  }
+
+  /** Records an access token (one hour) and its refresh token, made by the OAuth server, for a member and a client: only their digests. */
+  async saveOAuthGrant(userId: string, clientId: string, scope: string, accessToken: string, refreshToken: string): Promise<OAuthGrant> {
+    this.member(userId);
+    const grantId = randomUUID();
+    await this.commit({ type: 'oauth.grant.issued', grantId, userId, clientId, accessDigest: secretDigest(this.instanceKey, accessToken), refreshDigest: secretDigest(this.instanceKey, refreshToken), scope });
+    return this.state.oauthGrants.get(grantId)!;
+  }
+
+  async revokeOAuthGrant(grantId: string): Promise<void> {
+    await this.commit({ type: 'oauth.grant.revoked', grantId });
+  }
+
+  /** The live grant a refresh token belongs to, or null. */
+  oauthGrantOfRefreshToken(refreshToken: string): OAuthGrant | null {
+    return secretKind(refreshToken) === 'oauthRefresh' ? this.state.grantByRefreshDigest(secretDigest(this.instanceKey, refreshToken), this.now()) : null;
+  }
+
+  /** Revokes the grant an access or refresh token belongs to (RFC 7009: unknown tokens are no error); true when one was revoked. */
+  async revokeOAuthToken(token: string): Promise<boolean> {
+    const kind = secretKind(token);
+    const grant = kind === 'oauthAccess' || kind === 'oauthRefresh' ? this.state.grantOfTokenDigest(secretDigest(this.instanceKey, token)) : null;
+    if (!grant) return false;
+    await this.revokeOAuthGrant(grant.id);
+    return true;
   }
 
   /** When a credential (by id) was last used since the daemon started. */

@@ -21,6 +21,7 @@ import type { Catalog } from '../search/catalog.js';
 import type { Request } from './http.js';
 import { FAILED_AUTHENTICATIONS, RateLimiter } from './rate-limit.js';
 import { secureCookies, sessionSecretOf } from './session-cookie.js';
+import { MCP_RESOURCE_PATH, PROTECTED_RESOURCE_METADATA_PATH } from './mcp/resource.js';
 import type { ServerContext } from './route.js';
 
 /**
@@ -69,7 +70,9 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
     if (operation.access === 'read' && auth.anonymousAccess(context.config.auth.anonymousAccess)) return anonymousCaller;
     const why = secret === undefined && cookie === undefined ? 'no credential was sent' : 'the credential is invalid, expired or revoked';
     const anonymous = operation.access === 'read' ? 'anonymous access is off' : 'this endpoint never allows anonymous access';
-    throw new ApiError('NOT_AUTHENTICATED', `${why} and ${anonymous}: send Authorization: Bearer <API key>, or sign in`);
+    // MCP clients find the OAuth authorization server from this challenge (RFC 9728, the MCP authorization specification).
+    const challenge: Record<string, string> = request.path === MCP_RESOURCE_PATH ? { 'WWW-Authenticate': `Bearer resource_metadata="${context.config.publicUrl}${PROTECTED_RESOURCE_METADATA_PATH}"` } : {};
+    throw new ApiError('NOT_AUTHENTICATED', `${why} and ${anonymous}: send Authorization: Bearer <API key>, or sign in`, challenge);
   }
   if (credential.kind === 'session' && !SAFE_METHODS.has(request.method)) checkCsrf(context, request, cookie!);
   if (!ACCEPTS[operation.access].includes(credential.kind)) throw new ApiError('INSUFFICIENT_PERMISSIONS', REFUSAL[operation.access]);
@@ -86,7 +89,7 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
 
 /** The credentials each access level takes: a session wherever an API key reads or manages the user's own things; token creation needs an API key (spec §5). */
 const ACCEPTS: Record<Exclude<Access, 'public'>, readonly Credential['kind'][]> = {
-  read: ['apiKey', 'scopedToken', 'session'],
+  read: ['apiKey', 'scopedToken', 'session', 'oauth'],
   user: ['apiKey', 'session'],
   apiKey: ['apiKey'],
   owner: ['apiKey', 'session'],

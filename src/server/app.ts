@@ -141,7 +141,7 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
   const { web } = options;
   if (web) {
     const page = async () => web.page;
-    for (const pattern of ['/', '/search', '/browse/*', '/sign-in', '/settings', '/settings/*']) app.get(pattern, (res, req) => handle(res, req, 'web', page));
+    for (const pattern of ['/', '/search', '/browse/*', '/sign-in', '/settings', '/settings/*', '/oauth/authorize']) app.get(pattern, (res, req) => handle(res, req, 'web', page));
     app.get('/assets/*', (res, req) =>
       handle(res, req, 'web', async (request) => {
         const asset = web.assets.get(request.path.slice('/assets/'.length));

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import { native } from '../../native/index.js';
+import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
 import type { Config, OidcConfig } from '../config/config.js';
@@ -209,6 +210,7 @@ function serverContext(
     status,
     auth: auth.store,
     audit: auth.audit,
+    oauth: new OAuthServer(auth.store),
     oidc: () => singleSignOn.current,
     indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
   };

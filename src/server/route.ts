@@ -1,6 +1,7 @@
 /** A route of the HTTP API: what the router dispatches and what the OpenAPI document describes. */
 import type { Operation } from '../api/openapi.js';
 import type { AuditTrail } from '../auth/audit.js';
+import type { OAuthServer } from '../auth/oauth.js';
 import type { OidcSignIn } from '../auth/oidc.js';
 import type { AuthStore } from '../auth/store.js';
 import type { Config } from '../config/config.js';
@@ -28,6 +29,8 @@ export interface ServerContext {
   /** Users, credentials, grants, settings, the license (the state log). */
   auth: AuthStore;
   audit: AuditTrail;
+  /** OAuth 2.1 for MCP clients (EE). */
+  oauth: OAuthServer;
   /** Single sign-on through the configured OpenID Connect provider; null when `auth.oidc` is not set. */
   oidc(): OidcSignIn | null;
 }

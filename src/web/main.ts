@@ -9,6 +9,7 @@ import { clear, h } from './dom.js';
 import { renderBlob, renderTree, showLines } from './file-page.js';
 import { placeOf, searchUrl, treeUrl } from './links.js';
 import { FIRST_PAGE, moveSelection, renderSearch } from './search-page.js';
+import { renderConsent } from './consent-page.js';
 import { renderSettings } from './settings-page.js';
 
 const main = document.getElementById('main')!;
@@ -135,12 +136,13 @@ async function route(): Promise<void> {
   try {
     if (location.pathname === '/sign-in') {
       await renderSignIn();
-    } else if (location.pathname === '/settings' || location.pathname.startsWith('/settings/')) {
+    } else if (location.pathname === '/settings' || location.pathname.startsWith('/settings/') || location.pathname === '/oauth/authorize') {
       if (!session) {
-        navigate(`/sign-in?next=${encodeURIComponent(location.pathname)}`);
+        navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`);
         return;
       }
-      await renderSettings(main, location.pathname.slice('/settings/'.length), session);
+      if (location.pathname === '/oauth/authorize') await renderConsent(main, session);
+      else await renderSettings(main, location.pathname.slice('/settings/'.length), session);
     } else if (place.kind === 'search') {
       const params = new URLSearchParams(location.search);
       queryInput.value = params.get('q') ?? '';

@@ -67,7 +67,7 @@ export function bearer(secret: string): Record<string, string> {
  * (dev@example.com), each with an API key (and `password` when given), under a test license;
  * `configure` edits the config file before the start.
  */
-export async function teamDaemon(t: Test, options: { password?: string; configure?: (configFile: string) => void } = {}) {
+export async function teamDaemon(t: Test, options: { password?: string; license?: string; configure?: (configFile: string) => void } = {}) {
   const repo = fixtureRepository(t);
   let users: Record<string, SeededUser> = {};
   const daemon = await startDaemon(
@@ -77,10 +77,14 @@ export async function teamDaemon(t: Test, options: { password?: string; configur
       env: LICENSE_ENV,
       prepare: async (configFile) => {
         options.configure?.(configFile);
-        users = await seedUsers(configFile, [
-          { email: 'owner@example.com', role: 'owner', password: options.password },
-          { email: 'dev@example.com', role: 'member', password: options.password },
-        ]);
+        users = await seedUsers(
+          configFile,
+          [
+            { email: 'owner@example.com', role: 'owner', password: options.password },
+            { email: 'dev@example.com', role: 'member', password: options.password },
+          ],
+          options.license,
+        );
       },
     },
   );

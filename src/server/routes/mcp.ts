@@ -1,10 +1,11 @@
 /** /api/mcp (spec/api.md §8): MCP Streamable HTTP — POST for JSON-RPC, DELETE to end a session, GET answered 405. */
 import type { Route } from '../route.js';
+import { MCP_RESOURCE_PATH } from '../mcp/resource.js';
 import { handleMcp } from '../mcp/sessions.js';
 
 const mcpRoute = (method: 'post' | 'delete', summary: string): Route => ({
   method,
-  path: '/api/mcp',
+  path: MCP_RESOURCE_PATH,
   operationId: method === 'post' ? 'mcp' : 'mcpEndSession',
   tag: 'MCP',
   summary,

@@ -1,0 +1,145 @@
+/**
+ * OAuth 2.1 for MCP clients (EE; docs/oauth.md): the authorization code
+ * grant with PKCE S256 and rotating refresh tokens, done by
+ * @node-oauth/oauth2-server over trawl's state. Clients register
+ * themselves (RFC 7591) and are public (no secret); codes live in memory
+ * for five minutes; tokens are `trawl_oa_…` (one hour) and `trawl_or_…`
+ * (30 days, used once), stored as HMACs in the state log.
+ */
+import OAuth2Server from '@node-oauth/oauth2-server';
+import { randomBytes } from 'node:crypto';
+import { OAUTH_ACCESS_LIFETIME_MS, OAUTH_REFRESH_LIFETIME_MS, type OAuthClient } from './model.js';
+import { newSecret } from './secrets.js';
+import type { AuthStore } from './store.js';
+
+/** The one scope: use trawl's MCP server and read API as the person who consented. */
+export const OAUTH_SCOPE = 'mcp';
+const CODE_LIFETIME_SECONDS = 300;
+/** Codes issued and not yet exchanged, at most. */
+const MAX_PENDING_CODES = 1_000;
+
+/** A refusal in RFC 6749's terms: `error` (e.g. invalid_grant) and the HTTP status to answer. */
+export class OAuthFailure extends Error {
+  constructor(
+    readonly error: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+    this.name = 'OAuthFailure';
+  }
+}
+
+interface PendingCode extends OAuth2Server.AuthorizationCode {
+  userId: string;
+}
+
+/** The library's refusals as OAuthFailure; anything else as it was. */
+const asFailure = (error: unknown): unknown => (error instanceof OAuth2Server.OAuthError ? new OAuthFailure(error.name, error.message, error.code) : error);
+
+export class OAuthServer {
+  private readonly codes = new Map<string, PendingCode>();
+  private readonly server: OAuth2Server;
+
+  constructor(private readonly store: AuthStore) {
+    this.server = new OAuth2Server({
+      model: this.model(),
+      requireClientAuthentication: { authorization_code: false, refresh_token: false },
+      accessTokenLifetime: OAUTH_ACCESS_LIFETIME_MS / 1000,
+      refreshTokenLifetime: OAUTH_REFRESH_LIFETIME_MS / 1000,
+      alwaysIssueNewRefreshToken: true,
+      // OAuth 2.1: with PKCE, state is the client's own business.
+      allowEmptyState: true,
+    });
+  }
+
+  /** The registered client `clientId`, or null. */
+  client(clientId: string): OAuthClient | null {
+    return this.store.state.oauthClients.get(clientId) ?? null;
+  }
+
+  /**
+   * The redirect that answers an authorization request `params` for a member
+   * who approved it (`approved`) or refused: the client's redirect URI with a
+   * code and the state, or with `access_denied`. OAuthFailure when the
+   * request itself is malformed (no redirect can be trusted then).
+   */
+  async authorize(params: Record<string, string>, userId: string, approved: boolean): Promise<string> {
+    if (!params.code_challenge || params.code_challenge_method !== 'S256') throw new OAuthFailure('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256');
+    this.sweep();
+    if (this.codes.size >= MAX_PENDING_CODES) throw new OAuthFailure('temporarily_unavailable', 'too many authorizations under way; try again in a minute', 503);
+    const request = new OAuth2Server.Request({ method: 'GET', headers: {}, query: { ...params, allowed: approved ? 'true' : 'false' }, body: {} });
+    const response = new OAuth2Server.Response({ headers: {} });
+    try {
+      await this.server.authorize(request, response, { authenticateHandler: { handle: () => ({ id: userId }) }, authorizationCodeLifetime: CODE_LIFETIME_SECONDS });
+    } catch (error) {
+      // Errors after the redirect URI was checked go back to the client in it.
+      const location = response.headers?.location;
+      if (location) return location;
+      throw asFailure(error);
+    }
+    return response.headers!.location!;
+  }
+
+  /** Answers the token endpoint (form fields `fields`): the token response, or OAuthFailure. */
+  async token(fields: Record<string, string>): Promise<Record<string, unknown>> {
+    const request = new OAuth2Server.Request({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '1' }, query: {}, body: fields });
+    const response = new OAuth2Server.Response({ headers: {} });
+    try {
+      await this.server.token(request, response);
+    } catch (error) {
+      throw asFailure(error);
+    }
+    return response.body as Record<string, unknown>;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [code, pending] of this.codes) if (pending.expiresAt.getTime() <= now) this.codes.delete(code);
+  }
+
+  private model(): OAuth2Server.AuthorizationCodeModel & OAuth2Server.RefreshTokenModel {
+    const { store } = this;
+    const clientOf = (client: OAuthClient): OAuth2Server.Client => ({ id: client.id, redirectUris: client.redirectUris, grants: ['authorization_code', 'refresh_token'] });
+    return {
+      getClient: async (clientId: string) => {
+        const client = this.client(clientId);
+        return client ? clientOf(client) : null;
+      },
+      // Whatever was asked, the grant is the one scope there is.
+      validateScope: async () => [OAUTH_SCOPE],
+      generateAuthorizationCode: async () => randomBytes(32).toString('base64url'),
+      generateAccessToken: async () => newSecret('oauthAccess'),
+      generateRefreshToken: async () => newSecret('oauthRefresh'),
+      saveAuthorizationCode: async (code, client, user) => {
+        const pending: PendingCode = { ...code, client, user, userId: (user as { id: string }).id } as PendingCode;
+        this.codes.set(code.authorizationCode, pending);
+        return pending;
+      },
+      getAuthorizationCode: async (code) => {
+        const pending = this.codes.get(code);
+        return pending && store.state.users.has(pending.userId) ? pending : null;
+      },
+      revokeAuthorizationCode: async (code) => this.codes.delete(code.authorizationCode),
+      saveToken: async (token, client, user) => {
+        const userId = (user as { id: string }).id;
+        const scope = (token.scope ?? [OAUTH_SCOPE]).join(' ');
+        await store.saveOAuthGrant(userId, client.id, scope, token.accessToken, token.refreshToken!);
+        return { ...token, client, user, scope: token.scope };
+      },
+      getRefreshToken: async (refreshToken) => {
+        const grant = store.oauthGrantOfRefreshToken(refreshToken);
+        const client = grant && this.client(grant.clientId);
+        if (!grant || !client) return null;
+        return { refreshToken, refreshTokenExpiresAt: new Date(grant.createdAt + OAUTH_REFRESH_LIFETIME_MS), scope: grant.scope.split(' '), client: clientOf(client), user: { id: grant.userId }, grantId: grant.id };
+      },
+      revokeToken: async (token) => {
+        const grantId = (token as { grantId?: string }).grantId;
+        if (!grantId) return false;
+        await store.revokeOAuthGrant(grantId);
+        return true;
+      },
+      getAccessToken: async () => null,
+    };
+  }
+}

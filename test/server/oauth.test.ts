@@ -1,0 +1,93 @@
+import t from 'tap';
+import { createHash, randomBytes } from 'node:crypto';
+import { bearer, teamDaemon } from '../helpers/auth.js';
+import type { Daemon } from '../helpers/daemon.js';
+import { expectError } from '../helpers/schema.js';
+
+const PASSWORD = 'correct horse battery';
+const REDIRECT = 'http://127.0.0.1:9/callback';
+
+const form = (fields: Record<string, string>) => ({ method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+
+/** A signed-in browser's headers for writes (cookie, Origin, CSRF token). */
+async function browserOf(daemon: Daemon) {
+  const response = await daemon.post('/api/auth/sign_in', { email: 'dev@example.com', password: PASSWORD });
+  const { csrfToken } = await response.json();
+  return { Cookie: response.headers.get('set-cookie')!.split(';')[0]!, Origin: daemon.url, 'X-CSRF-Token': csrfToken, 'Content-Type': 'application/json' };
+}
+
+async function register(daemon: Daemon, body: unknown = { redirect_uris: [REDIRECT], client_name: 'agent' }) {
+  return daemon.fetch('/api/oauth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+function pkce() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+t.test('OAuth for MCP: discovery, and every hostile step refused', async (t) => {
+  const { daemon, owner } = await teamDaemon(t, { password: PASSWORD });
+  const unauthorized = await daemon.fetch('/api/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{}' });
+  t.equal(unauthorized.status, 401);
+  t.equal(unauthorized.headers.get('www-authenticate'), `Bearer resource_metadata="${daemon.url}/.well-known/oauth-protected-resource/api/mcp"`, 'a 401 from /api/mcp names the resource metadata (RFC 9728)');
+  const resource = await (await daemon.fetch('/.well-known/oauth-protected-resource/api/mcp')).json();
+  t.same(resource.authorization_servers, [daemon.url]);
+  t.equal(resource.resource, `${daemon.url}/api/mcp`);
+  const metadata = await (await daemon.fetch('/.well-known/oauth-authorization-server')).json();
+  t.same(metadata.code_challenge_methods_supported, ['S256'], 'PKCE S256 only');
+  t.equal(metadata.issuer, daemon.url);
+
+  for (const [uri, why] of [
+    ['http://evil.example/cb', /https, or http on a loopback/],
+    ['https://app.example/cb#frag', /fragment/],
+    ['javascript:alert(1)', /https, or http on a loopback/],
+    ['not a url', /not an absolute URL/],
+  ] as const) {
+    const body = await expectError(t, await register(daemon, { redirect_uris: [uri] }), 400, 'INVALID_REQUEST_BODY', why, `redirect URI ${uri}`);
+    t.equal((body as unknown as { error: string }).error, 'invalid_redirect_uri', 'with the RFC 7591 error too');
+  }
+  await expectError(t, await register(daemon, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' }), 400, 'INVALID_REQUEST_BODY', /token_endpoint_auth_method/);
+  const registered = await register(daemon);
+  t.equal(registered.status, 201);
+  const { client_id: clientId } = await registered.json();
+
+  const browser = await browserOf(daemon);
+  const { verifier, challenge } = pkce();
+  const params = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'xyz', resource: `${daemon.url}/api/mcp` };
+  const decide = (overrides: Record<string, string>, approve = true, headers: Record<string, string> = browser) =>
+    daemon.fetch('/api/oauth/authorization', { method: 'POST', headers, body: JSON.stringify({ params: { ...params, ...overrides }, approve }) });
+
+  await expectError(t, await decide({ redirect_uri: 'https://evil.example/steal' }), 400, 'INVALID_REQUEST_BODY', /not one this client registered/, 'an unregistered redirect URI (no open redirect)');
+  await expectError(t, await decide({ code_challenge: '' }), 400, 'INVALID_REQUEST_BODY', /PKCE is required/, 'no PKCE');
+  await expectError(t, await decide({ code_challenge_method: 'plain' }), 400, 'INVALID_REQUEST_BODY', /S256/, 'plain PKCE');
+  await expectError(t, await decide({ client_id: 'unknown' }), 400, 'INVALID_REQUEST_BODY', /unknown client_id/);
+  await expectError(t, await decide({ resource: 'https://other.example/mcp' }), 400, 'INVALID_REQUEST_BODY', /resource must be/);
+  await expectError(t, await decide({}, true, bearer(owner.key)), 403, 'INSUFFICIENT_PERMISSIONS', /signed in to the web app/, 'an API key cannot consent for a person');
+  await expectError(t, await decide({}, true, { ...browser, Origin: 'https://evil.example' }), 403, 'INSUFFICIENT_PERMISSIONS', /cross-site/, 'a cross-site POST');
+  await expectError(t, await decide({}, true, { ...browser, 'X-CSRF-Token': 'f'.repeat(64) }), 403, 'INVALID_CSRF_TOKEN', undefined, 'a forged CSRF token');
+
+  const denied = new URL((await (await decide({}, false)).json()).redirect);
+  t.equal(denied.searchParams.get('error'), 'access_denied', 'a refusal goes back to the client as access_denied');
+  t.equal(denied.searchParams.get('state'), 'xyz');
+
+  const code = new URL((await (await decide({})).json()).redirect).searchParams.get('code')!;
+  const exchange = (fields: Record<string, string>) => daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier, ...fields }));
+  const wrongVerifier = await exchange({ code_verifier: pkce().verifier });
+  t.equal(wrongVerifier.status, 400);
+  t.equal((await wrongVerifier.json()).error, 'invalid_grant', 'a wrong PKCE verifier');
+  const json = await daemon.fetch('/api/oauth/token', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ grant_type: 'authorization_code', code }) });
+  t.equal((await json.json()).error, 'invalid_request', 'the token endpoint takes form bodies only');
+
+  // A fresh authorization, exchanged as a client should.
+  const { verifier: otherVerifier, challenge: otherChallenge } = pkce();
+  const code2 = new URL((await (await decide({ code_challenge: otherChallenge })).json()).redirect).searchParams.get('code')!;
+  const tokens = await (await daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code: code2, client_id: clientId, redirect_uri: REDIRECT, code_verifier: otherVerifier }))).json();
+  t.match(tokens.access_token, /^trawl_oa_/);
+  const replay = await daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code: code2, client_id: clientId, redirect_uri: REDIRECT, code_verifier: otherVerifier }));
+  t.equal((await replay.json()).error, 'invalid_grant', 'a code is used once');
+
+  t.equal((await daemon.fetch('/api/repos', { headers: bearer(tokens.access_token) })).status, 200, 'the access token reads');
+  await expectError(t, await daemon.fetch('/api/admin/api_keys', { method: 'POST', headers: bearer(tokens.access_token), body: JSON.stringify({ name: 'x' }) }), 403, 'INSUFFICIENT_PERMISSIONS', undefined, 'and does nothing else');
+  await expectError(t, await daemon.fetch('/api/repos', { headers: bearer(tokens.refresh_token) }), 401, 'NOT_AUTHENTICATED', undefined, 'a refresh token is no bearer credential');
+  t.equal((await daemon.fetch('/api/oauth/revoke', form({ token: `trawl_oa_${'0'.repeat(64)}` }))).status, 200, 'revoking an unknown token is no error (RFC 7009)');
+});
