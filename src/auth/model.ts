@@ -1,10 +1,12 @@
 /**
  * The auth state the state log's records build: users and their roles and
- * password hashes, API keys, scoped access tokens, sign-in sessions,
- * repository grants, the anonymous-access setting and the license key; and
- * the decisions made from it — which credential a secret's
- * digest is, and which repositories a caller can see. Records of unknown
- * types are skipped, so a log written by a newer trawl still replays.
+ * password hashes, API keys, scoped access tokens, sign-in sessions, OAuth
+ * clients and grants, repository grants, the anonymous-access setting and
+ * the license key; and the decisions made from it — which credential a
+ * secret's digest is, and which repositories a caller can see. Records of
+ * unknown types are skipped, so a log written by a newer trawl still replays.
+ * Over 300 lines: one replay (one switch over the record types) and its
+ * snapshot, kept together so that what a removal ends is in one place.
  */
 import type { StateRecord } from './state-record.js';
 import { sameDigest } from './secrets.js';

@@ -5,6 +5,8 @@
  * acknowledged change survives a crash); changes that check an invariant
  * first (the last owner, free seats) run one at a time, others concurrently
  * so their fdatasyncs are shared (group commit).
+ * Over 300 lines: every operation on credentials goes through this one
+ * class's commit and lock; each method is one operation.
  */
 import { randomUUID, type KeyObject } from 'node:crypto';
 import path from 'node:path';
