@@ -33,6 +33,7 @@ t.test('OAuth for MCP: discovery, and every hostile step refused', async (t) => 
   const resource = await (await daemon.fetch('/.well-known/oauth-protected-resource/api/mcp')).json();
   t.same(resource.authorization_servers, [daemon.url]);
   t.equal(resource.resource, `${daemon.url}/api/mcp`);
+  t.same(await (await daemon.fetch('/.well-known/oauth-protected-resource')).json(), resource, 'also at the root, where older clients look');
   const metadata = await (await daemon.fetch('/.well-known/oauth-authorization-server')).json();
   t.same(metadata.code_challenge_methods_supported, ['S256'], 'PKCE S256 only');
   t.equal(metadata.issuer, daemon.url);

@@ -5,7 +5,7 @@ import { authorsRoute, blameRoute, commitRoute, commitsRoute, diffRoute, sourceR
 import { addGrantRoute, createApiKeyRoute, deleteApiKeyRoute, getLicenseRoute, getSettingsRoute, installLicenseRoute, listApiKeysRoute, removeGrantRoute, setSettingsRoute } from './admin.js';
 import { mcpDeleteRoute, mcpPostRoute } from './mcp.js';
 import { connectionsRoute, reposRoute } from './repos.js';
-import { authorizationServerRoute, decideAuthorizationRoute, describeAuthorizationRoute, protectedResourceRoute, registerClientRoute, revokeRoute, tokenRoute } from './oauth.js';
+import { authorizationServerRoute, decideAuthorizationRoute, describeAuthorizationRoute, protectedResourceRootRoute, protectedResourceRoute, registerClientRoute, revokeRoute, tokenRoute } from './oauth.js';
 import { oidcCallbackRoute, oidcStartRoute, providersRoute } from './oidc.js';
 import { searchRoute, streamSearchRoute } from './search.js';
 import { endOtherSessionsRoute, endSessionRoute, getSessionRoute, listSessionsRoute, setPasswordRoute, signInRoute, signOutRoute } from './sessions.js';
@@ -77,6 +77,7 @@ export const ROUTES: readonly Route[] = [
   endOtherSessionsRoute,
   setPasswordRoute,
   protectedResourceRoute,
+  protectedResourceRootRoute,
   authorizationServerRoute,
   registerClientRoute,
   describeAuthorizationRoute,

@@ -101,10 +101,11 @@ function server(context: ServerContext): OAuthServer {
   return context.oauth;
 }
 
-export const protectedResourceRoute: Route = {
+/** Protected resource metadata (RFC 9728), at the path-suffixed location the challenge names and at the root, where older clients look. */
+const protectedResource = (path: string, operationId: string): Route => ({
   method: 'get',
-  path: PROTECTED_RESOURCE_METADATA_PATH,
-  operationId: 'oauthProtectedResource',
+  path,
+  operationId,
   tag: TAG,
   summary: 'Protected resource metadata of the MCP server (RFC 9728)',
   access: 'public',
@@ -114,7 +115,9 @@ export const protectedResourceRoute: Route = {
     const base = context.config.publicUrl;
     return { status: 200, body: { resource: `${base}${MCP_RESOURCE_PATH}`, authorization_servers: [base], bearer_methods_supported: ['header'], scopes_supported: [OAUTH_SCOPE], resource_name: 'trawl' } };
   },
-};
+});
+export const protectedResourceRoute = protectedResource(PROTECTED_RESOURCE_METADATA_PATH, 'oauthProtectedResource');
+export const protectedResourceRootRoute = protectedResource('/.well-known/oauth-protected-resource', 'oauthProtectedResourceRoot');
 
 export const authorizationServerRoute: Route = {
   method: 'get',
