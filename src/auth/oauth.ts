@@ -6,7 +6,7 @@
  * for five minutes; tokens are `trawl_oa_…` (one hour) and `trawl_or_…`
  * (30 days, used once), stored as HMACs in the state log.
  */
-import OAuth2Server from '@node-oauth/oauth2-server';
+import type OAuth2Server from '@node-oauth/oauth2-server';
 import { randomBytes } from 'node:crypto';
 import { OAUTH_ACCESS_LIFETIME_MS, OAUTH_REFRESH_LIFETIME_MS, type OAuthClient } from './model.js';
 import { newSecret } from './secrets.js';
@@ -35,22 +35,33 @@ interface PendingCode extends OAuth2Server.AuthorizationCode {
 }
 
 /** The library's refusals as OAuthFailure; anything else as it was. */
-const asFailure = (error: unknown): unknown => (error instanceof OAuth2Server.OAuthError ? new OAuthFailure(error.name, error.message, error.code) : error);
+const asFailure = (Library: Library, error: unknown): unknown => (error instanceof Library.OAuthError ? new OAuthFailure(error.name, error.message, error.code) : error);
+
+/** The library, loaded at the first OAuth step, not at start (it costs the start ~45 ms). */
+type Library = typeof OAuth2Server;
+let library: Promise<Library> | null = null;
+const oauthLibrary = () => (library ??= import('@node-oauth/oauth2-server').then((loaded) => loaded.default));
 
 export class OAuthServer {
   private readonly codes = new Map<string, PendingCode>();
-  private readonly server: OAuth2Server;
+  private server: Promise<{ oauth: OAuth2Server; Library: Library }> | null = null;
 
-  constructor(private readonly store: AuthStore) {
-    this.server = new OAuth2Server({
-      model: this.model(),
-      requireClientAuthentication: { authorization_code: false, refresh_token: false },
-      accessTokenLifetime: OAUTH_ACCESS_LIFETIME_MS / 1000,
-      refreshTokenLifetime: OAUTH_REFRESH_LIFETIME_MS / 1000,
-      alwaysIssueNewRefreshToken: true,
-      // OAuth 2.1: with PKCE, state is the client's own business.
-      allowEmptyState: true,
-    });
+  constructor(private readonly store: AuthStore) {}
+
+  private library(): Promise<{ oauth: OAuth2Server; Library: Library }> {
+    this.server ??= oauthLibrary().then((Library) => ({
+      Library,
+      oauth: new Library({
+        model: this.model(),
+        requireClientAuthentication: { authorization_code: false, refresh_token: false },
+        accessTokenLifetime: OAUTH_ACCESS_LIFETIME_MS / 1000,
+        refreshTokenLifetime: OAUTH_REFRESH_LIFETIME_MS / 1000,
+        alwaysIssueNewRefreshToken: true,
+        // OAuth 2.1: with PKCE, state is the client's own business.
+        allowEmptyState: true,
+      }),
+    }));
+    return this.server;
   }
 
   /** The registered client `clientId`, or null. */
@@ -68,27 +79,29 @@ export class OAuthServer {
     if (!params.code_challenge || params.code_challenge_method !== 'S256') throw new OAuthFailure('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256');
     this.sweep();
     if (this.codes.size >= MAX_PENDING_CODES) throw new OAuthFailure('temporarily_unavailable', 'too many authorizations under way; try again in a minute', 503);
-    const request = new OAuth2Server.Request({ method: 'GET', headers: {}, query: { ...params, allowed: approved ? 'true' : 'false' }, body: {} });
-    const response = new OAuth2Server.Response({ headers: {} });
+    const { oauth, Library } = await this.library();
+    const request = new Library.Request({ method: 'GET', headers: {}, query: { ...params, allowed: approved ? 'true' : 'false' }, body: {} });
+    const response = new Library.Response({ headers: {} });
     try {
-      await this.server.authorize(request, response, { authenticateHandler: { handle: () => ({ id: userId }) }, authorizationCodeLifetime: CODE_LIFETIME_SECONDS });
+      await oauth.authorize(request, response, { authenticateHandler: { handle: () => ({ id: userId }) }, authorizationCodeLifetime: CODE_LIFETIME_SECONDS });
     } catch (error) {
       // Errors after the redirect URI was checked go back to the client in it.
       const location = response.headers?.location;
       if (location) return location;
-      throw asFailure(error);
+      throw asFailure(Library, error);
     }
     return response.headers!.location!;
   }
 
   /** Answers the token endpoint (form fields `fields`): the token response, or OAuthFailure. */
   async token(fields: Record<string, string>): Promise<Record<string, unknown>> {
-    const request = new OAuth2Server.Request({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '1' }, query: {}, body: fields });
-    const response = new OAuth2Server.Response({ headers: {} });
+    const { oauth, Library } = await this.library();
+    const request = new Library.Request({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '1' }, query: {}, body: fields });
+    const response = new Library.Response({ headers: {} });
     try {
-      await this.server.token(request, response);
+      await oauth.token(request, response);
     } catch (error) {
-      throw asFailure(error);
+      throw asFailure(Library, error);
     }
     return response.body as Record<string, unknown>;
   }

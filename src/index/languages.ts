@@ -1,12 +1,13 @@
 /**
  * Language detection from GitHub linguist's data (the linguist-languages
- * package): file name, then shebang interpreter, then extension, the order
- * linguist itself uses. Where an extension is shared, a small preference table
- * and a few content heuristics stand in for linguist's classifier.
+ * package, as `language-data.ts` holds it): file name, then shebang
+ * interpreter, then extension, the order linguist itself uses. Where an
+ * extension is shared, a small preference table and a few content heuristics
+ * stand in for linguist's classifier.
  */
-import * as linguist from 'linguist-languages';
+import { LANGUAGE_ROWS } from './language-data.js';
 
-interface LanguageData {
+export interface LanguageData {
   name: string;
   type: string;
   aliases?: readonly string[];
@@ -59,7 +60,8 @@ const primaryExtensions = new Map<string, string>();
 const byNameOrAlias = new Map<string, string>();
 
 (function buildTables() {
-  const languages = Object.values(linguist as unknown as Record<string, LanguageData>).sort(
+  const rows = LANGUAGE_ROWS.map(([name, type, aliases, extensions, filenames, interpreters]): LanguageData => ({ name, type, aliases, extensions, filenames, interpreters }));
+  const languages = rows.sort(
     (a, b) => TYPE_ORDER.indexOf(a.type) - TYPE_ORDER.indexOf(b.type) || (a.name < b.name ? -1 : 1),
   );
   const claim = (table: Map<string, string>, key: string, name: string) => table.has(key) || table.set(key, name);

@@ -1,5 +1,13 @@
 import t from 'tap';
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { languageDataSource } from '../../src/index/language-data-source.js';
 import { detectLanguage, resolveLanguage } from '../../src/index/languages.js';
+
+t.test('language-data.ts is what linguist-languages makes (run `npm run gen:languages` after updating it)', async (t) => {
+  const file = fileURLToPath(new URL('../../src/index/language-data.ts', import.meta.url));
+  t.equal(fs.readFileSync(file, 'utf8'), await languageDataSource());
+});
 
 const cases: [path: string, head: string | undefined, expected: string][] = [
   ['src/main.c', undefined, 'C'],

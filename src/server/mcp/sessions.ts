@@ -10,13 +10,15 @@
  * callers) or `server.mcpSessions` in all is refused with 429 or 503.
  */
 import { randomUUID } from 'node:crypto';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { ApiError } from '../../api/errors.js';
 import type { Caller } from '../access.js';
 import type { Reply, Request } from '../http.js';
 import type { ServerContext } from '../route.js';
-import { registerTools } from './tools.js';
+
+/** The SDK, zod and the tool table, loaded at the first MCP session, not at start (they cost it ~180 ms). */
+let library: Promise<[typeof import('@modelcontextprotocol/sdk/server/mcp.js'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), typeof import('./tools.js')]> | null = null;
+const mcpLibrary = () => (library ??= Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./tools.js')]));
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
@@ -100,6 +102,7 @@ async function whileOpening(holder: string, context: ServerContext, open: () => 
 }
 
 async function newSession(caller: Caller, holder: string, context: ServerContext): Promise<Session> {
+  const [{ McpServer }, { WebStandardStreamableHTTPServerTransport }, { registerTools }] = await mcpLibrary();
   const server = new McpServer({ name: 'trawl', version: context.version });
   const session: Session = {
     caller,
