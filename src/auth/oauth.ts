@@ -146,11 +146,10 @@ export class OAuthServer {
         if (!grant || !client) return null;
         return { refreshToken, refreshTokenExpiresAt: new Date(grant.createdAt + OAUTH_REFRESH_LIFETIME_MS), scope: grant.scope.split(' '), client: clientOf(client), user: { id: grant.userId }, grantId: grant.id };
       },
+      // False when another refresh with the same token got there first: the library then refuses this one.
       revokeToken: async (token) => {
         const grantId = (token as { grantId?: string }).grantId;
-        if (!grantId) return false;
-        await store.revokeOAuthGrant(grantId);
-        return true;
+        return grantId !== undefined && store.revokeOAuthGrant(grantId);
       },
       getAccessToken: async () => null,
     };

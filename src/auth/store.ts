@@ -57,8 +57,8 @@ export class AuthStore {
   private serial: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<() => void>();
   private readonly lastActivity = new Map<string, number>();
-  /** Credential id → when it was last used (since this process started). */
-  private readonly lastUse = new Map<string, number>();
+  /** API key id → when it was last used (since this process started). */
+  private readonly keyLastUse = new Map<string, number>();
   private readonly seenWrites = new Set<string>();
   private appendsSinceCompaction = 0;
   private compacting: Promise<void> | null = null;
@@ -116,10 +116,8 @@ export class AuthStore {
   }
 
   private used(credential: Credential | null): Credential | null {
-    if (credential) {
-      this.lastActivity.set(credential.user.id, this.now());
-      this.lastUse.set(credentialRecord(credential).id, this.now());
-    }
+    if (credential) this.lastActivity.set(credential.user.id, this.now());
+    if (credential?.kind === 'apiKey') this.keyLastUse.set(credential.key.id, this.now());
     return credential;
   }
 
@@ -144,8 +142,14 @@ export class AuthStore {
     return this.state.oauthGrants.get(grantId)!;
   }
 
-  async revokeOAuthGrant(grantId: string): Promise<void> {
-    await this.commit({ type: 'oauth.grant.revoked', grantId });
+  /** Revokes a grant unless it already was: true for the one call that revoked it (two refreshes racing with one refresh token: one wins). */
+  async revokeOAuthGrant(grantId: string): Promise<boolean> {
+    return this.exclusively(async () => {
+      const grant = this.state.oauthGrants.get(grantId);
+      if (!grant || grant.revokedAt !== undefined) return false;
+      await this.commit({ type: 'oauth.grant.revoked', grantId });
+      return true;
+    });
   }
 
   /** The live grant a refresh token belongs to, or null. */
@@ -157,14 +161,12 @@ export class AuthStore {
   async revokeOAuthToken(token: string): Promise<boolean> {
     const kind = secretKind(token);
     const grant = kind === 'oauthAccess' || kind === 'oauthRefresh' ? this.state.grantOfTokenDigest(secretDigest(this.instanceKey, token)) : null;
-    if (!grant) return false;
-    await this.revokeOAuthGrant(grant.id);
-    return true;
+    return grant ? this.revokeOAuthGrant(grant.id) : false;
   }
 
-  /** When a credential (by id) was last used since the daemon started. */
-  lastUsedAt(credentialId: string): number | undefined {
-    return this.lastUse.get(credentialId);
+  /** When an API key was last used since the daemon started. */
+  keyLastUsedAt(keyId: string): number | undefined {
+    return this.keyLastUse.get(keyId);
   }
 
   /** Whether `presented` is the CSRF token of the session whose cookie secret is `secret` (constant time). */

@@ -91,4 +91,8 @@ t.test('OAuth for MCP: discovery, and every hostile step refused', async (t) => 
   await expectError(t, await daemon.fetch('/api/admin/api_keys', { method: 'POST', headers: bearer(tokens.access_token), body: JSON.stringify({ name: 'x' }) }), 403, 'INSUFFICIENT_PERMISSIONS', undefined, 'and does nothing else');
   await expectError(t, await daemon.fetch('/api/repos', { headers: bearer(tokens.refresh_token) }), 401, 'NOT_AUTHENTICATED', undefined, 'a refresh token is no bearer credential');
   t.equal((await daemon.fetch('/api/oauth/revoke', form({ token: `trawl_oa_${'0'.repeat(64)}` }))).status, 200, 'revoking an unknown token is no error (RFC 7009)');
+
+  const refresh = () => daemon.fetch('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId }));
+  const racing = await Promise.all([refresh(), refresh(), refresh()]);
+  t.same(racing.map((response) => response.status).sort(), [200, 400, 400], 'refreshes racing with one refresh token: one wins, it is used once');
 });

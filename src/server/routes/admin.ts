@@ -60,7 +60,7 @@ export const listApiKeysRoute: Route = {
     const { userId } = parseQuery(keysQuery, request.query);
     const whose = subject(caller, userId); // '*' (owners only): every member's
     const keys = [...context.auth.state.apiKeys.values()].filter((key) => whose === '*' || key.userId === whose);
-    return { status: 200, body: keys.map((key) => apiKeyView(key, context.auth.lastUsedAt(key.id))) };
+    return { status: 200, body: keys.map((key) => apiKeyView(key, context.auth.keyLastUsedAt(key.id))) };
   },
 };
 
