@@ -3,8 +3,7 @@ import { SessionList, SessionState } from '../../src/api/auth-schemas.js';
 import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
 import { runDaemon, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { assertSchema, expectError } from '../helpers/schema.js';
-import http from 'node:http';
-import { commitAll, writeFiles } from '../helpers/git.js';
+import { commitStreamFodder, pausedStreamSearch } from '../helpers/stream.js';
 import { fixtureRepository } from './fixture.js';
 
 const REPO = 'example.com/acme/widgets';
@@ -12,11 +11,7 @@ const PASSWORD = 'correct horse battery';
 
 async function sessionsDaemon(t: Test, config: Record<string, unknown> = {}, options: { bigRepository?: boolean } = {}) {
   const repo = fixtureRepository(t, REPO);
-  if (options.bigRepository) {
-    // More matching text than socket buffers hold: a stream that is not read stays open.
-    writeFiles(repo.root, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`gen/file${i}.txt`, 'needle line of generated text\n'.repeat(2000)])));
-    commitAll(repo.root, 'generated files');
-  }
+  if (options.bigRepository) commitStreamFodder(repo.root);
   let users: Record<string, SeededUser> = {};
   const daemon = await startDaemon(
     t,
@@ -188,27 +183,10 @@ t.test('behind https the cookie is Secure and __Host- prefixed', async (t) => {
 t.test('signing out ends an open stream of that session', async (t) => {
   const { daemon } = await sessionsDaemon(t, {}, { bigRepository: true });
   const signed = await signIn(daemon, 'member@example.com');
-  let response!: http.IncomingMessage;
-  const request = http.request(`${daemon.url}/api/stream_search`, { method: 'POST', headers: pageHeaders(daemon, signed) });
-  await new Promise<void>((resolve, reject) => {
-    request.on('response', (incoming) => {
-      response = incoming;
-      incoming.once('data', () => {
-        incoming.pause();
-        resolve();
-      });
-    });
-    request.on('error', reject);
-    request.end(JSON.stringify({ query: 'needle', matches: 60000 }));
-  });
-  t.equal(response.statusCode, 200, 'the stream began with the session');
+  const stream = await pausedStreamSearch(daemon.url, pageHeaders(daemon, signed), { query: 'needle', matches: 60000 });
+  t.equal(stream.response.statusCode, 200, 'the stream began with the session');
   t.equal((await daemon.fetch('/api/auth/sign_out', { method: 'POST', headers: pageHeaders(daemon, signed) })).status, 200);
-  let text = '';
-  response.setEncoding('utf8');
-  response.on('data', (piece: string) => (text += piece));
-  response.resume();
-  await new Promise((resolve) => response.on('end', resolve));
-  const payloads = text.split('\n\n').filter((block) => block.startsWith('data: ')).map((block) => block.slice('data: '.length));
+  const { payloads } = await stream.rest();
   t.equal(payloads.at(-1), '[DONE]');
   t.equal(JSON.parse(payloads.at(-2)!).error?.errorCode, 'NOT_AUTHENTICATED', 'it ended with an error, not the final event');
 });

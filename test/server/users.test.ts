@@ -1,23 +1,18 @@
 import t, { type Test } from 'tap';
-import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { AuditList, UserList, UserSchema } from '../../src/api/auth-schemas.js';
 import { bearer, LICENSE_ENV, seedUsers, testLicense, type SeededUser } from '../helpers/auth.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { commitAll, writeFiles } from '../helpers/git.js';
 import { assertSchema, expectError } from '../helpers/schema.js';
+import { commitStreamFodder, pausedStreamSearch } from '../helpers/stream.js';
 import { fixtureRepository } from './fixture.js';
 
 const REPO = 'example.com/acme/widgets';
 
 async function usersDaemon(t: Test, options: { license?: string; bigRepository?: boolean; anonymousAccess?: boolean } = {}) {
   const repo = fixtureRepository(t, REPO);
-  if (options.bigRepository) {
-    // More matching text than socket buffers hold: a stream that is not read stays open.
-    writeFiles(repo.root, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`gen/file${i}.txt`, 'needle line of generated text\n'.repeat(2000)])));
-    commitAll(repo.root, 'generated files');
-  }
+  if (options.bigRepository) commitStreamFodder(repo.root);
   let users: Record<string, SeededUser> = {};
   const daemon = await startDaemon(
     t,
@@ -93,27 +88,9 @@ t.test("a removed user's open stream ends and their MCP session closes", async (
   t.match(JSON.stringify(await client.callTool({ name: 'list_repos', arguments: {} })), /widgets/, 'the session works');
 
   // A stream the client stops reading after its first bytes: the rest waits in the daemon.
-  let response!: http.IncomingMessage;
-  const request = http.request(`${daemon.url}/api/stream_search`, { method: 'POST', headers: bearer(leaver.key) });
-  await new Promise<void>((resolve, reject) => {
-    request.on('response', (incoming) => {
-      response = incoming;
-      incoming.once('data', () => {
-        incoming.pause();
-        resolve();
-      });
-    });
-    request.on('error', reject);
-    request.end(JSON.stringify({ query: 'needle', matches: 60000 }));
-  });
+  const stream = await pausedStreamSearch(daemon.url, bearer(leaver.key), { query: 'needle', matches: 60000 });
   t.equal((await removeUser(daemon, owner.key, leaver.id)).status, 200);
-
-  let text = '';
-  response.setEncoding('utf8');
-  response.on('data', (piece: string) => (text += piece));
-  response.resume();
-  await new Promise((resolve) => response.on('end', resolve));
-  const payloads = text.split('\n\n').filter((block) => block.startsWith('data: ')).map((block) => block.slice('data: '.length));
+  const { text, payloads } = await stream.rest();
   t.equal(payloads.at(-1), '[DONE]', 'the stream ended');
   const last = JSON.parse(payloads.at(-2)!);
   t.equal(last.type, 'error', 'with an error, not the final event');
