@@ -297,7 +297,8 @@ export class AuthStore {
       if (this.state.users.size >= seats) {
         throw new AuthError('NO_FREE_SEAT', `every seat is taken (${seats}${license ? ' in the license' : ' without a license'}): remove a user or install a license with more seats`);
       }
-      if ([...this.state.users.values()].some((user) => user.email === fields.email)) {
+      // Compared without case, as sign-in finds a member by email.
+      if (this.state.userByEmail(fields.email)) {
         throw new AuthError('EMAIL_TAKEN', `a user with the email ${JSON.stringify(fields.email)} exists`);
       }
       const userId = randomUUID();
@@ -309,10 +310,7 @@ export class AuthStore {
   /** Ends a membership and revokes every key and token of the user, in one record. */
   async removeUser(userId: string): Promise<void> {
     return this.exclusively(async () => {
-      const user = this.member(userId);
-      if (user.role === 'owner' && this.state.owners().length === 1) {
-        throw new AuthError('LAST_OWNER', `${user.email} is the last owner: make another user an owner first`);
-      }
+      this.refuseLastOwner(this.member(userId));
       await this.commit({ type: 'user.removed', userId });
     });
   }
@@ -322,7 +320,7 @@ export class AuthStore {
     return this.exclusively(async () => {
       const user = this.member(userId);
       if (user.role === role) return user;
-      if (user.role === 'owner' && this.state.owners().length === 1) throw new AuthError('LAST_OWNER', `${user.email} is the last owner: make another user an owner first`);
+      this.refuseLastOwner(user);
       await this.commit({ type: 'user.role', userId, role });
       return this.member(userId);
     });
@@ -392,6 +390,11 @@ export class AuthStore {
       this.appendsSinceCompaction = 0;
     }
     await this.compacting;
+  }
+
+  /** AuthError LAST_OWNER when `user` is the only owner (removing or demoting them would leave none). */
+  private refuseLastOwner(user: User): void {
+    if (user.role === 'owner' && this.state.owners().length === 1) throw new AuthError('LAST_OWNER', `${user.email} is the last owner: make another user an owner first`);
   }
 
   /** Appends a record, applies it once it is on disk, tells the listeners. */

@@ -158,3 +158,9 @@ t.test('a password is set only within its bounds, and other sessions can be ende
   t.ok(store.authenticateSession(keep!.secret));
   t.equal(store.authenticateSession(other!.secret), null);
 });
+
+t.test('an email is one member whatever its case, as sign-in finds members by email', async (t) => {
+  const { store } = await withOwner(t);
+  await store.installLicense(testLicense());
+  await t.rejects(store.addUser({ name: 'Twin', email: 'ann@EXAMPLE.com', role: 'member' }), { code: 'EMAIL_TAKEN' });
+});
