@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import type * as OpenIdClient from 'openid-client';
 import type { OidcConfig } from '../config/config.js';
+import { AuthError } from './errors.js';
 import type { Role, User } from './model.js';
 import type { AuthStore } from './store.js';
 
@@ -159,7 +160,13 @@ export async function memberFor(store: AuthStore, config: OidcConfig, claims: Cl
     }
   }
   if (role === undefined || role === existing.role) return existing;
-  return store.setRole(existing.id, role).catch(() => existing);
+  try {
+    return await store.setRole(existing.id, role);
+  } catch (error) {
+    // The last owner stays one whatever the claim says; any other failure (the log) is not a sign-in answer.
+    if (error instanceof AuthError && error.code === 'LAST_OWNER') return existing;
+    throw error;
+  }
 }
 
 function roleFrom(config: OidcConfig, claims: Claims): Role | undefined {
