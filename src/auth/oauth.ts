@@ -70,13 +70,28 @@ export class OAuthServer {
   }
 
   /**
+   * The client and redirect URI of an authorization request, checked before
+   * anyone is asked: a registered client, a redirect URI it registered (no
+   * open redirect), `response_type=code`, PKCE with S256. OAuthFailure otherwise.
+   */
+  checkRequest(params: Record<string, string>): { client: OAuthClient; redirectUri: string } {
+    const client = this.client(params.client_id ?? '');
+    if (!client) throw new OAuthFailure('invalid_client', `unknown client_id ${JSON.stringify(params.client_id ?? '')}: register first`);
+    const redirectUri = params.redirect_uri ?? client.redirectUris[0]!;
+    if (!client.redirectUris.includes(redirectUri)) throw new OAuthFailure('invalid_request', `redirect_uri ${JSON.stringify(redirectUri)} is not one this client registered`);
+    if (params.response_type !== 'code') throw new OAuthFailure('unsupported_response_type', 'response_type must be code');
+    if (!params.code_challenge || params.code_challenge_method !== 'S256') throw new OAuthFailure('invalid_request', 'PKCE is required: code_challenge with code_challenge_method=S256');
+    return { client, redirectUri };
+  }
+
+  /**
    * The redirect that answers an authorization request `params` for a member
    * who approved it (`approved`) or refused: the client's redirect URI with a
    * code and the state, or with `access_denied`. OAuthFailure when the
    * request itself is malformed (no redirect can be trusted then).
    */
   async authorize(params: Record<string, string>, userId: string, approved: boolean): Promise<string> {
-    if (!params.code_challenge || params.code_challenge_method !== 'S256') throw new OAuthFailure('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256');
+    this.checkRequest(params);
     this.sweep();
     if (this.codes.size >= MAX_PENDING_CODES) throw new OAuthFailure('temporarily_unavailable', 'too many authorizations under way; try again in a minute', 503);
     const { oauth, Library } = await this.library();

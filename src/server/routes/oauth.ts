@@ -59,7 +59,7 @@ class OAuthApiError extends ApiError {
 const API_CODE_OF_STATUS: Record<number, ErrorCode> = { 400: 'INVALID_REQUEST_BODY', 401: 'NOT_AUTHENTICATED', 403: 'INSUFFICIENT_PERMISSIONS', 503: 'SERVICE_UNAVAILABLE' };
 
 /** Runs a step of the OAuth server; its refusals become errors in both vocabularies. */
-async function step<T>(run: () => Promise<T>): Promise<T> {
+async function step<T>(run: () => T | Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
@@ -185,19 +185,14 @@ export const registerClientRoute: Route = {
   },
 };
 
-/** Checks an authorization request before the person is asked: the client, its redirect URI, PKCE, the resource. */
-function checkAuthorizationRequest(context: ServerContext, params: Record<string, string>) {
-  const client = server(context).client(params.client_id ?? '');
-  if (!client) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_client', `unknown client_id ${JSON.stringify(params.client_id ?? '')}: register first`);
-  const redirectUri = params.redirect_uri ?? client.redirectUris[0]!;
-  if (!client.redirectUris.includes(redirectUri)) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_request', `redirect_uri ${JSON.stringify(redirectUri)} is not one this client registered`);
-  if (params.response_type !== 'code') throw new OAuthApiError('INVALID_REQUEST_BODY', 'unsupported_response_type', 'response_type must be code');
-  if (!params.code_challenge || params.code_challenge_method !== 'S256') throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_request', 'PKCE is required: code_challenge with code_challenge_method=S256');
+/** Checks an authorization request before the person is asked (auth/oauth.ts), and that its resource, when named, is this MCP server (RFC 8707). */
+async function checkAuthorizationRequest(context: ServerContext, params: Record<string, string>) {
+  const checked = await step(() => server(context).checkRequest(params));
   const resource = `${context.config.publicUrl}${MCP_RESOURCE_PATH}`;
   if (params.resource !== undefined && params.resource !== resource && params.resource !== context.config.publicUrl) {
     throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_target', `resource must be ${resource}`);
   }
-  return { client, redirectUri };
+  return checked;
 }
 
 const AUTHORIZATION_PATH = '/api/oauth/authorization';
@@ -213,7 +208,7 @@ export const describeAuthorizationRoute: Route = {
   errors: ['INVALID_REQUEST_BODY', 'NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS'],
   async handle(request: Request, _caller: Caller, context: ServerContext): Promise<JsonReply> {
     const params = Object.fromEntries(new URLSearchParams(request.query));
-    const { client, redirectUri } = checkAuthorizationRequest(context, params);
+    const { client, redirectUri } = await checkAuthorizationRequest(context, params);
     return { status: 200, body: { clientId: client.id, clientName: client.name, redirectUri, scope: OAUTH_SCOPE, registeredAt: new Date(client.createdAt).toISOString() }, headers: noStore };
   },
 };
@@ -230,7 +225,7 @@ export const decideAuthorizationRoute: Route = {
   errors: ['INVALID_REQUEST_BODY', 'NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS', 'INVALID_CSRF_TOKEN'],
   async handle(request: Request, caller: Caller, context: ServerContext): Promise<JsonReply> {
     const { params, approve } = parseBody(decisionBody, request.body);
-    const { client } = checkAuthorizationRequest(context, params);
+    const { client } = await checkAuthorizationRequest(context, params);
     if (caller.credential?.kind !== 'session') throw new OAuthApiError('INSUFFICIENT_PERMISSIONS', 'access_denied', 'only a person signed in to the web app can approve an authorization');
     const redirect = await step(() => server(context).authorize(params, caller.user!.id, approve));
     audit(context, caller, approve ? 'oauth.approved' : 'oauth.denied', { id: client.id, type: 'oauthClient' }, { name: client.name });
