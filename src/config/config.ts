@@ -4,6 +4,7 @@
  * was expected; unknown options are errors, so typos do not pass silently.
  */
 import type { CodeHostType } from '../index/model.js';
+import { secureOrLoopback } from './loopback.js';
 import { keysOf, OPTIONS, type OptionPath, type OptionSpec } from './options.js';
 
 
@@ -260,8 +261,7 @@ const issuerUrl = (value: string) => {
   } catch {
     return 'must be an absolute https URL';
   }
-  const loopback = /^(127(\.\d{1,3}){3}|\[::1\]|localhost)$/i.test(url.hostname);
-  return url.protocol === 'https:' || (url.protocol === 'http:' && loopback) ? null : 'must be an https URL (http only on a loopback address)';
+  return secureOrLoopback(url) ? null : 'must be an https URL (http only on a loopback address)';
 };
 
 function readOidc(r: Reader, raw: Record<string, Json>): OidcConfig {

@@ -8,6 +8,7 @@
  * `publicUrl`'s origin), as the MCP specification asks of its servers.
  */
 import { ApiError } from '../api/errors.js';
+import { isLoopback } from '../config/loopback.js';
 
 export interface OriginPolicy {
   /** The listen address. */
@@ -17,11 +18,6 @@ export interface OriginPolicy {
   publicUrl(): string;
 }
 
-const LOOPBACK_ADDRESS = /^(127(\.\d{1,3}){3}|::1|localhost)$/i;
-
-export function isLoopback(host: string): boolean {
-  return LOOPBACK_ADDRESS.test(host);
-}
 
 /** `publicUrl` parsed once per value (it changes only with a reload), not per request. */
 let parsed: { text: string; url: URL } | null = null;

@@ -11,9 +11,9 @@ import { Type } from '@sinclair/typebox';
 import { ApiError, type ErrorCode } from '../../api/errors.js';
 import { parseBody, validator } from '../../api/validate.js';
 import { OAUTH_SCOPE, OAuthFailure, type OAuthServer } from '../../auth/oauth.js';
+import { secureOrLoopback } from '../../config/loopback.js';
 import { audit, type Caller } from '../access.js';
 import { MCP_RESOURCE_PATH, PROTECTED_RESOURCE_METADATA_PATH } from '../mcp/resource.js';
-import { isLoopback } from '../origin.js';
 import type { JsonReply, Request } from '../http.js';
 import { RateLimiter } from '../rate-limit.js';
 import type { Route, ServerContext } from '../route.js';
@@ -82,7 +82,7 @@ function redirectUriProblem(uri: string): string | null {
     return `${JSON.stringify(uri)} is not an absolute URL`;
   }
   if (url.hash) return `${JSON.stringify(uri)} has a fragment`;
-  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname.replace(/^\[|\]$/g, '')))) return null;
+  if (secureOrLoopback(url)) return null;
   return `${JSON.stringify(uri)} must be https, or http on a loopback address`;
 }
 
