@@ -7,12 +7,14 @@ import type { Chunk, Range, SymbolInfo } from '../../api/types.js';
 import type { DocumentSymbol } from '../../index/model.js';
 import { LineIndex, NEWLINE } from './positions.js';
 import { byStart } from '../../index/ranges.js';
+import { SymbolSpans } from '../symbol-spans.js';
 
 export interface ChunkInput {
   content: Buffer;
   /** Flattened [start, end, …] byte ranges, in any order. */
   ranges: readonly number[];
   contextLines: number;
+  /** The file's definitions by start offset (only those overlapping `ranges` are needed). */
   symbols: DocumentSymbol[];
 }
 
@@ -41,26 +43,29 @@ export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInp
       groups.push({ last, from: lines.lineStart(first), to: lines.lineEnd(last), startLine: first, matchRanges: [range] });
     }
   }
+  const spans = new SymbolSpans(symbols);
   return groups.map((group) => {
     const chunk: Chunk = {
       content: content.toString('utf8', group.from, group.to),
       matchRanges: group.matchRanges,
       contentStart: { byteOffset: group.from, lineNumber: group.startLine, column: 1 },
     };
-    const definitions = symbolsAt(content, symbols, group.matchRanges);
-    if (definitions.length > 0) chunk.symbols = definitions;
+    if (symbols.length > 0) {
+      const definitions = symbolsAt(content, spans, group.matchRanges);
+      if (definitions.length > 0) chunk.symbols = definitions;
+    }
     return chunk;
   });
 }
 
-/** The distinct definitions whose names overlap any of the ranges. */
-function symbolsAt(content: Buffer, symbols: DocumentSymbol[], ranges: Range[]): SymbolInfo[] {
-  const found: SymbolInfo[] = [];
-  for (const symbol of symbols) {
-    if (!ranges.some(({ start, end }) => start.byteOffset < symbol.end && symbol.start < end.byteOffset)) continue;
+/** The distinct definitions whose names overlap any of the ranges (ordered by start). */
+function symbolsAt(content: Buffer, spans: SymbolSpans, ranges: Range[]): SymbolInfo[] {
+  const furthestEnds: number[] = [];
+  for (const range of ranges) furthestEnds.push(Math.max(range.end.byteOffset, furthestEnds[furthestEnds.length - 1] ?? 0));
+  const overlapping = spans.overlapping(ranges.length, (i) => ranges[i]!.start.byteOffset, (i) => furthestEnds[i]!);
+  return overlapping.map((symbol) => {
     const info: SymbolInfo = { symbol: content.toString('utf8', symbol.start, symbol.end), kind: symbol.kind };
     if (symbol.parent) info.parent = symbol.parent;
-    found.push(info);
-  }
-  return found;
+    return info;
+  });
 }

@@ -5,6 +5,7 @@
  * document's static rank (its position in the shard). See docs/query-syntax.md.
  */
 import type { DocumentSymbol } from '../../index/model.js';
+import { SymbolSpans } from '../symbol-spans.js';
 
 export const Score = {
   fileNameMatch: 5000,
@@ -35,7 +36,8 @@ export interface ScoreInput {
 
 export function scoreFile(input: ScoreInput): number {
   let best = 0;
-  for (let i = 0; i < input.ranges.length; i += 2) best = Math.max(best, scoreRange(input, input.ranges[i]!, input.ranges[i + 1]!));
+  const spans = new SymbolSpans(input.symbols);
+  for (let i = 0; i < input.ranges.length; i += 2) best = Math.max(best, scoreRange(input.content, spans, input.ranges[i]!, input.ranges[i + 1]!));
   if (input.pathRanges.length > 0) {
     const baseNameStart = input.path.lastIndexOf(0x2f) + 1;
     let inBaseName = false;
@@ -48,18 +50,14 @@ export function scoreFile(input: ScoreInput): number {
   return best + extra + staticRank;
 }
 
-function scoreRange({ content, symbols }: ScoreInput, start: number, end: number): number {
+function scoreRange(content: Buffer, spans: SymbolSpans, start: number, end: number): number {
   let score = Score.match;
   const before = isWordByte(content[start - 1]);
   const after = isWordByte(content[end]);
   if (!before && !after) score += Score.wholeWord;
   else if (!before || !after) score += Score.wordBoundary;
-  for (const symbol of symbols) {
-    if (symbol.start <= start && end <= symbol.end) {
-      score += Score.symbolDefinition + (symbol.start === start && symbol.end === end ? Score.wholeSymbolName : 0);
-      break;
-    }
-  }
+  const symbol = spans.containing(start, end);
+  if (symbol) score += Score.symbolDefinition + (symbol.start === start && symbol.end === end ? Score.wholeSymbolName : 0);
   return score;
 }
 

@@ -1,0 +1,63 @@
+import t from 'tap';
+import type { DocumentSymbol } from '../../src/index/model.js';
+import { SymbolSpans } from '../../src/search/symbol-spans.js';
+
+/** A deterministic pseudo-random sequence (the same cases on every run). */
+function generator(seed: number): (below: number) => number {
+  let state = seed;
+  return (below) => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state % below;
+  };
+}
+
+/** Definitions by start, some sharing a start, some nested, lengths 1–40. */
+function definitions(random: (below: number) => number, count: number): DocumentSymbol[] {
+  const symbols: DocumentSymbol[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = random(2_000);
+    symbols.push({ start, end: start + 1 + random(40), kind: 'function' });
+  }
+  return symbols.sort((a, b) => a.start - b.start);
+}
+
+t.test('containing finds the first definition in start order whose name holds the range', async (t) => {
+  const random = generator(7);
+  let checked = 0;
+  for (let round = 0; round < 50; round++) {
+    const symbols = definitions(random, random(200));
+    const spans = new SymbolSpans(symbols);
+    for (let i = 0; i < 200; i++) {
+      const start = random(2_100);
+      const end = start + 1 + random(20);
+      const expected = symbols.find((symbol) => symbol.start <= start && end <= symbol.end);
+      t.equal(spans.containing(start, end), expected, `[${start}, ${end})`);
+      if (expected) checked++;
+    }
+  }
+  t.ok(checked > 100, 'the cases include ranges inside definitions');
+  t.equal(new SymbolSpans([]).containing(0, 1), undefined, 'no definitions');
+});
+
+t.test('overlapping finds every definition whose name overlaps a range, in start order', async (t) => {
+  const random = generator(11);
+  let found = 0;
+  for (let round = 0; round < 100; round++) {
+    const symbols = definitions(random, random(300));
+    const spans = new SymbolSpans(symbols);
+    // Ranges by start, possibly overlapping each other (several patterns' ranges of one file).
+    const ranges: [number, number][] = [];
+    for (let i = random(30); i > 0; i--) {
+      const start = random(2_100);
+      ranges.push([start, start + 1 + random(60)]);
+    }
+    ranges.sort((a, b) => a[0] - b[0]);
+    const furthest: number[] = [];
+    for (const [, end] of ranges) furthest.push(Math.max(end, furthest[furthest.length - 1] ?? 0));
+    const expected = symbols.filter((symbol) => ranges.some(([start, end]) => start < symbol.end && symbol.start < end));
+    const actual = spans.overlapping(ranges.length, (i) => ranges[i]![0], (i) => furthest[i]!);
+    t.same(actual, expected, `round ${round}`);
+    found += actual.length;
+  }
+  t.ok(found > 100, 'the cases include overlaps');
+});
