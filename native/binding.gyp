@@ -12,9 +12,20 @@
       "cflags_cc": ["-mavx2", "-mpopcnt", "-fPIC"]
     },
     {
+      "target_name": "trawl_re2",
+      "type": "static_library",
+      "sources": ["<!@(node re2-vendor.cjs sources)"],
+      "include_dirs": ["<!@(node re2-vendor.cjs include_dirs)"],
+      "defines": ["NDEBUG", "NOMINMAX"],
+      "cflags_cc": ["-O3", "-fPIC", "-pthread", "-Wno-sign-compare", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Wno-cast-function-type", "-Wno-deprecated-declarations"]
+    },
+    {
       "target_name": "trawl_native",
-      "sources": ["src/addon.cc", "src/mapping-guard.cc"],
-      "dependencies": ["trawl_find_avx2"]
+      "sources": ["src/addon.cc", "src/mapping-guard.cc", "src/regex.cc"],
+      "include_dirs": ["<!@(node re2-vendor.cjs include_dirs)"],
+      "defines": ["NDEBUG"],
+      "dependencies": ["trawl_find_avx2", "trawl_re2"],
+      "ldflags": ["-pthread"]
     }
   ]
 }

@@ -11,6 +11,9 @@ import path from 'node:path';
 
 export type MadviseAdvice = 'normal' | 'random' | 'sequential' | 'willneed' | 'dontneed';
 
+/** A compiled RE2, freed when it is collected. */
+export type NativeRegex = { readonly brand: 'NativeRegex' };
+
 export interface NativeAddon {
   /**
    * Maps a whole file read-only and MAP_SHARED (never write to `bytes`: the pages are read-only),
@@ -74,6 +77,18 @@ export interface NativeAddon {
    * the answer: then -1, and the caller asks RE2.
    */
   findLiteralIgnoringCase(haystack: Uint8Array, needle: Uint8Array, from: number, out: Uint32Array): number;
+  /**
+   * Compiles an RE2-syntax pattern (node-re2's `internalSource`, which carries
+   * the flags as `(?m)` and the like); throws an Error with RE2's message when it does not compile.
+   */
+  compileRegex(source: string, caseSensitive: boolean): NativeRegex;
+  /**
+   * Writes to out the [start, end] byte offsets of successive non-empty matches
+   * of regex in haystack starting at or after `from` (the bytes before it are
+   * context for ^ and \b), at most out.length / 2 of them, as node-re2's exec
+   * loop finds them; returns how many pairs it wrote.
+   */
+  findRegex(regex: NativeRegex, haystack: Uint8Array, from: number, out: Uint32Array): number;
   /**
    * The trigram posting index of a shard (docs/index-format.md, CTRK/CTRP):
    * `trigrams` holds each document's distinct trigrams with their next-byte

@@ -248,6 +248,25 @@ t.test('findLiteral stops at out.length, resumes from `from`, and rejects bad ar
   t.throws(() => native.findLiteral(haystack, needle, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
 });
 
+t.test('findRegex writes [start, end] pairs up to out.length, sees the text before `from`, and rejects bad arguments', async (t) => {
+  const haystack = Buffer.from('one two\nthree four\n');
+  const words = native.compileRegex('(?m)^\\w+', true);
+  const out = new Uint32Array(2);
+  t.equal(native.findRegex(words, haystack, 0, out), 1, 'one pair fits');
+  t.same([...out], [0, 3]);
+  const rest = new Uint32Array(8);
+  t.equal(native.findRegex(words, haystack, 3, rest), 1, 'from inside a line: ^ holds only after the newline before it');
+  t.same([...rest.subarray(0, 2)], [8, 13]);
+  t.equal(native.findRegex(words, haystack, 9, rest), 0, 'no word starts a line after offset 9');
+  t.equal(native.findRegex(native.compileRegex('FOUR', false), haystack, 0, rest), 1, 'case-insensitive');
+  t.same([...rest.subarray(0, 2)], [14, 18]);
+  t.throws(() => native.compileRegex('(', true), { name: 'Error', message: /compileRegex: missing \)/ });
+  t.throws(() => native.compileRegex(7 as unknown as string, true), { name: 'TypeError' });
+  t.throws(() => native.findRegex({} as never, haystack, 0, rest), { name: 'TypeError', message: /must come from compileRegex/ });
+  t.throws(() => native.findRegex(words, haystack, haystack.length + 1, rest), { name: 'RangeError', message: /from must be within/ });
+  t.throws(() => native.findRegex(words, haystack, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
+});
+
 t.test('findLiteralIgnoringCase finds what RE2 finds case-insensitively, or declines where U+212A or U+017F is', async (t) => {
   // Letters in both cases (k and s among them), bytes one bit 0x20 away from letters ('@', '`', '[', '{'), and
   // multi-byte text: the Kelvin sign and long s that fold to k and s, other letters, a stray byte.

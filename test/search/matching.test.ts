@@ -1,4 +1,5 @@
 import t from 'tap';
+import RE2 from 're2';
 import { compileMatcher } from '../../src/search/shard/matcher.js';
 import { escapeRegExp } from '../../src/query/escape.js';
 import { LineIndex } from '../../src/search/response/positions.js';
@@ -61,6 +62,53 @@ t.test('case-insensitive ASCII literals match what RE2 matches, U+212A and U+017
     matched += literal.length / 2;
   }
   t.ok(matched > 300, `200 random texts: the same ${matched} ranges as the regex`);
+});
+
+/** Every non-empty match node-re2's own exec loop finds from `from`, as flattened byte ranges: the reference for the addon's. */
+function execLoop(regex: RE2, text: Buffer, limit: number, from: number): number[] {
+  const found: number[] = [];
+  regex.lastIndex = from;
+  while (found.length < 2 * limit) {
+    const match = regex.exec(text);
+    if (match === null) break;
+    const length = (match[0] as unknown as Buffer).length;
+    if (length === 0) {
+      let next = match.index + 1;
+      while (next < text.length && (text[next]! & 0xc0) === 0x80) next++;
+      if (next > text.length) break;
+      regex.lastIndex = next;
+      continue;
+    }
+    found.push(match.index, match.index + length);
+  }
+  return found;
+}
+
+t.test("regexes: the addon's RE2 finds what node-re2's exec loop finds, from any offset, past a batch", async (t) => {
+  const patterns = ['\\w{2}\\s+\\w{2}', '^\\w+', '\\w+$', '\\bk\\w*', 'x*', '(?:ab|a)(c?)', '[é\\u212a]+', '.', 'a|', '\\d*\\n?', '(?<tag>k)e', 'S\\s', '$', '\\B.'];
+  let seed = 9;
+  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  const pieces = ['a', 'b', 'c', 'k', 'K', 'S', 'x', 'é', '\u212a', ' ', '\n', '\r\n', '7', '_', '\t'];
+  let compared = 0;
+  for (let round = 0; round < 600; round++) {
+    const value = patterns[round % patterns.length]!;
+    const caseSensitive = round % 3 !== 0;
+    const text = Buffer.from(Array.from({ length: Math.floor(random() * 300) }, () => pieces[Math.floor(random() * pieces.length)]).join(''), 'utf8');
+    const from = Math.floor(random() * Math.min(text.length + 1, 40));
+    const limit = 1 + Math.floor(random() * 200);
+    const actual = compileMatcher({ value, regex: true, caseSensitive }).ranges(text, limit, from);
+    const expected = execLoop(new RE2(value, caseSensitive ? 'gmu' : 'gimu'), text, limit, from);
+    if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+      t.same(actual, expected, `/${value}/${caseSensitive ? '' : 'i'} in ${JSON.stringify(text.toString('utf8'))} from ${from}, limit ${limit}`);
+      return;
+    }
+    compared += actual.length / 2;
+  }
+  t.ok(compared > 5_000, `600 random texts: the same ${compared} ranges`);
+  const long = Buffer.from('ab cd '.repeat(3000));
+  const all = compileMatcher({ value: '\\w+ \\w+', regex: true, caseSensitive: true }).ranges(long, 10_000);
+  t.same(all, execLoop(new RE2('\\w+ \\w+', 'gmu'), long, 10_000, 0), 'past several batches of the addon');
+  t.equal(all.length / 2, 3000);
 });
 
 t.test("RE2 folds no character outside ASCII to an ASCII letter but U+212A and U+017F (the addon's folded search relies on it)", async (t) => {

@@ -2,8 +2,10 @@
  * Finding a pattern's matches in bytes: the addon's SIMD substring search
  * for literals (case-insensitive ones too when they are ASCII: RE2's search
  * was a third of such a search's time, at 3.4 GB/s against the addon's 7–10),
- * RE2 on the Buffer for everything else (linear time, so no pattern can hang
- * a search).
+ * RE2 for everything else (linear time, so no pattern can hang a search),
+ * run by the addon over a batch of matches per call: node-re2's exec loop
+ * made a call and a result array per match (docs/design.md, "Per-file work
+ * is linear").
  * Ranges are byte offsets.
  *
  * Regexes run in RE2's multi-line mode, as grep users expect: `^` and `$`
@@ -11,7 +13,7 @@
  * regex may span lines. `\w`, `\d` and `\b` are ASCII (RE2's definition).
  */
 import RE2 from 're2';
-import { native } from '../../../native/index.js';
+import { native, type NativeRegex } from '../../../native/index.js';
 import type { PatternNode } from '../../query/ast.js';
 import { escapeRegExp } from '../../query/escape.js';
 
@@ -27,7 +29,8 @@ export interface Matcher {
 export function compileMatcher(pattern: Pick<PatternNode, 'value' | 'regex' | 'caseSensitive'>): Matcher {
   if (!pattern.regex && pattern.caseSensitive) return literalMatcher(Buffer.from(pattern.value, 'utf8'), native.findLiteral);
   const source = pattern.regex ? pattern.value : escapeRegExp(pattern.value);
-  const regex = regexMatcher(new RE2(source, pattern.caseSensitive ? 'gmu' : 'gimu'));
+  // node-re2 checks the pattern and translates it to RE2's syntax; the addon compiles that translation.
+  const regex = regexMatcher(native.compileRegex(new RE2(source, pattern.caseSensitive ? 'gmu' : 'gimu').internalSource, pattern.caseSensitive));
   // RE2 stays the authority: the addon hands a text back to it where U+212A or U+017F could match a k or s.
   if (!pattern.regex && ASCII.test(pattern.value)) return literalMatcher(Buffer.from(pattern.value, 'utf8'), native.findLiteralIgnoringCase, regex);
   return regex;
@@ -35,7 +38,7 @@ export function compileMatcher(pattern: Pick<PatternNode, 'value' | 'regex' | 'c
 
 const ASCII = /^[\x00-\x7f]*$/;
 
-/** Occurrence offsets found per native call; more calls continue from the last one. */
+/** Offsets found per native call (occurrence starts, or match [start, end] pairs); more calls continue from the last one. */
 const FIND_BATCH = 1024;
 /**
  * The native call's output, one per thread (docs/design.md, "The hot path's memory"): `ranges` reads it
@@ -63,24 +66,16 @@ function literalMatcher(needle: Buffer, find: typeof native.findLiteral, unicode
   };
 }
 
-function regexMatcher(regex: RE2): Matcher {
+function regexMatcher(regex: NativeRegex): Matcher {
   return {
     ranges(text, limit, from = 0) {
       const ranges: number[] = [];
-      regex.lastIndex = from; // in bytes: the text is a Buffer
       while (ranges.length < 2 * limit) {
-        const match = regex.exec(text);
-        if (match === null) break;
-        const length = (match[0] as unknown as Buffer).length;
-        if (length === 0) {
-          // An empty match marks no text: resume at the next character, not inside a UTF-8 sequence.
-          let next = match.index + 1;
-          while (next < text.length && (text[next]! & 0xc0) === 0x80) next++;
-          if (next > text.length) break;
-          regex.lastIndex = next;
-          continue;
-        }
-        ranges.push(match.index, match.index + length);
+        const wanted = Math.min(FIND_BATCH / 2, limit - ranges.length / 2);
+        const count = native.findRegex(regex, text, from, found.subarray(0, 2 * wanted));
+        for (let i = 0; i < 2 * count; i++) ranges.push(found[i]!);
+        if (count < wanted) break;
+        from = found[2 * count - 1]!;
       }
       return ranges;
     },

@@ -1,0 +1,95 @@
+// compileRegex(source, caseSensitive) -> handle and findRegex(handle, haystack,
+// from, out) -> count: the matches node-re2's exec loop finds (the same RE2, the
+// same Match call: the text before `from` is context for ^ and \b), written as
+// [start, end] byte pairs, without a JavaScript call or an array per match.
+// `source` is RE2 syntax: node-re2's translation of a JavaScript pattern (its
+// internalSource), which carries the flags as (?m) and the like.
+
+#include "regex.h"
+
+#include <re2/re2.h>
+
+#include <cstdint>
+#include <string>
+
+#include "args.h"
+
+namespace trawl {
+namespace {
+
+void DeleteRegex(Napi::Env /*env*/, re2::RE2* regex) { delete regex; }
+
+Napi::Value CompileRegex(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsBoolean()) {
+    Napi::TypeError::New(env, "compileRegex: (source: string, caseSensitive: boolean)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  re2::RE2::Options options;
+  options.set_case_sensitive(info[1].As<Napi::Boolean>().Value());
+  options.set_log_errors(false);
+  auto* regex = new re2::RE2(info[0].As<Napi::String>().Utf8Value(), options);
+  if (!regex->ok()) {
+    std::string error = regex->error();
+    delete regex;
+    Napi::Error::New(env, "compileRegex: " + error).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  return Napi::External<re2::RE2>::New(env, regex, DeleteRegex);
+}
+
+// Past the UTF-8 sequence starting at `at`: where the search resumes after an empty match.
+size_t NextCharacter(const uint8_t* text, size_t length, size_t at) {
+  size_t next = at + 1;
+  while (next < length && (text[next] & 0xc0) == 0x80) next++;
+  return next;
+}
+
+Napi::Value FindRegex(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsExternal()) {
+    Napi::TypeError::New(env, "findRegex: regex must come from compileRegex").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const re2::RE2* regex = info[0].As<Napi::External<re2::RE2>>().Data();
+  TypedView haystack = TypedArg(info, 1, napi_uint8_array, "findRegex: haystack (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  int64_t from;
+  if (!IntegerArg(info, 2, "findRegex: from", &from)) return env.Undefined();
+  TypedView outView = TypedArg(info, 3, napi_uint32_array, "findRegex: out (Uint32Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  if (haystack.length > 0xffffffffu || from < 0 || static_cast<uint64_t>(from) > haystack.length) {
+    Napi::RangeError::New(env, "findRegex: from must be within the haystack (at most 4 GiB)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
+  const size_t pairs = outView.length / 2;
+  const re2::StringPiece text(reinterpret_cast<const char*>(haystack.data), haystack.length);
+  size_t count = 0;
+  size_t at = static_cast<size_t>(from);
+  re2::StringPiece match;
+  while (count < pairs && at <= haystack.length &&
+         regex->Match(text, at, haystack.length, re2::RE2::UNANCHORED, &match, 1)) {
+    const size_t start = static_cast<size_t>(match.data() - text.data());
+    const size_t end = start + match.size();
+    if (end == start) {
+      // An empty match marks no text: resume at the next character, not inside a UTF-8 sequence.
+      at = NextCharacter(haystack.data, haystack.length, start);
+      continue;
+    }
+    out[2 * count] = static_cast<uint32_t>(start);
+    out[2 * count + 1] = static_cast<uint32_t>(end);
+    count++;
+    at = end;
+  }
+  return Napi::Number::New(env, static_cast<double>(count));
+}
+
+}  // namespace
+
+void RegisterRegex(Napi::Env env, Napi::Object exports) {
+  exports.Set("compileRegex", Napi::Function::New(env, CompileRegex, "compileRegex"));
+  exports.Set("findRegex", Napi::Function::New(env, FindRegex, "findRegex"));
+}
+
+}  // namespace trawl
