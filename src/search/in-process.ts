@@ -8,7 +8,7 @@ import type { SearchContextConfig } from '../config/config.js';
 import type { Shard } from '../index/shard-reader.js';
 import { plan } from '../query/plan.js';
 import type { SearchSignal } from '../worker/search-protocol.js';
-import { buildLocalResponse } from './response/build.js';
+import { buildLocalResponse, collectFiles, type Built, type FileSink } from './response/build.js';
 import { searchShards } from './shard/evaluate.js';
 import { createSignal } from './signal.js';
 
@@ -25,10 +25,15 @@ export interface SearchEnvironment {
 
 /** Runs `request` over `shards`; throws what query/plan.ts's `plan` throws. */
 export function search(request: SearchRequest, shards: readonly Shard[], environment: SearchEnvironment): SearchResponse {
+  return searchInto(collectFiles, request, shards, environment);
+}
+
+/** As `search`, its files made into what `files` makes of them (renderFiles: the JSON a worker answers /api/search with). */
+export function searchInto<T>(files: () => FileSink<T>, request: SearchRequest, shards: readonly Shard[], environment: SearchEnvironment): Built<T> {
   const started = performance.now();
   const query = plan(request, environment.contexts);
   const planned = performance.now();
   const limits = { wanted: request.matches + 1, deadline: started + environment.timeBudgetMs, signal: environment.signal ?? createSignal() };
   const outcome = searchShards(query, shards, environment.contexts, limits);
-  return buildLocalResponse(request, query, outcome, shards, environment.publicUrl, { started, planned, searched: performance.now() }, environment.responseContentCharacters);
+  return buildLocalResponse(files, request, query, outcome, shards, environment.publicUrl, { started, planned, searched: performance.now() }, environment.responseContentCharacters);
 }

@@ -18,7 +18,7 @@ import { invalidRegexError } from '../query/parser.js';
 import { planTerms } from '../query/plan.js';
 import type { CheckRegexesResult, CheckRegexesTask, RenderedResponse, RenderSpec, SearchSignal, SearchTask, SearchTaskResult, ShardsOutcome } from '../worker/search-protocol.js';
 import { groupShards, type Catalog } from './catalog.js';
-import { buildResponse, resultsCounted, type Found } from './response/build.js';
+import { buildResponse, collectFiles, renderFiles, responseJson, resultsCounted, type Built, type FileSink, type Found } from './response/build.js';
 import { RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
 import { ShardCache } from './shard-cache.js';
@@ -161,7 +161,7 @@ export class SearchPool {
 
   /** Runs one search of `query`, planned from `request` (`plan`). Throws SearchQueueFullError when too many searches are in flight. */
   async search(query: QueryNode, request: SearchRequest, call: SearchCall): Promise<SearchResponse> {
-    return this.admit(call, (signal, timings) => this.fanOut(request, query, call, signal, timings, this.groupsFor(call)));
+    return this.admit(call, (signal, timings) => this.fanOut(collectFiles, request, query, call, signal, timings, this.groupsFor(call)));
   }
 
   /**
@@ -171,7 +171,7 @@ export class SearchPool {
   async searchJson(query: QueryNode, request: SearchRequest, call: Omit<SearchCall, 'onPartial'>): Promise<SearchJson> {
     return this.admit(call, async (signal, timings) => {
       const groups = this.groupsFor(call);
-      if (groups.length !== 1) return jsonOf(await this.fanOut(request, query, call, signal, timings, groups));
+      if (groups.length !== 1) return jsonOf(await this.fanOut(renderFiles, request, query, call, signal, timings, groups));
       const { timeOrigin } = performance;
       const slot = this.renderSlots.acquire();
       const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned, slot };
@@ -187,7 +187,7 @@ export class SearchPool {
           return this.renderedJson(result, waitMs, slot);
         }
         // The worker failed: its crash outcome is answered from here.
-        return jsonOf(this.respond(request, query, this.resolve(result, groups[0]!), [result], timings, waitMs));
+        return jsonOf(this.respond(renderFiles, request, query, this.resolve(result, groups[0]!), [result], timings, waitMs));
       } finally {
         if (slot !== undefined && !slotHandedOver) this.renderSlots.release(slot);
       }
@@ -254,7 +254,8 @@ export class SearchPool {
     };
   }
 
-  private async fanOut(request: SearchRequest, query: QueryNode, call: SearchCall, signal: SearchSignal, timings: Timings, groups: string[][]): Promise<SearchResponse> {
+  /** The search over `groups`, one task each, merged here; its files go to `files`. */
+  private async fanOut<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, call: SearchCall, signal: SearchSignal, timings: Timings, groups: string[][]): Promise<Built<T>> {
     const found: Found[] = [];
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
     let budget = request.matches;
@@ -269,17 +270,17 @@ export class SearchPool {
         found.push(...groupFound);
         outcomes.push(outcome);
         if (call.onPartial && budget > 0) {
-          const partial = buildResponse({ ...request, matches: budget }, query, groupFound, [outcome], this.options.publicUrl, searchedNow(timings));
+          const partial = buildResponse(collectFiles, { ...request, matches: budget }, query, groupFound, [outcome], this.options.publicUrl, searchedNow(timings));
           budget -= resultsCounted(query, partial);
           call.onPartial(partial);
         }
       }),
     );
-    return this.respond(request, query, found, outcomes, timings, waitMs);
+    return this.respond(files, request, query, found, outcomes, timings, waitMs);
   }
 
-  private respond(request: SearchRequest, query: QueryNode, found: Found[], outcomes: Omit<ShardsOutcome, 'matches'>[], timings: Timings, waitMs: number): SearchResponse {
-    const response = buildResponse(request, query, found, outcomes, this.options.publicUrl, searchedNow(timings));
+  private respond<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, found: Found[], outcomes: Omit<ShardsOutcome, 'matches'>[], timings: Timings, waitMs: number): Built<T> {
+    const response = buildResponse(files, request, query, found, outcomes, this.options.publicUrl, searchedNow(timings));
     response.stats.wait = nanoseconds(waitMs);
     this.shardFailures += response.stats.crashes;
     return response;
@@ -331,8 +332,8 @@ export class SearchPool {
 
 const noRelease = () => {};
 
-function jsonOf(response: SearchResponse): SearchJson {
-  return { stats: response.stats, body: Buffer.from(JSON.stringify(response)), release: noRelease };
+function jsonOf(response: Built<string>): SearchJson {
+  return { stats: response.stats, body: Buffer.from(responseJson(response)), release: noRelease };
 }
 
 const nanoseconds = (ms: number) => Math.round(ms * 1e6);

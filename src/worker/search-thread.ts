@@ -7,7 +7,7 @@
 import { workerData } from 'node:worker_threads';
 import type { Shard } from '../index/shard-reader.js';
 import { firstInvalidRegex } from '../query/parser.js';
-import { buildLocalResponse } from '../search/response/build.js';
+import { buildLocalResponse, membersAfterStats, renderFiles } from '../search/response/build.js';
 import { writeMembers, type RenderSlotsShare } from '../search/response/render-slots.js';
 import { searchShards } from '../search/shard/evaluate.js';
 import { ShardCache } from '../search/shard-cache.js';
@@ -44,8 +44,8 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
 function render(task: SearchTask, spec: RenderSpec, outcome: ShardsOutcome, shards: readonly Shard[]): RenderedResponse {
   const local = (epochMs: number) => epochMs - performance.timeOrigin;
   const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
-  const { stats, files, repositoryInfo, isSearchExhaustive } = buildLocalResponse(spec.request, task.query, outcome, shards, spec.publicUrl, timings);
-  const members = `${JSON.stringify({ files, repositoryInfo }).slice(1, -1)},"isSearchExhaustive":${isSearchExhaustive}}`;
+  const { stats, files, repositoryInfo, isSearchExhaustive } = buildLocalResponse(renderFiles, spec.request, task.query, outcome, shards, spec.publicUrl, timings);
+  const members = membersAfterStats(files, repositoryInfo, isSearchExhaustive);
   const slotBytesUsed = spec.slot === undefined ? undefined : writeMembers(slots, spec.slot, members, utf8);
   return slotBytesUsed === undefined ? { kind: 'rendered', stats, results: utf8.encode(members), slotBytesUsed: 0 } : { kind: 'rendered', stats, results: null, slotBytesUsed };
 }

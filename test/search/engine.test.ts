@@ -3,7 +3,8 @@ import path from 'node:path';
 import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import { openShardSet } from '../../src/search/shard-set.js';
-import { search, type SearchEnvironment } from '../../src/search/in-process.js';
+import { search, searchInto, type SearchEnvironment } from '../../src/search/in-process.js';
+import { renderFiles, responseJson } from '../../src/search/response/build.js';
 import type { SearchRequest } from '../../src/api/types.js';
 import { QueryParseError } from '../../src/query/errors.js';
 import { UnknownSearchContextError } from '../../src/query/plan.js';
@@ -137,6 +138,27 @@ t.test('a response carries a bounded amount of content, whatever matches asks, a
   t.same(bounded.files.map((file) => file.fileName.text), everything.files.slice(0, 2).map((file) => file.fileName.text), 'files up to the bound (the one that passes it included), best first');
   t.same([bounded.isSearchExhaustive, bounded.stats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'and the response says it was cut');
   t.equal(bounded.stats.actualMatchCount, bounded.files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0), 'its counts are of what it carries');
+});
+
+t.test("files rendered to JSON as they are made are the object response's JSON, cut where it is cut", async (t) => {
+  const shards = await fixture(t);
+  const queries: [string, Partial<SearchRequest>, Partial<SearchEnvironment>][] = [
+    ['parse_expression', {}, {}],
+    ['parse', { contextLines: 2, whole: true }, {}], // multi-byte, tab and CRLF content, symbols
+    ['parse', { matches: 1000, whole: true }, { responseContentCharacters: 10 }], // cut by content
+    ['parse', { matches: 3 }, {}], // cut by the match cap
+    ['type:file parse', {}, {}],
+    ['nothing_matches_this', {}, {}],
+  ];
+  for (const [query, extra, bound] of queries) {
+    const objects = search(request(query, extra), shards, { ...environment, ...bound });
+    const rendered = searchInto(renderFiles, request(query, extra), shards, { ...environment, ...bound });
+    t.equal(rendered.files, JSON.stringify(objects.files), `${query}: the files`);
+    // The timings differ from run to run; every count must not.
+    const counts = (stats: object) => Object.fromEntries(Object.entries(stats).filter(([key]) => !['duration', 'matchTreeConstruction', 'matchTreeSearch'].includes(key)));
+    t.same(counts(JSON.parse(responseJson(rendered)).stats as object), counts(objects.stats), `${query}: the stats`);
+    t.equal(responseJson({ ...rendered, stats: objects.stats }), JSON.stringify(objects), `${query}: the whole response, members in order`);
+  }
 });
 
 t.test('bad queries and contexts are errors before any shard is read', async (t) => {

@@ -27,7 +27,8 @@ export const RESPONSE_CONTENT_CHARACTERS = 64 << 20;
 const NANOS_PER_MS = 1e6;
 
 /** buildResponse for the one outcome of `searchShards` over `shards`, which this thread has mapped. */
-export function buildLocalResponse(
+export function buildLocalResponse<T>(
+  files: () => FileSink<T>,
   request: SearchRequest,
   query: QueryNode,
   outcome: ShardsOutcome,
@@ -35,9 +36,46 @@ export function buildLocalResponse(
   publicUrl: string,
   timings: { started: number; planned: number; searched: number },
   contentCharacters = RESPONSE_CONTENT_CHARACTERS,
-): SearchResponse {
+): Built<T> {
   const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
-  return buildResponse(request, query, found, [outcome], publicUrl, timings, contentCharacters);
+  return buildResponse(files, request, query, found, [outcome], publicUrl, timings, contentCharacters);
+}
+
+/**
+ * Where a response's file results go as they are made: kept as objects
+ * (`collectFiles`), or rendered to JSON one by one (`renderFiles`), so that
+ * each file's objects die young instead of surviving, millions of them for a
+ * broad query, until the whole response is serialized (docs/design.md,
+ * "The hot path's memory").
+ */
+export interface FileSink<T> {
+  add(file: FileResult): void;
+  /** The files added, in order. */
+  result(): T;
+}
+
+export function collectFiles(): FileSink<FileResult[]> {
+  const files: FileResult[] = [];
+  return { add: (file) => files.push(file), result: () => files };
+}
+
+/** The files as the JSON text of their array, the same as JSON.stringify of it. */
+export function renderFiles(): FileSink<string> {
+  const parts: string[] = [];
+  return { add: (file) => parts.push(JSON.stringify(file)), result: () => `[${parts.join(',')}]` };
+}
+
+/** A response whose files are what its sink made of them. */
+export type Built<T> = Omit<SearchResponse, 'files'> & { files: T };
+
+/** A built response's JSON text: SearchResponse's members in its order, the rendered files as they are. */
+export function responseJson({ stats, files, repositoryInfo, isSearchExhaustive }: Built<string>): string {
+  return `{"stats":${JSON.stringify(stats)},${membersAfterStats(files, repositoryInfo, isSearchExhaustive)}`;
+}
+
+/** The members after `stats`, and the closing brace: what a worker renders (render-slots.ts). */
+export function membersAfterStats(files: string, repositoryInfo: readonly RepositoryInfo[], isSearchExhaustive: boolean): string {
+  return `"files":${files},"repositoryInfo":${JSON.stringify(repositoryInfo)},"isSearchExhaustive":${isSearchExhaustive}}`;
 }
 
 /** A match with the shard it came from, as the front end holds it. */
@@ -51,7 +89,8 @@ export interface Found extends DocumentMatch {
  * ranked best first, holding at most `request.matches` match ranges in all.
  * `found` holds every outcome's matches, resolved to their shards.
  */
-export function buildResponse(
+export function buildResponse<T>(
+  files: () => FileSink<T>,
   request: SearchRequest,
   query: QueryNode,
   found: Found[],
@@ -59,15 +98,15 @@ export function buildResponse(
   publicUrl: string,
   timings: { started: number; planned: number; searched: number },
   contentCharacters = RESPONSE_CONTENT_CHARACTERS,
-): SearchResponse {
+): Built<T> {
   found.sort((a, b) => b.score - a.score || compareLocation(a, b));
-  const { response, intact, faultedShards } = assembleIntact(request, query, found, publicUrl, contentCharacters);
+  const { response, intact, faultedShards } = assembleIntact(files, request, query, found, publicUrl, contentCharacters);
   const stats = emptyStats();
   for (const outcome of outcomes) addStats(stats, outcome.stats);
   stats.crashes += faultedShards;
   const totalRanges = outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
   const stop = combinedStop(outcomes.map((outcome) => outcome.stop));
-  stats.actualMatchCount = countRanges(response.files);
+  stats.actualMatchCount = response.matchRanges;
   stats.totalMatchCount = totalRanges;
   const resultType = resultTypeOf(query);
   // What `matches` caps: files for type:file, repositories for type:repo, else match ranges.
@@ -79,17 +118,17 @@ export function buildResponse(
   stats.duration = Math.round((performance.now() - timings.started) * NANOS_PER_MS);
   const cut = stop !== 'complete' || foundCount > request.matches || response.tooLarge;
   stats.flushReason = flushReason(stop, cut);
-  return { stats, files: response.files, repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
+  return { stats, files: response.files.result(), repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
 }
 
 /**
  * assemble over the matches of shards whose mapping did not fault while it read them (Shard.faulted),
  * and those matches: what it read from a faulted one may be zeros, so its files go and it counts as failed.
  */
-function assembleIntact(request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string, contentCharacters: number) {
+function assembleIntact<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string, contentCharacters: number) {
   let kept = found;
   for (;;) {
-    const response = assemble(request, query, kept, publicUrl, contentCharacters);
+    const response = assemble(files(), request, query, kept, publicUrl, contentCharacters);
     // `some` first: the common case allocates nothing.
     if (!kept.some((match) => match.shard.faulted)) {
       const faultedShards = kept === found ? 0 : new Set(found.filter((match) => match.shard.faulted).map((match) => match.shard)).size;
@@ -99,9 +138,9 @@ function assembleIntact(request: SearchRequest, query: QueryNode, found: Found[]
   }
 }
 
-/** Match ranges in file results (file name and chunks). */
-function countRanges(files: readonly FileResult[]): number {
-  return files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0);
+/** Match ranges in a file result (file name and chunks). */
+function countRanges(file: FileResult): number {
+  return file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0);
 }
 
 /** The most severe way any part stopped: a deadline or cancellation anywhere makes the whole a timeout. */
@@ -125,26 +164,28 @@ function compareLocation(a: Found, b: Found): number {
 }
 
 /**
- * File results, best first, holding at most `request.matches` match ranges
- * and `contentCharacters` characters of content in all (`tooLarge` when the
- * latter left files out).
+ * File results, best first, into `files`, holding at most `request.matches`
+ * match ranges and `contentCharacters` characters of content in all
+ * (`tooLarge` when the latter left files out); with how many match ranges
+ * they hold.
  */
-function assemble(
+function assemble<T>(
+  files: FileSink<T>,
   request: SearchRequest,
   query: QueryNode,
   found: Found[],
   publicUrl: string,
   contentCharacters: number,
-): { files: FileResult[]; repositoryInfo: RepositoryInfo[]; tooLarge: boolean } {
+): { files: FileSink<T>; matchRanges: number; repositoryInfo: RepositoryInfo[]; tooLarge: boolean } {
   const resultType = resultTypeOf(query);
-  const files: FileResult[] = [];
+  let matchRanges = 0;
   const repositories = new Map<number, RepositoryInfo>();
   const seenRepositories = new Set<number>();
   let budget = request.matches;
   let characters = 0;
   for (const match of found) {
     if (budget <= 0) break;
-    if (characters > contentCharacters) return { files, repositoryInfo: [...repositories.values()], tooLarge: true };
+    if (characters > contentCharacters) return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: true };
     const { shard } = match;
     const repository = shard.meta.repository;
     if (resultType === 'repo') {
@@ -158,10 +199,11 @@ function assemble(
     budget -= resultType ? 1 : (pathRanges.length + contentRanges.length) / 2;
     const file = fileResult(request, shard, match.doc, pathRanges, contentRanges, publicUrl);
     characters += (file.content?.length ?? 0) + file.chunks.reduce((sum, chunk) => sum + chunk.content.length, 0);
-    files.push(file);
+    matchRanges += countRanges(file);
+    files.add(file);
     repositories.set(repository.id, repositoryInfo(shard));
   }
-  return { files, repositoryInfo: [...repositories.values()], tooLarge: false };
+  return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: false };
 }
 
 /** The first `budget` of the ranges (without a copy when they all fit). */
