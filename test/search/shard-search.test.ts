@@ -6,6 +6,7 @@ import { DocumentFlags } from '../../src/index/format.js';
 import type { DocumentInput } from '../../src/index/model.js';
 import { parseQuery } from '../../src/query/parser.js';
 import { searchShard, type ShardSearchLimits } from '../../src/search/shard/shard-search.js';
+import { compileMatcher } from '../../src/search/shard/matcher.js';
 import { checkContexts, UnknownSearchContextError } from '../../src/query/plan.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -111,4 +112,57 @@ t.test('limits: the match cap, the deadline and cancellation stop between docume
 t.test('unknown search contexts are reported before any shard is read', async (t) => {
   t.throws(() => checkContexts(parseQuery('a (b or context:nope)', { regex: false, caseSensitive: false }), contexts), UnknownSearchContextError);
   t.doesNotThrow(() => checkContexts(parseQuery('context:backend a', { regex: false, caseSensitive: false }), contexts));
+});
+
+t.test('sym: finds what matching every definition of every file finds, literal occurrences overlapping or not', async (t) => {
+  let seed = 3;
+  const random = (below: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % below;
+  const pieces = ['aa', 'a', 'PM_RESUME', 'pm_resume', 'Pm_', 'RESUME', '_', 'x', ' ', '\n', 'é', '\u212a'];
+  const generated: DocumentInput[] = [];
+  for (let i = 0; i < 60; i++) {
+    const text = Array.from({ length: 5 + random(40) }, () => pieces[random(pieces.length)]).join('');
+    const length = Buffer.byteLength(text);
+    const symbols = Array.from({ length: random(25) }, () => {
+      const start = random(length);
+      return { start, end: Math.min(length, start + 1 + random(14)), kind: 'function' };
+    }).sort((a, b) => a.start - b.start);
+    generated.push(doc(`f${i}.c`, text, 'C', 1n, symbols));
+  }
+  const dir = tempDir(t);
+  const writer = new ShardWriter({
+    repository: { id: 4, name: 'github.com/acme/symbols', codeHostType: 'github', public: true, archived: false, fork: false },
+    branches: [{ name: 'HEAD', commit: 'c'.repeat(40) }],
+    shardIndex: 0,
+  });
+  for (const d of generated) writer.add(d);
+  writer.write(path.join(dir, 's.trawl'));
+  const shard = Shard.open(path.join(dir, 's.trawl'));
+  const cases: [string, { regex: boolean; caseSensitive: boolean }][] = [
+    ['sym:aa', { regex: false, caseSensitive: true }], // occurrences that overlap each other
+    ['sym:aaa', { regex: false, caseSensitive: true }],
+    ['sym:PM_RESUME', { regex: false, caseSensitive: true }],
+    ['sym:pm_resume', { regex: false, caseSensitive: false }], // any casing
+    ['sym:^Pm_RESUME$', { regex: true, caseSensitive: false }],
+    ['sym:a+_?R', { regex: true, caseSensitive: true }], // a regex with a literal
+    ['sym:(aa|x)a', { regex: true, caseSensitive: true }], // alternatives: no single literal
+    ['sym:\\w{3}', { regex: true, caseSensitive: true }], // no literal at all
+    ['sym:k', { regex: false, caseSensitive: false }], // the Kelvin sign folds to k
+  ];
+  let found = 0;
+  for (const [query, options] of cases) {
+    const parsed = parseQuery(query, options);
+    const pattern = parsed.type === 'pattern' ? parsed : undefined;
+    if (!pattern) throw new Error(`${query} is not one pattern`);
+    const matcher = compileMatcher(pattern);
+    // The reference: every definition of every file, its name matched on its own.
+    const expected = generated.flatMap((d, index) => {
+      const content = shard.content(index);
+      const ranges = shard.symbols(index).flatMap((symbol) => matcher.ranges(content.subarray(symbol.start, symbol.end), 1000).map((offset) => symbol.start + offset));
+      return ranges.length > 0 ? [{ doc: index, content: ranges }] : [];
+    });
+    const actual = searchShard(shard, parsed, contexts, unlimited).matches.map((match) => ({ doc: match.doc, content: match.content }));
+    t.same(actual, expected, query);
+    found += expected.length;
+  }
+  t.ok(found > 60, `the cases match ${found} files`);
 });

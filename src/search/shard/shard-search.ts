@@ -15,6 +15,7 @@
 import RE2 from 're2';
 import type { Shard, TrigramTable } from '../../index/shard-reader.js';
 import type { PatternNode, QueryNode } from '../../query/ast.js';
+import type { DocumentSymbol } from '../../index/model.js';
 import { requiredLiterals, type LiteralTree } from '../../query/literals.js';
 import { globToRegExp } from '../../config/glob.js';
 import type { SearchContextConfig } from '../../config/config.js';
@@ -123,6 +124,7 @@ function mentionsBranches(node: QueryNode): boolean {
 export class CompiledPatterns {
   private readonly matchers = new Map<PatternNode, Matcher>();
   private readonly literalPlans = new Map<PatternNode, LiteralTree>();
+  private readonly symbolAnchors = new Map<PatternNode, Matcher | null>();
   private readonly branchRegexes = new Map<PatternNode, RE2>([[DEFAULT_BRANCH, DEFAULT_BRANCH_REGEX]]);
   readonly trigramKeys: TrigramKeys = new Map();
 
@@ -132,6 +134,14 @@ export class CompiledPatterns {
 
   literalPlan(node: PatternNode): LiteralTree {
     return cached(this.literalPlans, node, () => requiredLiterals(node.value, node));
+  }
+
+  /** A matcher of the longest literal every match of a symbol pattern holds, if it has one. */
+  symbolAnchor(node: PatternNode): Matcher | null {
+    return cached(this.symbolAnchors, node, () => {
+      const literal = longestRequiredLiteral(this.literalPlan(node));
+      return literal ? compileMatcher({ value: literal.text, regex: false, caseSensitive: literal.caseSensitive }) : null;
+    });
   }
 
   branchRegex(node: PatternNode): RE2 {
@@ -232,10 +242,8 @@ class Evaluator {
       case 'symbol': {
         const content = this.loadContent();
         this.stats.contentBytesLoaded += content.length;
-        // Decoding every definition of a file is costly: first make sure the text the pattern needs is there at all.
-        if (!literalsPresent(this.patterns.literalPlan(node), content)) return false;
         const found: number[] = [];
-        for (const symbol of this.shard.symbols(this.doc)) {
+        for (const symbol of this.symbolCandidates(node, content)) {
           const ranges = this.matcher(node).ranges(content.subarray(symbol.start, symbol.end), this.budget());
           for (const offset of ranges) found.push(symbol.start + offset);
         }
@@ -248,6 +256,20 @@ class Evaluator {
       case 'repository':
         return this.shardLevel(node);
     }
+  }
+
+  /**
+   * The definitions of the current document whose names can match a symbol
+   * pattern. With a literal every match holds (an anchor), only those whose
+   * names overlap one of its occurrences are decoded: a name holding the
+   * literal overlaps the occurrence a left-to-right scan found there or just
+   * before. Otherwise all, once the pattern's literals are known present.
+   */
+  private symbolCandidates(node: PatternNode, content: Buffer): DocumentSymbol[] {
+    const anchor = this.patterns.symbolAnchor(node);
+    if (anchor === null) return literalsPresent(this.patterns.literalPlan(node), content) ? this.shard.symbols(this.doc) : [];
+    const occurrences = anchor.ranges(content, Number.MAX_SAFE_INTEGER);
+    return occurrences.length === 0 ? [] : this.shard.symbolsOverlapping(this.doc, occurrences);
   }
 
   /** Conditions on the repository, the same for every document of the shard. */
@@ -373,6 +395,20 @@ function lowerBound(values: Uint32Array, value: number): number {
     else high = mid;
   }
   return low;
+}
+
+type Literal = Extract<LiteralTree, { type: 'literal' }>;
+
+/** The longest literal a tree requires whatever else it holds: itself, or the longest of an 'and's. */
+function longestRequiredLiteral(tree: LiteralTree): Literal | undefined {
+  if (tree.type === 'literal') return tree.text.length > 0 ? tree : undefined;
+  if (tree.type !== 'and') return undefined;
+  let longest: Literal | undefined;
+  for (const operand of tree.operands) {
+    const literal = longestRequiredLiteral(operand);
+    if (literal && (!longest || Buffer.byteLength(literal.text) > Buffer.byteLength(longest.text))) longest = literal;
+  }
+  return longest;
 }
 
 /**
