@@ -11,7 +11,7 @@ import path from 'node:path';
 
 export type MadviseAdvice = 'normal' | 'random' | 'sequential' | 'willneed' | 'dontneed';
 
-/** A compiled RE2, freed when it is collected. */
+/** A compiled RE2 (native memory V8 does not see: free it with freeRegex). */
 export type NativeRegex = { readonly brand: 'NativeRegex' };
 
 export interface NativeAddon {
@@ -89,6 +89,8 @@ export interface NativeAddon {
    * loop finds them; returns how many pairs it wrote.
    */
   findRegex(regex: NativeRegex, haystack: Uint8Array, from: number, out: Uint32Array): number;
+  /** Frees the regex's RE2 now (findRegex then throws); otherwise it is freed some time after it is collected. */
+  freeRegex(regex: NativeRegex): void;
   /**
    * The trigram posting index of a shard (docs/index-format.md, CTRK/CTRP):
    * `trigrams` holds each document's distinct trigrams with their next-byte

@@ -1,9 +1,13 @@
-// compileRegex(source, caseSensitive) -> handle and findRegex(handle, haystack,
-// from, out) -> count: the matches node-re2's exec loop finds (the same RE2, the
+// compileRegex(source, caseSensitive) -> handle, findRegex(handle, haystack,
+// from, out) -> count and freeRegex(handle): the matches node-re2's exec loop finds (the same RE2, the
 // same Match call: the text before `from` is context for ^ and \b), written as
 // [start, end] byte pairs, without a JavaScript call or an array per match.
 // `source` is RE2 syntax: node-re2's translation of a JavaScript pattern (its
 // internalSource), which carries the flags as (?m) and the like.
+//
+// A handle's RE2 is freed by freeRegex, or else when the handle is collected:
+// Node runs that finalizer on a later turn of the event loop, which a busy
+// worker thread reaches too rarely to keep up with a search per request.
 
 #include "regex.h"
 
@@ -17,7 +21,23 @@
 namespace trawl {
 namespace {
 
-void DeleteRegex(Napi::Env /*env*/, re2::RE2* regex) { delete regex; }
+struct RegexHandle {
+  re2::RE2* regex;  // nullptr once freed
+};
+
+void DeleteHandle(Napi::Env /*env*/, RegexHandle* handle) {
+  delete handle->regex;
+  delete handle;
+}
+
+// The handle argument, or nullptr (with a TypeError thrown).
+RegexHandle* HandleArg(const Napi::CallbackInfo& info, const char* message) {
+  if (info.Length() < 1 || !info[0].IsExternal()) {
+    Napi::TypeError::New(info.Env(), message).ThrowAsJavaScriptException();
+    return nullptr;
+  }
+  return info[0].As<Napi::External<RegexHandle>>().Data();
+}
 
 Napi::Value CompileRegex(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -35,7 +55,16 @@ Napi::Value CompileRegex(const Napi::CallbackInfo& info) {
     Napi::Error::New(env, "compileRegex: " + error).ThrowAsJavaScriptException();
     return env.Undefined();
   }
-  return Napi::External<re2::RE2>::New(env, regex, DeleteRegex);
+  return Napi::External<RegexHandle>::New(env, new RegexHandle{regex}, DeleteHandle);
+}
+
+Napi::Value FreeRegex(const Napi::CallbackInfo& info) {
+  RegexHandle* handle = HandleArg(info, "freeRegex: regex must come from compileRegex");
+  if (handle != nullptr) {
+    delete handle->regex;
+    handle->regex = nullptr;
+  }
+  return info.Env().Undefined();
 }
 
 // Past the UTF-8 sequence starting at `at`: where the search resumes after an empty match.
@@ -47,11 +76,13 @@ size_t NextCharacter(const uint8_t* text, size_t length, size_t at) {
 
 Napi::Value FindRegex(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsExternal()) {
-    Napi::TypeError::New(env, "findRegex: regex must come from compileRegex").ThrowAsJavaScriptException();
+  RegexHandle* handle = HandleArg(info, "findRegex: regex must come from compileRegex");
+  if (handle == nullptr) return env.Undefined();
+  if (handle->regex == nullptr) {
+    Napi::Error::New(env, "findRegex: the regex was freed").ThrowAsJavaScriptException();
     return env.Undefined();
   }
-  const re2::RE2* regex = info[0].As<Napi::External<re2::RE2>>().Data();
+  const re2::RE2* regex = handle->regex;
   TypedView haystack = TypedArg(info, 1, napi_uint8_array, "findRegex: haystack (Uint8Array)");
   if (env.IsExceptionPending()) return env.Undefined();
   int64_t from;
@@ -90,6 +121,7 @@ Napi::Value FindRegex(const Napi::CallbackInfo& info) {
 void RegisterRegex(Napi::Env env, Napi::Object exports) {
   exports.Set("compileRegex", Napi::Function::New(env, CompileRegex, "compileRegex"));
   exports.Set("findRegex", Napi::Function::New(env, FindRegex, "findRegex"));
+  exports.Set("freeRegex", Napi::Function::New(env, FreeRegex, "freeRegex"));
 }
 
 }  // namespace trawl

@@ -265,6 +265,10 @@ t.test('findRegex writes [start, end] pairs up to out.length, sees the text befo
   t.throws(() => native.findRegex({} as never, haystack, 0, rest), { name: 'TypeError', message: /must come from compileRegex/ });
   t.throws(() => native.findRegex(words, haystack, haystack.length + 1, rest), { name: 'RangeError', message: /from must be within/ });
   t.throws(() => native.findRegex(words, haystack, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
+  native.freeRegex(words);
+  t.throws(() => native.findRegex(words, haystack, 0, rest), { name: 'Error', message: /the regex was freed/ }, 'a freed regex is refused, not used');
+  t.doesNotThrow(() => native.freeRegex(words), 'freeing twice is harmless');
+  t.throws(() => native.freeRegex({} as never), { name: 'TypeError' });
 });
 
 t.test('findLiteralIgnoringCase finds what RE2 finds case-insensitively, or declines where U+212A or U+017F is', async (t) => {

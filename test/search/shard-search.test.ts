@@ -166,3 +166,12 @@ t.test('sym: finds what matching every definition of every file finds, literal o
   }
   t.ok(found > 60, `the cases match ${found} files`);
 });
+
+t.test('a search using more regexes than a thread keeps compiled finds with all of them, and the next search too', async (t) => {
+  const shard = openShard(tempDir(t));
+  const alternatives = Array.from({ length: 40 }, (_, i) => `nomatch${i}x`).join(' or ');
+  for (const round of [1, 2]) {
+    const found = searchShard(shard, parseQuery(`${alternatives} or T.DO`, { regex: true, caseSensitive: true }), contexts, unlimited);
+    t.same(found.matches.map((match) => shard.path(match.doc)), ['src/main.go', 'src/util.go'], `search ${round}: the last of 41 regexes still matches in every file`);
+  }
+});

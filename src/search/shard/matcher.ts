@@ -29,11 +29,45 @@ export interface Matcher {
 export function compileMatcher(pattern: Pick<PatternNode, 'value' | 'regex' | 'caseSensitive'>): Matcher {
   if (!pattern.regex && pattern.caseSensitive) return literalMatcher(Buffer.from(pattern.value, 'utf8'), native.findLiteral);
   const source = pattern.regex ? pattern.value : escapeRegExp(pattern.value);
-  // node-re2 checks the pattern and translates it to RE2's syntax; the addon compiles that translation.
-  const regex = regexMatcher(native.compileRegex(new RE2(source, pattern.caseSensitive ? 'gmu' : 'gimu').internalSource, pattern.caseSensitive));
+  const regex = () => regexMatcher(compiledRegex(source, pattern.caseSensitive));
   // RE2 stays the authority: the addon hands a text back to it where U+212A or U+017F could match a k or s.
   if (!pattern.regex && ASCII.test(pattern.value)) return literalMatcher(Buffer.from(pattern.value, 'utf8'), native.findLiteralIgnoringCase, regex);
+  return regex();
+}
+
+/** Compiled regexes this thread keeps across searches, the least recently used dropped first. */
+const KEPT_REGEXES = 16;
+const keptRegexes = new Map<string, NativeRegex>();
+/** Regexes dropped from keptRegexes, which a search in progress may still use. */
+const retiredRegexes: NativeRegex[] = [];
+
+/**
+ * The addon's RE2 for a pattern, compiled once per thread while it is in
+ * use (node-re2 checks the pattern and translates it to RE2's syntax; the
+ * addon compiles that translation). Their native memory is freed
+ * explicitly: left to V8's collector, it grew with the load (docs/design.md,
+ * "Per-file work is linear").
+ */
+function compiledRegex(source: string, caseSensitive: boolean): NativeRegex {
+  const key = `${caseSensitive ? 's' : 'i'}${source}`;
+  let regex = keptRegexes.get(key);
+  if (regex === undefined) {
+    regex = native.compileRegex(new RE2(source, caseSensitive ? 'gmu' : 'gimu').internalSource, caseSensitive);
+    if (keptRegexes.size >= KEPT_REGEXES) {
+      const [oldest, dropped] = keptRegexes.entries().next().value!;
+      keptRegexes.delete(oldest);
+      retiredRegexes.push(dropped);
+    }
+  } else {
+    keptRegexes.delete(key);
+  }
+  keptRegexes.set(key, regex);
   return regex;
+}
+
+/** Frees the regexes dropped since the last call: call it as a search starts, when no earlier search's matcher is used again. */
+export function freeRetiredRegexes(): void {
+  for (const regex of retiredRegexes.splice(0)) native.freeRegex(regex);
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -46,8 +80,8 @@ const FIND_BATCH = 1024;
  */
 const found = new Uint32Array(FIND_BATCH);
 
-/** `find` is findLiteral or findLiteralIgnoringCase; `unicode` answers when the latter declines (-1). */
-function literalMatcher(needle: Buffer, find: typeof native.findLiteral, unicode?: Matcher): Matcher {
+/** `find` is findLiteral or findLiteralIgnoringCase; `unicode` makes the matcher that answers when the latter declines (-1). */
+function literalMatcher(needle: Buffer, find: typeof native.findLiteral, unicode?: () => Matcher): Matcher {
   return {
     ranges(text, limit, from = 0) {
       const ranges: number[] = [];
@@ -56,7 +90,7 @@ function literalMatcher(needle: Buffer, find: typeof native.findLiteral, unicode
       while (ranges.length < 2 * limit) {
         const wanted = Math.min(FIND_BATCH, limit - ranges.length / 2);
         const count = find(text, needle, from, found.subarray(0, wanted));
-        if (count < 0) return unicode!.ranges(text, limit, start);
+        if (count < 0) return unicode!().ranges(text, limit, start);
         for (let i = 0; i < count; i++) ranges.push(found[i]!, found[i]! + needle.length);
         if (count < wanted) break;
         from = found[count - 1]! + needle.length;

@@ -22,7 +22,7 @@ import type { SearchContextConfig } from '../../config/config.js';
 import { recycleIdLists } from '../../index/id-lists.js';
 import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates, type TrigramKeys } from './candidates.js';
 import { cached } from './memo.js';
-import { compileMatcher, type Matcher } from './matcher.js';
+import { compileMatcher, freeRetiredRegexes, type Matcher } from './matcher.js';
 import { UnknownSearchContextError } from '../../query/plan.js';
 import type { DocumentMatch, StopReason } from '../../worker/search-protocol.js';
 
@@ -127,6 +127,11 @@ export class CompiledPatterns {
   private readonly symbolAnchors = new Map<PatternNode, Matcher | null>();
   private readonly branchRegexes = new Map<PatternNode, RE2>([[DEFAULT_BRANCH, DEFAULT_BRANCH_REGEX]]);
   readonly trigramKeys: TrigramKeys = new Map();
+
+  /** One per search: no matcher of an earlier search is used once a new one starts. */
+  constructor() {
+    freeRetiredRegexes();
+  }
 
   matcher(node: PatternNode): Matcher {
     return cached(this.matchers, node, () => compileMatcher(node));
