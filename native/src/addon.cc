@@ -1,8 +1,9 @@
 // trawl's N-API addon: the few OS calls Node does not expose.
 //
 // Every function is re-entrant and, but for the mapping guard's registry
-// (mapping-guard.h, thread-safe), keeps no mutable static state, so the addon
-// may be loaded by any number of worker threads at once.
+// (mapping-guard.h) and the registry of shared file mappings (below), both
+// thread-safe, keeps no mutable static state, so the addon may be loaded by
+// any number of worker threads at once.
 
 #include <napi.h>
 
@@ -11,8 +12,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -36,11 +40,43 @@ using trawl::IntegerArg;
 using trawl::TypedArg;
 using trawl::TypedView;
 
+// One mapping of a file for the whole process: every thread that maps the same
+// file (device and inode: a shard is never rewritten in place, and an inode is
+// not reused while a mapping holds it) shares it, so its pages count once in
+// the process's RSS; unmapped when the last buffer over it is collected.
 struct Mapping {
   void* address;
   size_t length;
   size_t guardSlot;
+  size_t buffers;  // buffers over it, in any thread
 };
+
+using FileId = std::pair<dev_t, ino_t>;
+
+std::mutex mappingsMutex;
+std::map<FileId, Mapping*>& Mappings() {
+  static auto* mappings = new std::map<FileId, Mapping*>();  // never destroyed: finalizers may run at exit
+  return *mappings;
+}
+
+// The buffer finalizer: the last buffer over a mapping unguards and unmaps it.
+void ReleaseMapping(Napi::Env /*env*/, uint8_t* /*data*/, FileId* id) {
+  Mapping* last = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mappingsMutex);
+    auto found = Mappings().find(*id);
+    if (found != Mappings().end() && --found->second->buffers == 0) {
+      last = found->second;
+      Mappings().erase(found);
+    }
+  }
+  delete id;
+  if (last == nullptr) return;
+  // Unguarded first: once unmapped, the range may be mapped again for another file.
+  mapping_guard::Release(last->guardSlot);
+  munmap(last->address, last->length);
+  delete last;
+}
 
 Napi::Value ThrowErrno(Napi::Env env, const char* syscall, int err, const std::string& subject) {
   std::string message = std::string(syscall) + " failed for " + subject + ": " + std::strerror(err);
@@ -54,7 +90,8 @@ Napi::Value ThrowErrno(Napi::Env env, const char* syscall, int err, const std::s
 
 // mmapFile(path) -> { bytes, faultSlot }: bytes is a Buffer backed by a
 // read-only MAP_SHARED mapping of the whole file, guarded against SIGBUS
-// (mapping-guard.h), and released by the buffer's finalizer; faultSlot is its
+// (mapping-guard.h), shared with every other buffer over the same file in the
+// process (Mapping) and released by the buffers' finalizers; faultSlot is its
 // index in mappingFaults. An empty file yields an empty (unmapped) buffer,
 // slot 0, because mmap rejects zero lengths.
 Napi::Value MmapFile(const Napi::CallbackInfo& info) {
@@ -80,26 +117,28 @@ Napi::Value MmapFile(const Napi::CallbackInfo& info) {
     result.Set("faultSlot", Napi::Number::New(env, 0));
     return result;
   }
-  void* address = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
-  int mmapErr = errno;
-  close(fd);  // the mapping keeps its own reference to the file
-  if (address == MAP_FAILED) return ThrowErrno(env, "mmap", mmapErr, path);
-  size_t slot = mapping_guard::Guard(address, length);
-  if (slot == 0) {
-    munmap(address, length);
-    return ThrowErrno(env, "mmap", ENOMEM, path + " (every mapping guard slot is taken)");
+  const FileId id{st.st_dev, st.st_ino};
+  std::lock_guard<std::mutex> lock(mappingsMutex);
+  Mapping*& mapping = Mappings()[id];
+  if (mapping == nullptr) {
+    void* address = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+    int mmapErr = errno;
+    close(fd);  // the mapping keeps its own reference to the file
+    size_t slot = address == MAP_FAILED ? 0 : mapping_guard::Guard(address, length);
+    if (address == MAP_FAILED || slot == 0) {
+      if (address != MAP_FAILED) munmap(address, length);
+      Mappings().erase(id);
+      return address == MAP_FAILED ? ThrowErrno(env, "mmap", mmapErr, path)
+                                   : ThrowErrno(env, "mmap", ENOMEM, path + " (every mapping guard slot is taken)");
+    }
+    mapping = new Mapping{address, length, slot, 0};
+  } else {
+    close(fd);
   }
-  auto* mapping = new Mapping{address, length, slot};
-  result.Set("bytes", Napi::Buffer<uint8_t>::New(
-                          env, static_cast<uint8_t*>(address), length,
-                          [](Napi::Env, uint8_t*, Mapping* m) {
-                            // Unguarded first: once unmapped, the range may be mapped again for another file.
-                            mapping_guard::Release(m->guardSlot);
-                            munmap(m->address, m->length);
-                            delete m;
-                          },
-                          mapping));
-  result.Set("faultSlot", Napi::Number::New(env, static_cast<double>(slot)));
+  mapping->buffers++;
+  result.Set("bytes", Napi::Buffer<uint8_t>::New(env, static_cast<uint8_t*>(mapping->address), mapping->length,
+                                                 ReleaseMapping, new FileId(id)));
+  result.Set("faultSlot", Napi::Number::New(env, static_cast<double>(mapping->guardSlot)));
   return result;
 }
 

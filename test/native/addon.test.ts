@@ -62,6 +62,60 @@ t.test('several worker threads map the same file at once', async (t) => {
   for (const digests of results) t.same(digests, Array(20).fill(expected), 'every mapping in every worker sees the file');
 });
 
+t.test('threads mapping one file share one mapping, unmapped after the last buffer; a file renamed over it is mapped anew', async (t) => {
+  const dir = scratch();
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'shard.bin');
+  fs.writeFileSync(file, Buffer.alloc(3 * 4096, 1));
+  const mappingsOf = (name: string) => fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((line) => line.endsWith(name)).length;
+  const addon = fileURLToPath(new URL('../../native/build/Release/trawl_native.node', import.meta.url));
+  const source = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const native = require(workerData.addon);
+    const mapped = native.mmapFile(workerData.file);
+    parentPort.postMessage({ first: mapped.bytes[0], slot: mapped.faultSlot });
+    parentPort.once('message', () => parentPort.postMessage(mapped.bytes[4096]));`;
+  const here = native.mmapFile(file);
+  const workers = Array.from({ length: 3 }, () => {
+    const worker = new Worker(source, { eval: true, workerData: { file, addon } });
+    t.teardown(() => worker.terminate());
+    return worker;
+  });
+  const answers = await Promise.all(workers.map((worker) => new Promise((resolve, reject) => (worker.once('message', resolve), worker.once('error', reject)))));
+  t.same(answers, Array(3).fill({ first: 1, slot: here.faultSlot }), 'every thread reads the file through the same guarded mapping');
+  t.equal(mappingsOf('/shard.bin'), 1, 'one mapping in the process, not one per thread');
+  const replacement = path.join(dir, 'shard.bin.tmp');
+  fs.writeFileSync(replacement, Buffer.alloc(4096, 2));
+  fs.renameSync(replacement, file);
+  const renewed = native.mmapFile(file);
+  t.same([renewed.bytes.length, renewed.bytes[0], here.bytes[0]], [4096, 2, 1], 'a new file at the path is mapped anew; the old mapping still reads the old file');
+  t.not(renewed.faultSlot, here.faultSlot);
+  const stillRead = await Promise.all(workers.map((worker) => new Promise((resolve) => (worker.once('message', resolve), worker.postMessage('read')))));
+  t.same(stillRead, [1, 1, 1], "the workers' buffers still read the old file");
+  await Promise.all(workers.map((worker) => worker.terminate()));
+  t.equal(mappingsOf('/shard.bin (deleted)'), 1, "the old file stays mapped while this thread's buffer lives");
+  // Collected in a process of its own, with gc exposed: every buffer gone, no mapping is left.
+  const child = spawn(process.execPath, ['--expose-gc', '-e', `
+    const { Worker } = require('node:worker_threads');
+    const native = require(${JSON.stringify(addon)});
+    const file = ${JSON.stringify(file)};
+    const count = () => require('node:fs').readFileSync('/proc/self/maps', 'utf8').split('\\n').filter((l) => l.endsWith('/shard.bin')).length;
+    (async () => {
+      let mapped = native.mmapFile(file).bytes;
+      const worker = new Worker(\`const n = require(${JSON.stringify(addon)}); n.mmapFile(${JSON.stringify(file)}); require('node:worker_threads').parentPort.postMessage(1);\`, { eval: true });
+      await new Promise((resolve) => worker.once('message', resolve));
+      const whileMapped = count();
+      await worker.terminate();
+      mapped = null;
+      for (let i = 0; i < 10 && count() > 0; i++) { global.gc(); await new Promise((r) => setTimeout(r, 20)); }
+      console.log(JSON.stringify([whileMapped, count()]));
+    })();`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  await new Promise((resolve) => child.once('exit', resolve));
+  t.same(JSON.parse(output), [1, 0], 'two threads, one mapping; none once every buffer is collected');
+});
+
 t.test('a file truncated under its mapping reads as zeros past its end and flags the mapping, in every thread', async (t) => {
   const dir = scratch();
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
