@@ -27,7 +27,7 @@ import {
   type SectionTag,
 } from './format.js';
 import { ShardFormatError } from './errors.js';
-import { byStart } from './ranges.js';
+import { byStart, forEachOverlapping, type SpansByStart } from './ranges.js';
 import { decodeMaskedPostings, intersectMaskedPostings } from './varint.js';
 import type { DocumentSymbol, ShardMeta } from './model.js';
 
@@ -252,47 +252,21 @@ export class Shard {
    * are decoded: a file may define thousands of symbols.
    */
   symbolsOverlapping(doc: number, ranges: readonly number[]): DocumentSymbol[] {
-    if (ranges.length === 0) return [];
+    const found: DocumentSymbol[] = [];
+    if (ranges.length === 0) return found;
     const sorted = byStart(ranges);
-    const pairs = sorted.length / 2;
-    // furthestEnd[i]: the largest end among the first i + 1 ranges, so "a range starting before x ends after y" is one lookup.
-    const furthestEnd = furthestEndScratch(pairs);
-    for (let i = 0, furthest = 0; i < pairs; i++) furthestEnd[i] = furthest = Math.max(furthest, sorted[2 * i + 1]!);
     const base = this.record(doc);
     const first = this.documents[base + F.firstSymbol]!;
-    const last = first + this.documents[base + F.symbolCount]!;
-    const found: DocumentSymbol[] = [];
-    const lowest = sorted[0]!;
-    const highest = furthestEnd[pairs - 1]!;
-    // Symbols are by start and none is longer than longestSymbol, so only those from here can end after `lowest`.
-    for (let i = this.firstSymbolFrom(first, last, lowest - this.longestSymbol + 1); i < last; i++) {
-      const r = i * SYMBOL_RECORD_WORDS;
-      const start = this.symbolRecords[r + S.start]!;
-      const end = this.symbolRecords[r + S.end]!;
-      if (start >= highest) break;
-      if (end <= lowest) continue;
-      let low = 0;
-      let high = pairs; // first range starting at or after the symbol's end
-      while (low < high) {
-        const mid = (low + high) >>> 1;
-        if (sorted[2 * mid]! < end) low = mid + 1;
-        else high = mid;
-      }
-      if (low > 0 && furthestEnd[low - 1]! > start) found.push(this.symbolAt(i));
-    }
+    const records = this.symbolRecords;
+    const spans: SpansByStart = {
+      first,
+      end: first + this.documents[base + F.symbolCount]!,
+      longest: this.longestSymbol,
+      startOf: (i) => records[i * SYMBOL_RECORD_WORDS + S.start]!,
+      endOf: (i) => records[i * SYMBOL_RECORD_WORDS + S.end]!,
+    };
+    forEachOverlapping(spans, sorted, 0, sorted.length / 2, (i) => found.push(this.symbolAt(i)));
     return found;
-  }
-
-  /** The first symbol in [first, last) that starts at or after `offset` (last when none does). */
-  private firstSymbolFrom(first: number, last: number, offset: number): number {
-    let low = first;
-    let high = last;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (this.symbolRecords[mid * SYMBOL_RECORD_WORDS + S.start]! < offset) low = mid + 1;
-      else high = mid;
-    }
-    return low;
   }
 
   private symbolAt(index: number): DocumentSymbol {
@@ -310,7 +284,6 @@ export class Shard {
     }
     return symbol;
   }
-
 
   /** Byte span of a section, for statistics (e.g. index bytes excluding content). */
   sectionLength(tag: SectionTag): number {
@@ -403,14 +376,6 @@ export class Shard {
     if (offsets[0] !== 0 || offsets[count] !== postings.length) throw corrupt(`${keysTag}: posting offsets do not cover ${postingsTag}`);
     return new TrigramTable(this.bytes, keys, offsets, postings, postingsTag);
   }
-}
-
-/** symbolsOverlapping's prefix maxima, one buffer per thread: a search calls it for every matching file. */
-let furthestEnds = new Float64Array(256);
-
-function furthestEndScratch(length: number): Float64Array {
-  if (furthestEnds.length < length) furthestEnds = new Float64Array(Math.max(length, 2 * furthestEnds.length));
-  return furthestEnds;
 }
 
 function corrupt(message: string): ShardFormatError {

@@ -5,6 +5,7 @@
  * their product (docs/design.md, "Per-file work is linear").
  */
 import type { DocumentSymbol } from '../index/model.js';
+import { forEachOverlapping, type SpansByStart } from '../index/ranges.js';
 
 export class SymbolSpans {
   /** The longest name's length in bytes: a name overlapping offset x starts after x − longest. */
@@ -26,30 +27,12 @@ export class SymbolSpans {
     return undefined;
   }
 
-  /**
-   * The definitions whose names overlap any of `count` ranges, given as
-   * ascending starts `starts(i)` and `furthestEnd(i)`, the largest end among
-   * ranges 0…i.
-   */
-  overlapping(count: number, starts: (i: number) => number, furthestEnd: (i: number) => number): DocumentSymbol[] {
+  /** The definitions whose names overlap one of the ranges sorted[2·from … 2·to) (flattened, by start), in start order. */
+  overlapping(sorted: readonly number[], from: number, to: number): DocumentSymbol[] {
     const found: DocumentSymbol[] = [];
-    if (count === 0) return found;
-    const lowest = starts(0);
-    const highest = furthestEnd(count - 1);
-    for (let i = this.firstStartingFrom(lowest - this.longest + 1); i < this.symbols.length; i++) {
-      const symbol = this.symbols[i]!;
-      if (symbol.start >= highest) break;
-      if (symbol.end <= lowest) continue;
-      // The ranges starting before the name ends: one of them must end after it starts.
-      let low = 0;
-      let high = count;
-      while (low < high) {
-        const mid = (low + high) >>> 1;
-        if (starts(mid) < symbol.end) low = mid + 1;
-        else high = mid;
-      }
-      if (low > 0 && furthestEnd(low - 1) > symbol.start) found.push(symbol);
-    }
+    const { symbols } = this;
+    const spans: SpansByStart = { first: 0, end: symbols.length, longest: this.longest, startOf: (i) => symbols[i]!.start, endOf: (i) => symbols[i]!.end };
+    forEachOverlapping(spans, sorted, from, to, (i) => found.push(symbols[i]!));
     return found;
   }
 

@@ -23,7 +23,8 @@ export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInp
   const sorted = byStart(ranges);
   // A group's byte bounds are found as soon as its lines are known: LineIndex walks from the
   // offset it last counted to, which is then the group's latest range.
-  const groups: { last: number; from: number; to: number; startLine: number; matchRanges: Range[] }[] = [];
+  // A group's ranges are sorted[2·firstPair …], as many as its matchRanges.
+  const groups: { last: number; from: number; to: number; startLine: number; firstPair: number; matchRanges: Range[] }[] = [];
   for (let i = 0; i < sorted.length; i += 2) {
     const start = sorted[i]!;
     const end = sorted[i + 1]!;
@@ -40,7 +41,7 @@ export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInp
       }
       current.matchRanges.push(range);
     } else {
-      groups.push({ last, from: lines.lineStart(first), to: lines.lineEnd(last), startLine: first, matchRanges: [range] });
+      groups.push({ last, from: lines.lineStart(first), to: lines.lineEnd(last), startLine: first, firstPair: i / 2, matchRanges: [range] });
     }
   }
   const spans = new SymbolSpans(symbols);
@@ -51,18 +52,15 @@ export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInp
       contentStart: { byteOffset: group.from, lineNumber: group.startLine, column: 1 },
     };
     if (symbols.length > 0) {
-      const definitions = symbolsAt(content, spans, group.matchRanges);
+      const definitions = symbolsAt(content, spans.overlapping(sorted, group.firstPair, group.firstPair + group.matchRanges.length));
       if (definitions.length > 0) chunk.symbols = definitions;
     }
     return chunk;
   });
 }
 
-/** The distinct definitions whose names overlap any of the ranges (ordered by start). */
-function symbolsAt(content: Buffer, spans: SymbolSpans, ranges: Range[]): SymbolInfo[] {
-  const furthestEnds: number[] = [];
-  for (const range of ranges) furthestEnds.push(Math.max(range.end.byteOffset, furthestEnds[furthestEnds.length - 1] ?? 0));
-  const overlapping = spans.overlapping(ranges.length, (i) => ranges[i]!.start.byteOffset, (i) => furthestEnds[i]!);
+/** What a chunk says of the definitions its ranges overlap. */
+function symbolsAt(content: Buffer, overlapping: readonly DocumentSymbol[]): SymbolInfo[] {
   return overlapping.map((symbol) => {
     const info: SymbolInfo = { symbol: content.toString('utf8', symbol.start, symbol.end), kind: symbol.kind };
     if (symbol.parent) info.parent = symbol.parent;
