@@ -125,7 +125,7 @@ export class Shard {
   private readonly symbolRecords: Uint32Array;
   /** The longest symbol name (end − start) in the shard: bounds how far back a symbol overlapping an offset can start. */
   private longestSymbol = 0;
-  private readonly parentNames: string[];
+  private readonly parentNames: StringPool;
   private readonly spans: Map<string, SectionSpan>;
 
   /** Maps and validates a shard file. Throws ShardFormatError for bad bytes, a system error when unreadable. */
@@ -161,7 +161,7 @@ export class Shard {
     }
     this.symbolRecords = this.u32Section(Section.symbols);
     if (this.symbolRecords.length % SYMBOL_RECORD_WORDS !== 0) throw corrupt('SYMB is not a whole number of records');
-    this.parentNames = parseStringPool(bytes, this.span(Section.strings));
+    this.parentNames = StringPool.parse(bytes, this.span(Section.strings));
     this.validateDocuments();
     this.validateSymbols();
     this.contentTrigrams = this.trigramTable(Section.contentTrigramKeys, Section.contentTrigramPostings);
@@ -280,7 +280,7 @@ export class Shard {
     const parentName = this.symbolRecords[r + S.parentName]!;
     if (parentName !== 0) {
       const parentKind = this.symbolRecords[r + S.parentKind]!;
-      symbol.parent = { symbol: this.parentNames[parentName - 1]!, kind: parentKind === 0 ? '' : kinds[parentKind - 1]! };
+      symbol.parent = { symbol: this.parentNames.at(parentName - 1), kind: parentKind === 0 ? '' : kinds[parentKind - 1]! };
     }
     return symbol;
   }
@@ -345,21 +345,27 @@ export class Shard {
 
   private validateSymbols(): void {
     const kinds = this.meta.symbolKinds.length;
+    const parentNames = this.parentNames.count;
     const r = this.symbolRecords;
     const d = this.documents;
+    let longest = 0;
     for (let doc = 0; doc < this.documentCount; doc++) {
       const b = doc * DOCUMENT_RECORD_WORDS;
       const contentLength = d[b + F.contentLength]!;
       const first = d[b + F.firstSymbol]!;
-      for (let i = first; i < first + d[b + F.symbolCount]!; i++) {
-        const s = i * SYMBOL_RECORD_WORDS;
-        if (!(r[s + S.start]! <= r[s + S.end]! && r[s + S.end]! <= contentLength)) throw corrupt(`SYMB record ${i}: range outside its document`);
-        if (i > first && r[s + S.start]! < r[s - SYMBOL_RECORD_WORDS + S.start]!) throw corrupt(`SYMB record ${i}: not ordered by start`);
-        this.longestSymbol = Math.max(this.longestSymbol, r[s + S.end]! - r[s + S.start]!);
-        if (r[s + S.kind]! >= kinds || r[s + S.parentKind]! > kinds) throw corrupt(`SYMB record ${i}: unknown kind`);
-        if (r[s + S.parentName]! > this.parentNames.length) throw corrupt(`SYMB record ${i}: unknown parent name`);
+      const end = (first + d[b + F.symbolCount]!) * SYMBOL_RECORD_WORDS;
+      let previousStart = 0;
+      for (let s = first * SYMBOL_RECORD_WORDS; s < end; s += SYMBOL_RECORD_WORDS) {
+        const start = r[s + S.start]!;
+        const length = r[s + S.end]! - start;
+        if (start < previousStart || length < 0 || start + length > contentLength || r[s + S.kind]! >= kinds || r[s + S.parentKind]! > kinds || r[s + S.parentName]! > parentNames) {
+          throw badSymbol(s / SYMBOL_RECORD_WORDS, r, contentLength, previousStart, kinds);
+        }
+        previousStart = start;
+        if (length > longest) longest = length;
       }
     }
+    this.longestSymbol = longest;
   }
 
   private trigramTable(keysTag: SectionTag, postingsTag: SectionTag): TrigramTable {
@@ -385,6 +391,17 @@ function corrupt(message: string): ShardFormatError {
 /** A document record that fails validation (its message is built only then: a shard has thousands that pass). */
 function badRecord(doc: number, problem: string): ShardFormatError {
   return corrupt(`DOCS record ${doc}: ${problem}`);
+}
+
+/** Why `validateSymbols` refused record `record` (its message is built only then: a shard has millions that pass). */
+function badSymbol(record: number, r: Uint32Array, contentLength: number, previousStart: number, kinds: number): ShardFormatError {
+  const s = record * SYMBOL_RECORD_WORDS;
+  const start = r[s + S.start]!;
+  const end = r[s + S.end]!;
+  if (start < previousStart) return corrupt(`SYMB record ${record}: not ordered by start`);
+  if (!(start <= end && end <= contentLength)) return corrupt(`SYMB record ${record}: range outside its document`);
+  if (r[s + S.kind]! >= kinds || r[s + S.parentKind]! > kinds) return corrupt(`SYMB record ${record}: unknown kind`);
+  return corrupt(`SYMB record ${record}: unknown parent name`);
 }
 
 function checkRange(offset: number, length: number, limit: number, doc: number, what: string): void {
@@ -455,21 +472,45 @@ function parseMeta(bytes: Buffer, span: SectionSpan): ShardMeta {
   return m;
 }
 
-function parseStringPool(bytes: Buffer, span: SectionSpan): string[] {
-  if (span.length < 8) throw corrupt('SSTR is shorter than its header');
-  const count = bytes.readUInt32LE(span.offset);
-  const dataStart = 4 + (count + 1) * 4;
-  if (dataStart > span.length) throw corrupt('SSTR offsets run past the section');
-  const strings: string[] = [];
-  let previous = 0;
-  for (let i = 0; i <= count; i++) {
-    const offset = bytes.readUInt32LE(span.offset + 4 + i * 4);
-    if (offset < previous || dataStart + offset > span.length) throw corrupt(`SSTR offset ${i} is out of order or out of bounds`);
-    if (i > 0) strings.push(bytes.toString('utf8', span.offset + dataStart + previous, span.offset + dataStart + offset));
-    previous = offset;
+/** SSTR (docs/index-format.md): every offset checked at open, each string decoded on its first use. */
+class StringPool {
+  private readonly decoded: (string | undefined)[];
+
+  private constructor(
+    private readonly bytes: Buffer,
+    private readonly offsets: number,
+    private readonly data: number,
+    readonly count: number,
+  ) {
+    this.decoded = new Array<string | undefined>(count);
   }
-  if (dataStart + previous !== span.length) throw corrupt('SSTR has bytes after its last string');
-  return strings;
+
+  static parse(bytes: Buffer, span: SectionSpan): StringPool {
+    if (span.length < 8) throw corrupt('SSTR is shorter than its header');
+    const count = bytes.readUInt32LE(span.offset);
+    const dataStart = 4 + (count + 1) * 4;
+    if (dataStart > span.length) throw corrupt('SSTR offsets run past the section');
+    let previous = 0;
+    for (let i = 0; i <= count; i++) {
+      const offset = bytes.readUInt32LE(span.offset + 4 + i * 4);
+      if (offset < previous || dataStart + offset > span.length) throw corrupt(`SSTR offset ${i} is out of order or out of bounds`);
+      previous = offset;
+    }
+    if (dataStart + previous !== span.length) throw corrupt('SSTR has bytes after its last string');
+    return new StringPool(bytes, span.offset + 4, span.offset + dataStart, count);
+  }
+
+  /** String `index` (0 ≤ index < count). */
+  at(index: number): string {
+    let text = this.decoded[index];
+    if (text === undefined) {
+      const start = this.bytes.readUInt32LE(this.offsets + index * 4);
+      const end = this.bytes.readUInt32LE(this.offsets + index * 4 + 4);
+      text = this.bytes.toString('utf8', this.data + start, this.data + end);
+      this.decoded[index] = text;
+    }
+    return text;
+  }
 }
 
 /** A Uint32Array over bytes[offset, offset + 4·length): a view when aligned (mappings are), else a copy. */

@@ -252,6 +252,10 @@ t.test('structurally impossible values with valid checksums are CORRUPT errors',
   mutate('duplicate section', (b) => b.write(Section.paths, tableOfContents(b)[0]!.entry, 'latin1'));
   const symbols = sections.get(Section.symbols)!;
   mutate('symbol end past its document', (b) => b.writeUInt32LE(0xffff, symbols.offset + 4));
+  mutate('symbol ending before it starts', (b) => b.writeUInt32LE(7, symbols.offset + 4)); // document 0's first symbol is 8–12
+  mutate('symbol kind past META.symbolKinds', (b) => b.writeUInt32LE(0xffff, symbols.offset + 8));
+  mutate('symbol parent name past SSTR', (b) => b.writeUInt32LE(0xffff, symbols.offset + 12));
+  mutate('symbol parent kind past META.symbolKinds', (b) => b.writeUInt32LE(0xffff, symbols.offset + 16));
   mutate('symbols not ordered by start', (b) => {
     b.writeUInt32LE(5, symbols.offset + 20); // document 0's second symbol (19–23) moved before its first (8–12)
     b.writeUInt32LE(6, symbols.offset + 24);
