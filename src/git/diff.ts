@@ -1,5 +1,6 @@
 /** The difference between two commits for GET /api/diff. */
-import NodeGit from 'nodegit';
+import type NodeGit from 'nodegit';
+import { nodegit } from './nodegit.js';
 import { checkReadLimit, GitReadStoppedError, type ReadLimit } from './errors.js';
 import type { GitRepository } from './repository.js';
 import { FILEMODE_COMMIT } from './tree.js';
@@ -29,17 +30,17 @@ export interface DiffFile {
  * when the changed files' versions hold more than MAX_DIFF_SOURCE_BYTES.
  */
 export async function diffCommits(repository: GitRepository, base: NodeGit.Commit, head: NodeGit.Commit, filePath: string | undefined, limit: ReadLimit): Promise<DiffFile[]> {
-  const options: NodeGit.DiffOptions = { flags: NodeGit.Diff.OPTION.DISABLE_PATHSPEC_MATCH };
+  const options: NodeGit.DiffOptions = { flags: nodegit().Diff.OPTION.DISABLE_PATHSPEC_MATCH };
   if (filePath !== undefined) options.pathspec = [filePath];
-  const diff = await NodeGit.Diff.treeToTree(repository, await base.getTree(), await head.getTree(), options);
-  await diff.findSimilar({ flags: NodeGit.Diff.FIND.RENAMES });
+  const diff = await nodegit().Diff.treeToTree(repository, await base.getTree(), await head.getTree(), options);
+  await diff.findSimilar({ flags: nodegit().Diff.FIND.RENAMES });
   // The patches are made all at once (in memory, lines and all): what they read is bounded first.
   let sourceBytes = 0;
   for (let index = 0; index < diff.numDeltas(); index++) {
     checkReadLimit(limit, 'the diff', NARROW);
     const delta = diff.getDelta(index);
     for (const file of [delta.oldFile(), delta.newFile()]) {
-      if (!(file.flags() & NodeGit.Diff.FLAG.EXISTS) || file.mode() === FILEMODE_COMMIT) continue;
+      if (!(file.flags() & nodegit().Diff.FLAG.EXISTS) || file.mode() === FILEMODE_COMMIT) continue;
       sourceBytes += (await repository.getBlob(file.id())).rawsize();
       if (sourceBytes > MAX_DIFF_SOURCE_BYTES) throw new GitReadStoppedError('the diff', 'size', MAX_DIFF_SOURCE_BYTES, NARROW);
     }

@@ -1,5 +1,6 @@
 /** Commit listings, single commits and commit authors for GET /api/commits, /api/commit and /api/commits/authors. */
-import NodeGit from 'nodegit';
+import type NodeGit from 'nodegit';
+import { nodegit } from './nodegit.js';
 import type RE2 from 're2';
 import { checkReadLimit, type ReadLimit } from './errors.js';
 import type { GitRepository } from './repository.js';
@@ -46,7 +47,7 @@ export interface Page {
  */
 async function walkCommits(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, limit: ReadLimit, visit: (commit: NodeGit.Commit) => void): Promise<void> {
   const walk = repository.createRevWalk();
-  walk.sorting(NodeGit.Revwalk.SORT.TIME);
+  walk.sorting(nodegit().Revwalk.SORT.TIME);
   walk.push(start.id());
   let walked = 0;
   let sameTime: NodeGit.Commit[] = [];
@@ -246,7 +247,7 @@ async function refsByCommit(repository: GitRepository): Promise<Map<string, stri
 
 async function peeledCommit(ref: NodeGit.Reference): Promise<string | null> {
   try {
-    return (await ref.peel(NodeGit.Object.TYPE.COMMIT)).id().tostrS();
+    return (await ref.peel(nodegit().Object.TYPE.COMMIT)).id().tostrS();
   } catch {
     return null; // a tag of a tree or blob points at no commit
   }

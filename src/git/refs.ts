@@ -2,7 +2,8 @@
  * Refs and paths from API callers, checked before they reach libgit2: a ref
  * can never be taken for an option or a range, a path never leaves the tree.
  */
-import NodeGit from 'nodegit';
+import type NodeGit from 'nodegit';
+import { nodegit } from './nodegit.js';
 import { InvalidRefError, PathNotFoundError } from './errors.js';
 import type { GitRepository } from './repository.js';
 
@@ -34,12 +35,12 @@ export async function resolveCommit(repository: GitRepository, ref: string): Pro
   checkRefSyntax(ref);
   let object: NodeGit.Object;
   try {
-    object = await NodeGit.Revparse.single(repository, ref);
+    object = await nodegit().Revparse.single(repository, ref);
   } catch {
     throw new InvalidRefError(ref, 'it does not resolve in this repository', true);
   }
   try {
-    const peeled = await object.peel(NodeGit.Object.TYPE.COMMIT);
+    const peeled = await object.peel(nodegit().Object.TYPE.COMMIT);
     return await repository.getCommit(peeled.id());
   } catch {
     throw new InvalidRefError(ref, 'it does not name a commit', true);

@@ -4,7 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import NodeGit from 'nodegit';
+import type NodeGit from 'nodegit';
+import { nodegit } from './nodegit.js';
 import { globToRegExp } from '../config/glob.js';
 
 export type GitRepository = NodeGit.Repository;
@@ -50,7 +51,7 @@ export function gitDirectoryOf(directory: string): string | null {
 
 export async function openRepository(directory: string): Promise<GitRepository> {
   try {
-    return await NodeGit.Repository.open(directory);
+    return await nodegit().Repository.open(directory);
   } catch (error) {
     throw new Error(`${directory}: not a readable git repository (${(error as Error).message})`);
   }
@@ -96,7 +97,7 @@ export async function resolveBranches(
 
 /** The names of the repository's local branches (without `refs/heads/`), sorted. */
 export async function localBranchNames(repository: GitRepository): Promise<string[]> {
-  return (await repository.getReferenceNames(NodeGit.Reference.TYPE.ALL))
+  return (await repository.getReferenceNames(nodegit().Reference.TYPE.ALL))
     .filter((ref) => ref.startsWith('refs/heads/'))
     .map((ref) => ref.slice('refs/heads/'.length))
     .sort();

@@ -1,5 +1,5 @@
 /** Directory listings of a commit's tree for POST /api/tree. */
-import NodeGit from 'nodegit';
+import type NodeGit from 'nodegit';
 import type { TreeNode } from '../api/types.js';
 import { checkReadLimit, PathNotFoundError, type ReadLimit } from './errors.js';
 import { normalizeTreePath } from './refs.js';

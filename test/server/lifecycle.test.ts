@@ -41,7 +41,9 @@ t.test('indexing runs below the search workers, which run below the front end', 
   const frontEnd = values.get(pid)!;
   const count = (nice: number) => [...values.values()].filter((value) => value === Math.min(19, nice)).length;
   t.equal(count(frontEnd + 10), 2, 'the two search workers, 10 steps down');
-  t.equal(count(frontEnd + 15), 1, 'the index thread, 15 steps down');
+  // The index thread loads nodegit, whose own threads start from it and so run as low as it does.
+  t.ok(count(frontEnd + 15) >= 1, 'the index thread, 15 steps down');
+  t.equal(count(frontEnd) + count(frontEnd + 10) + count(frontEnd + 15), values.size, 'no thread at another priority');
 });
 
 t.test('searches hold render slots while in flight and give them back, whether answered or abandoned', async (t) => {
