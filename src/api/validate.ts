@@ -9,13 +9,20 @@ import { ApiError, type ErrorCode } from './errors.js';
 import { SHARED_SCHEMAS } from './schemas.js';
 
 export interface Validator<T extends TSchema> {
-  schema: T;
-  check: TypeCheck<T>;
+  readonly schema: T;
+  readonly check: TypeCheck<T>;
 }
 
-/** Compiles a schema once, at startup. */
+/** Compiles a schema on its first use: compiling every route's at load would lengthen each start (docs/design.md, "Start"). */
 export function validator<T extends TSchema>(schema: T): Validator<T> {
-  return { schema, check: TypeCompiler.Compile(schema, SHARED_SCHEMAS) };
+  let compiled: TypeCheck<T> | undefined;
+  return {
+    schema,
+    get check() {
+      compiled ??= TypeCompiler.Compile(schema, SHARED_SCHEMAS);
+      return compiled;
+    },
+  };
 }
 
 function firstProblem<T extends TSchema>(v: Validator<T>, value: unknown, what: string): string {
