@@ -1,6 +1,8 @@
 /**
  * Symbols of documents from universal-ctags, computed in a worker thread
- * (worker/symbol-thread.ts). One extractor serves a whole indexing pass.
+ * (worker/symbol-thread.ts), started by the first document to tag: a pass
+ * that finds every repository unchanged starts no thread. One extractor
+ * serves a whole indexing pass.
  */
 import { Worker } from 'node:worker_threads';
 import type { DocumentSymbol } from '../index/model.js';
@@ -8,21 +10,13 @@ import type { SymbolRequest, SymbolResponse, SymbolWorkerOptions } from '../work
 import { threadUrl } from '../worker/thread-url.js';
 
 export class SymbolExtractor {
-  private readonly worker: Worker;
+  private worker: Worker | null = null;
   private readonly pending = new Map<number, { resolve: (symbols: DocumentSymbol[]) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   private failure: Error | null = null;
   private onClosed: (() => void) | null = null;
 
-  constructor(options: SymbolWorkerOptions) {
-    this.worker = new Worker(threadUrl('symbol-thread'), { workerData: options });
-    this.worker.on('message', (response: SymbolResponse) => this.onResponse(response));
-    this.worker.on('error', (error) => this.fail(new Error(`symbol worker failed: ${error.message}`)));
-    this.worker.on('exit', () => {
-      this.fail(new Error('symbol worker exited'));
-      this.onClosed?.();
-    });
-  }
+  constructor(private readonly options: SymbolWorkerOptions) {}
 
   /** ctags definitions of one document. Rejects when ctags fails on it. */
   symbols(path: string, content: Buffer, language: string): Promise<DocumentSymbol[]> {
@@ -36,19 +30,32 @@ export class SymbolExtractor {
 
   /** Stops the ctags processes and the worker. */
   async close(): Promise<void> {
-    if (this.failure) return;
+    if (this.failure || !this.worker) return;
     const closed = new Promise<void>((resolve) => (this.onClosed = resolve));
     this.post({ type: 'close' });
     await closed;
   }
 
   private post(request: SymbolRequest): void {
-    this.worker.postMessage(request);
+    this.started().postMessage(request);
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(threadUrl('symbol-thread'), { workerData: this.options });
+    worker.on('message', (response: SymbolResponse) => this.onResponse(response));
+    worker.on('error', (error) => this.fail(new Error(`symbol worker failed: ${error.message}`)));
+    worker.on('exit', () => {
+      this.fail(new Error('symbol worker exited'));
+      this.onClosed?.();
+    });
+    this.worker = worker;
+    return worker;
   }
 
   private onResponse(response: SymbolResponse): void {
     if (response.type === 'closed') {
-      void this.worker.terminate();
+      void this.worker?.terminate();
       return;
     }
     const waiter = this.pending.get(response.id);
