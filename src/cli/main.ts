@@ -1,9 +1,5 @@
 #!/usr/bin/env node
 /** The `trawl` command line: parses the command name and hands over. Wiring only. */
-import { adminCommand } from './admin-command.js';
-import { indexCommand } from './index-command.js';
-import { searchCommand } from './search-command.js';
-import { serveCommand } from './serve-command.js';
 import { packageVersion } from './version.js';
 
 export interface Command {
@@ -12,15 +8,22 @@ export interface Command {
   run(args: string[]): Promise<number>;
 }
 
-const commands: Record<string, Command> = { serve: serveCommand, index: indexCommand, search: searchCommand, admin: adminCommand };
+/** Each command's module, loaded only when it runs: `serve` starts its workers before the daemon's modules load. */
+const commands: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./serve-command.js')).serveCommand,
+  index: async () => (await import('./index-command.js')).indexCommand,
+  search: async () => (await import('./search-command.js')).searchCommand,
+  admin: async () => (await import('./admin-command.js')).adminCommand,
+};
 
-function overview(): string {
+async function overview(): Promise<string> {
   const width = Math.max(...Object.keys(commands).map((name) => name.length));
+  const summaries = await Promise.all(Object.entries(commands).map(async ([name, load]) => `  ${name.padEnd(width)}  ${(await load()).summary}`));
   return [
     'Usage: trawl <command> [options]',
     '',
     'Commands:',
-    ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`),
+    ...summaries,
     '',
     'Run `trawl <command> --help` for the options of a command.',
   ].join('\n');
@@ -29,18 +32,19 @@ function overview(): string {
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    console.log(overview());
+    console.log(await overview());
     return name === undefined ? 2 : 0;
   }
   if (name === '--version') {
     console.log(packageVersion());
     return 0;
   }
-  const command = commands[name];
-  if (!command) {
-    console.error(`trawl: unknown command ${JSON.stringify(name)}\n\n${overview()}`);
+  const load = commands[name];
+  if (!load) {
+    console.error(`trawl: unknown command ${JSON.stringify(name)}\n\n${await overview()}`);
     return 2;
   }
+  const command = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
     console.log(command.usage);
     return 0;

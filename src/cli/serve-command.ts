@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.js';
 import { createLogger } from '../obs/logger.js';
-import { Daemon } from '../server/daemon.js';
+import { startWorkerThreads, workerOptions } from '../search/workers.js';
+import type { Daemon } from '../server/daemon.js';
 import { configFromArgs, configOrProblem } from './config-option.js';
 import type { Command } from './main.js';
 import { packageVersion } from './version.js';
@@ -35,10 +36,13 @@ usage or configuration error.`,
 
 /** Runs the daemon with `config`, read from `configFile` (undefined: the zero-config default), until a signal stops it. */
 async function serve(config: Config, configFile: string | undefined): Promise<number> {
+  // The search workers start before the daemon's modules load, and load theirs meanwhile (docs/design.md, "Start").
+  const threads = startWorkerThreads(workerOptions(config));
+  const { Daemon } = await import('../server/daemon.js');
   const logger = createLogger('trawl');
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start(config, logger, packageVersion());
+    daemon = await Daemon.start(config, logger, packageVersion(), threads);
   } catch (error) {
     logger.error({ err: error }, 'cannot start');
     console.error(`trawl serve: ${(error as Error).message}`);

@@ -19,11 +19,11 @@ import { planTerms } from '../query/plan.js';
 import type { CheckRegexesResult, CheckRegexesTask, RenderedResponse, RenderSpec, SearchSignal, SearchTask, SearchTaskResult, ShardsOutcome } from '../worker/search-protocol.js';
 import { groupShards, type Catalog } from './catalog.js';
 import { buildResponse, collectFiles, renderFiles, responseJson, resultsCounted, type Built, type FileSink, type Found } from './response/build.js';
-import { RenderSlots } from './response/render-slots.js';
+import type { RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
 import { ShardCache } from './shard-cache.js';
 import { cancelSearch, createSignal } from './signal.js';
-import { SearchPoolClosingError, SearchWorkers } from './workers.js';
+import { SearchPoolClosingError, startWorkerThreads, type SearchWorkers, type WorkerThreads } from './workers.js';
 
 export interface SearchPoolOptions {
   workers: number;
@@ -67,9 +67,6 @@ interface Timings {
   planned: number;
 }
 
-/** Render slots at most (64 KiB each by default): each search in flight holds at most one. */
-const MAX_RENDER_SLOTS = 256;
-
 export class SearchPool {
   private readonly workers: SearchWorkers;
   private readonly shards = new ShardCache();
@@ -83,9 +80,13 @@ export class SearchPool {
   /** The next step of mapping the current catalog's shards on this thread in the background. */
   private mapping: NodeJS.Immediate | undefined;
 
-  constructor(private options: SearchPoolOptions) {
-    this.renderSlots = new RenderSlots(Math.min(options.maxQueuedSearches, MAX_RENDER_SLOTS), options.renderSlotBytes ?? 64 * 1024);
-    this.workers = new SearchWorkers(options.workers, this.renderSlots.share);
+  /** `threads`: started for these options by startWorkerThreads ahead of the pool (the daemon does), else now. */
+  constructor(
+    private options: SearchPoolOptions,
+    threads: WorkerThreads = startWorkerThreads(options),
+  ) {
+    this.workers = threads.workers;
+    this.renderSlots = threads.renderSlots;
   }
 
   /**

@@ -6,8 +6,10 @@
  * worker/search-protocol.ts.
  */
 import { Piscina, queueOptionsSymbol, type PiscinaTask } from 'piscina';
+import type { Config } from '../config/config.js';
 import type { MapShardTask } from '../worker/search-protocol.js';
 import { threadUrl } from '../worker/thread-url.js';
+import { RenderSlots } from './response/render-slots.js';
 
 /** How much lower the search workers' scheduling priority is than the front end's (nice(2) steps). */
 export const WORKER_NICE_INCREMENT = 10;
@@ -18,6 +20,29 @@ export class SearchPoolClosingError extends Error {
     super('the server is shutting down');
     this.name = 'SearchPoolClosingError';
   }
+}
+
+/** Render slots at most (64 KiB each by default): each search in flight holds at most one. */
+const MAX_RENDER_SLOTS = 256;
+
+/** A search pool's threads and the render slots they share with the front end (pool.ts). */
+export interface WorkerThreads {
+  workers: SearchWorkers;
+  renderSlots: RenderSlots;
+}
+
+/** The pool size and render slots `config` asks for. */
+export function workerOptions(config: Config): Parameters<typeof startWorkerThreads>[0] {
+  return { workers: config.server.workers, maxQueuedSearches: config.server.maxQueuedSearches };
+}
+
+/**
+ * Starts a search pool's threads. Light to import, so that the daemon can start them before its own
+ * modules load: the workers load theirs and map the shards meanwhile (docs/design.md, "Start").
+ */
+export function startWorkerThreads(options: { workers: number; maxQueuedSearches: number; renderSlotBytes?: number }): WorkerThreads {
+  const renderSlots = new RenderSlots(Math.min(options.maxQueuedSearches, MAX_RENDER_SLOTS), options.renderSlotBytes ?? 64 * 1024);
+  return { workers: new SearchWorkers(options.workers, renderSlots.share), renderSlots };
 }
 
 /** The functions search-thread.ts exports besides its default (a search task). */

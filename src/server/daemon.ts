@@ -14,6 +14,7 @@ import type { Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
 import { loadCatalog, type Catalog } from '../search/catalog.js';
 import { SearchPool } from '../search/pool.js';
+import { startWorkerThreads, workerOptions } from '../search/workers.js';
 import { HttpServer } from './app.js';
 import { endSessionsOfDeadCredentials } from './mcp/sessions.js';
 import { forgetRepositoriesExcept } from './repositories.js';
@@ -45,17 +46,24 @@ export class Daemon {
   }
 
   /**
-   * Opens the state, starts the workers and the scheduler, binds the port. Rejects (having closed what
-   * it opened) when the state is locked or damaged or the port cannot be bound. Ready (`READY=1`)
-   * once the first index pass is done.
+   * Opens the state, starts the scheduler, binds the port. `threads`: the search workers, started by
+   * the caller with `workerOptions(initial)` (serve does, before this module loads: docs/design.md,
+   * "Start"), else here. Rejects (having closed what it opened, `threads` too) when the state is locked
+   * or damaged or the port cannot be bound. Ready (`READY=1`) once the first index pass is done.
    */
-  static async start(initial: Config, logger: Logger, version: string): Promise<Daemon> {
-    fs.mkdirSync(initial.dataDir, { recursive: true });
-    const auth = await openAuth(initial, logger);
-    auth.store.onChange(endSessionsOfDeadCredentials);
+  static async start(initial: Config, logger: Logger, version: string, threads = startWorkerThreads(workerOptions(initial))): Promise<Daemon> {
     let config = initial;
     let daemon: Daemon | undefined;
-    const pool = new SearchPool({ workers: config.server.workers, maxQueuedSearches: config.server.maxQueuedSearches, ...searchSettings(config) });
+    const pool = new SearchPool({ ...workerOptions(config), ...searchSettings(config) }, threads);
+    let auth: OpenedAuth;
+    try {
+      fs.mkdirSync(initial.dataDir, { recursive: true });
+      auth = await openAuth(initial, logger);
+    } catch (error) {
+      await pool.close();
+      throw error;
+    }
+    auth.store.onChange(endSessionsOfDeadCredentials);
     const catalog = new CatalogHolder(pool);
     catalog.publish(loadCatalog(config));
     const scheduler = new IndexScheduler({
