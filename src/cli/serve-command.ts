@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.js';
 import { createLogger } from '../obs/logger.js';
+import { loadCatalog, shardFiles } from '../search/catalog.js';
 import { startWorkerThreads, workerOptions } from '../search/workers.js';
 import type { Daemon } from '../server/daemon.js';
 import { configFromArgs, configOrProblem } from './config-option.js';
@@ -36,8 +37,11 @@ usage or configuration error.`,
 
 /** Runs the daemon with `config`, read from `configFile` (undefined: the zero-config default), until a signal stops it. */
 async function serve(config: Config, configFile: string | undefined): Promise<number> {
-  // The search workers start before the daemon's modules load, and load theirs meanwhile (docs/design.md, "Start").
+  // The search workers start before the daemon's modules load: they load theirs and map the shards
+  // meanwhile (docs/design.md, "Start").
   const threads = startWorkerThreads(workerOptions(config));
+  const catalog = loadCatalog(config);
+  threads.workers.mapShards(catalog.generation, shardFiles(catalog));
   const { Daemon } = await import('../server/daemon.js');
   const logger = createLogger('trawl');
   let daemon: Daemon;

@@ -41,6 +41,11 @@ export function loadCatalog(config: Config): Catalog {
   return { generation: manifest.generation, repositories };
 }
 
+/** Every shard file of `catalog`, repository by repository. */
+export function shardFiles(catalog: Catalog): string[] {
+  return catalog.repositories.flatMap((repo) => repo.shards.map((shard) => shard.path));
+}
+
 function fileSize(file: string): number {
   try {
     return fs.statSync(file).size;

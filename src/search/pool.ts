@@ -17,7 +17,7 @@ import type { QueryNode } from '../query/ast.js';
 import { invalidRegexError } from '../query/parser.js';
 import { planTerms } from '../query/plan.js';
 import type { CheckRegexesResult, CheckRegexesTask, RenderedResponse, RenderSpec, SearchSignal, SearchTask, SearchTaskResult, ShardsOutcome } from '../worker/search-protocol.js';
-import { groupShards, type Catalog } from './catalog.js';
+import { groupShards, shardFiles, type Catalog } from './catalog.js';
 import { buildResponse, collectFiles, renderFiles, responseJson, resultsCounted, type Built, type FileSink, type Found } from './response/build.js';
 import type { RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
@@ -98,7 +98,7 @@ export class SearchPool {
   setCatalog(catalog: Catalog): void {
     this.catalog = catalog;
     this.shards.advance(catalog.generation);
-    const files = catalog.repositories.flatMap((repo) => repo.shards.map((shard) => shard.path));
+    const files = shardFiles(catalog);
     this.workers.mapShards(catalog.generation, files);
     let next = 0;
     const mapNext = () => {

@@ -93,8 +93,13 @@ export class SearchWorkers {
     });
   }
 
-  /** Has every worker map `files` (a new manifest generation), one shard per task so that searches interleave with them. */
+  /**
+   * Has every worker map `files` (a new manifest generation), one shard per task so that searches interleave
+   * with them; the files they map already are not asked again.
+   */
   mapShards(generation: number, files: readonly string[]): void {
+    const current = this.shardFiles;
+    if (generation === current.generation && files.length === current.files.length && files.every((file, i) => file === current.files[i])) return;
     this.shardFiles = { generation, files };
     this.workerShards.clear();
     for (const { threadId } of this.piscina.threads) this.warm(threadId);
