@@ -24,6 +24,11 @@ export interface NativeAddon {
   mmapFile(filePath: string): { bytes: Buffer; faultSlot: number };
   /** One byte per guarded mapping (mmapFile's `faultSlot`): 1 once a read of it faulted. Read-only. */
   readonly mappingFaults: Uint8Array;
+  /**
+   * One word per guarded mapping (mmapFile's `faultSlot`), shared by every thread that maps the same file:
+   * 0 when the mapping is made; what is written there is the callers' convention (shard-reader.ts's).
+   */
+  readonly mappingNotes: Uint32Array;
   /** Advises the kernel about the access pattern of a mapped buffer. */
   madvise(buffer: Buffer, advice: MadviseAdvice): void;
   /** Takes an exclusive non-blocking flock on fd; false when someone else holds it. */

@@ -53,6 +53,10 @@ struct Mapping {
 
 using FileId = std::pair<dev_t, ino_t>;
 
+// One word per guard slot that the threads sharing a mapping read and write
+// (mappingNotes): zero whenever the slot is given to a new mapping.
+uint32_t mappingNotes[mapping_guard::kSlots];
+
 std::mutex mappingsMutex;
 std::map<FileId, Mapping*>& Mappings() {
   static auto* mappings = new std::map<FileId, Mapping*>();  // never destroyed: finalizers may run at exit
@@ -131,6 +135,7 @@ Napi::Value MmapFile(const Napi::CallbackInfo& info) {
       return address == MAP_FAILED ? ThrowErrno(env, "mmap", mmapErr, path)
                                    : ThrowErrno(env, "mmap", ENOMEM, path + " (every mapping guard slot is taken)");
     }
+    mappingNotes[slot] = 0;
     mapping = new Mapping{address, length, slot, 0};
   } else {
     close(fd);
@@ -821,6 +826,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Static memory shared by every thread's view, never freed: no finalizer.
   Napi::ArrayBuffer faults = Napi::ArrayBuffer::New(env, mapping_guard::FaultFlags(), mapping_guard::kSlots);
   exports.Set("mappingFaults", Napi::Uint8Array::New(env, mapping_guard::kSlots, faults, 0));
+  Napi::ArrayBuffer notes = Napi::ArrayBuffer::New(env, mappingNotes, sizeof mappingNotes);
+  exports.Set("mappingNotes", Napi::Uint32Array::New(env, mapping_guard::kSlots, notes, 0));
   exports.Set("buildPostings", Napi::Function::New(env, BuildPostings, "buildPostings"));
   exports.Set("collectTrigrams", Napi::Function::New(env, CollectTrigrams, "collectTrigrams"));
   exports.Set("uniteTrigrams", Napi::Function::New(env, UniteTrigrams, "uniteTrigrams"));

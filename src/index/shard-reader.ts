@@ -152,7 +152,12 @@ export class Shard {
     private readonly faultSlot: number,
   ) {
     assertLittleEndianHost();
-    this.spans = readTableOfContents(bytes, options.verify ?? 'full');
+    const verify = options.verify ?? 'full';
+    // A thread of this process validated this very mapping already (its note is the longest symbol + 1):
+    // records are not walked again, only what is read from them is bounded (docs/design.md, "Start").
+    const noted = verify === 'structure' && faultSlot !== 0 ? native.mappingNotes[faultSlot]! : 0;
+    const walk = noted === 0;
+    this.spans = readTableOfContents(bytes, walk ? verify : 'noted');
     this.meta = parseMeta(bytes, this.span(Section.meta));
     this.documentCount = this.meta.documentCount;
     this.documents = this.u32Section(Section.documents);
@@ -161,18 +166,23 @@ export class Shard {
     }
     this.symbolRecords = this.u32Section(Section.symbols);
     if (this.symbolRecords.length % SYMBOL_RECORD_WORDS !== 0) throw corrupt('SYMB is not a whole number of records');
-    this.parentNames = StringPool.parse(bytes, this.span(Section.strings));
-    this.validateDocuments();
-    this.validateSymbols();
-    this.contentTrigrams = this.trigramTable(Section.contentTrigramKeys, Section.contentTrigramPostings);
-    this.pathTrigrams = this.trigramTable(Section.pathTrigramKeys, Section.pathTrigramPostings);
+    this.parentNames = StringPool.parse(bytes, this.span(Section.strings), walk);
+    if (walk) {
+      this.validateDocuments();
+      this.validateSymbols();
+    } else {
+      this.longestSymbol = noted - 1;
+    }
+    this.contentTrigrams = this.trigramTable(Section.contentTrigramKeys, Section.contentTrigramPostings, walk);
+    this.pathTrigrams = this.trigramTable(Section.pathTrigramKeys, Section.pathTrigramPostings, walk);
     const blocks = this.u32Section(Section.blocks);
     if (blocks.length !== 3 + this.documentCount) throw corrupt(`BLKS holds ${blocks.length} words, expected ${3 + this.documentCount}`);
     this.blockBytes = blocks[0]!;
     this.blockReach = blocks[1]!;
     this.firstBlocks = blocks.subarray(2);
-    this.validateBlocks();
-    this.blockTrigrams = this.trigramTable(Section.blockTrigramKeys, Section.blockTrigramPostings);
+    if (walk) this.validateBlocks();
+    this.blockTrigrams = this.trigramTable(Section.blockTrigramKeys, Section.blockTrigramPostings, walk);
+    if (faultSlot !== 0) native.mappingNotes[faultSlot] = this.longestSymbol + 1;
   }
 
   /**
@@ -368,14 +378,15 @@ export class Shard {
     this.longestSymbol = longest;
   }
 
-  private trigramTable(keysTag: SectionTag, postingsTag: SectionTag): TrigramTable {
+  /** `walk`: check every key and offset (false: the mapping's note says a thread did). */
+  private trigramTable(keysTag: SectionTag, postingsTag: SectionTag, walk: boolean): TrigramTable {
     const table = this.u32Section(keysTag);
     const count = table[0];
     if (count === undefined || table.length !== 2 + 2 * count) throw corrupt(`${keysTag}: size does not match its key count`);
     const keys = table.subarray(1, 1 + count);
     const offsets = table.subarray(1 + count);
     const postings = this.span(postingsTag);
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; walk && i < count; i++) {
       if (keys[i]! > 0xffffff || (i > 0 && keys[i]! <= keys[i - 1]!)) throw corrupt(`${keysTag}: keys not ascending trigrams at ${i}`);
       if (offsets[i + 1]! < offsets[i]!) throw corrupt(`${keysTag}: posting offsets go backwards at ${i}`);
     }
@@ -408,7 +419,8 @@ function checkRange(offset: number, length: number, limit: number, doc: number, 
   if (offset + length > limit) throw badRecord(doc, `${what} ${offset}+${length} is past the end (${limit})`);
 }
 
-function readTableOfContents(bytes: Buffer, verify: 'full' | 'structure'): Map<string, SectionSpan> {
+/** `verify`: which section checksums to check, 'noted' none (the mapping's note says a thread did). */
+function readTableOfContents(bytes: Buffer, verify: 'full' | 'structure' | 'noted'): Map<string, SectionSpan> {
   if (bytes.length < HEADER_SIZE) throw new ShardFormatError('TRUNCATED', `file is ${bytes.length} bytes, shorter than the header`);
   if (!bytes.subarray(0, SHARD_MAGIC.length).equals(SHARD_MAGIC)) throw new ShardFormatError('BAD_MAGIC', 'not a trawl shard');
   if (zlib.crc32(bytes.subarray(0, 28)) >>> 0 !== bytes.readUInt32LE(28)) throw new ShardFormatError('CHECKSUM', 'header checksum mismatch');
@@ -434,7 +446,7 @@ function readTableOfContents(bytes: Buffer, verify: 'full' | 'structure'): Map<s
       throw corrupt(`section ${JSON.stringify(tag)} at ${offset}+${length} is outside the data area`);
     }
     if (spans.has(tag)) throw corrupt(`section ${JSON.stringify(tag)} appears twice`);
-    if (verify === 'full' || !BULK_SECTIONS.has(tag)) {
+    if (verify === 'full' || (verify === 'structure' && !BULK_SECTIONS.has(tag))) {
       if (zlib.crc32(bytes.subarray(offset, offset + length)) >>> 0 !== toc.readUInt32LE(at + 12)) {
         throw new ShardFormatError('CHECKSUM', `section ${tag} checksum mismatch`);
       }
@@ -485,18 +497,19 @@ class StringPool {
     this.decoded = new Array<string | undefined>(count);
   }
 
-  static parse(bytes: Buffer, span: SectionSpan): StringPool {
+  /** `walk`: check every offset (false: the mapping's note says a thread did). */
+  static parse(bytes: Buffer, span: SectionSpan, walk: boolean): StringPool {
     if (span.length < 8) throw corrupt('SSTR is shorter than its header');
     const count = bytes.readUInt32LE(span.offset);
     const dataStart = 4 + (count + 1) * 4;
     if (dataStart > span.length) throw corrupt('SSTR offsets run past the section');
     let previous = 0;
-    for (let i = 0; i <= count; i++) {
+    for (let i = 0; walk && i <= count; i++) {
       const offset = bytes.readUInt32LE(span.offset + 4 + i * 4);
       if (offset < previous || dataStart + offset > span.length) throw corrupt(`SSTR offset ${i} is out of order or out of bounds`);
       previous = offset;
     }
-    if (dataStart + previous !== span.length) throw corrupt('SSTR has bytes after its last string');
+    if (walk && dataStart + previous !== span.length) throw corrupt('SSTR has bytes after its last string');
     return new StringPool(bytes, span.offset + 4, span.offset + dataStart, count);
   }
 

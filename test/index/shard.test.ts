@@ -227,6 +227,28 @@ t.test('a flipped byte in any section, the header or the TOC is detected', async
   expectShardError(t, version, 'UNSUPPORTED_VERSION', 'a future version');
 });
 
+t.test('a mapping is walked once per process: a second open of it answers alike, a file renamed over it is walked anew', async (t) => {
+  const dir = tempDir(t);
+  const file = writeShard(dir);
+  const first = Shard.open(file, { verify: 'structure' });
+  // Opened while the first holds the mapping: the records are not walked again, the longest symbol comes from the mapping's note.
+  const second = Shard.open(file, { verify: 'structure' });
+  const walked = Shard.fromBuffer(fs.readFileSync(file));
+  for (const ranges of [[20, 21], [22, 23], [8, 9], [12, 19], [0, 40]]) {
+    t.same(second.symbolsOverlapping(0, ranges), walked.symbolsOverlapping(0, ranges), `definitions overlapping ${ranges.join('–')}`);
+    t.same(first.symbolsOverlapping(0, ranges), walked.symbolsOverlapping(0, ranges));
+  }
+  t.same(second.symbols(0), walked.symbols(0), 'parent names read through the second open');
+  // A damaged shard renamed over the path is a new file, so a new mapping: its records are walked and refused.
+  const damaged = fs.readFileSync(file);
+  damaged.writeUInt32LE(0xffff, tableOfContents(damaged).find((s) => s.tag === Section.symbols)!.offset + 8);
+  resealChecksums(damaged);
+  fs.writeFileSync(path.join(dir, 'damaged.trawl'), damaged);
+  fs.renameSync(path.join(dir, 'damaged.trawl'), file);
+  t.throws(() => Shard.open(file, { verify: 'structure' }), { name: 'ShardFormatError', code: 'CORRUPT', message: /SYMB record 0: unknown kind/ });
+  t.same(first.symbols(0), walked.symbols(0), 'the shards opened before still read the old file');
+});
+
 t.test('structurally impossible values with valid checksums are CORRUPT errors', async (t) => {
   const pristine = fs.readFileSync(writeShard(tempDir(t)));
   const sections = new Map(tableOfContents(pristine).map((s) => [s.tag, s]));
