@@ -1,12 +1,13 @@
 /**
  * Searches fanned out to the search workers (workers.ts): admits a planned
- * query, sends one task per shard group of the visible repositories (as many
- * groups as the search's share of the workers), merges the groups' matches by
- * score and builds the response (response/build.ts: chunks for the returned
- * files only) from its own mappings of the same shards. A search answered as
- * JSON that runs as one task has its response built and serialized by the
- * worker instead, into a render slot of shared memory: the front end's thread
- * is the one every request passes through (docs/design.md, "The search path").
+ * query and sends one task per shard group of the visible repositories (as
+ * many groups as the search's share of the workers). A search answered as
+ * JSON has its response built and serialized by a worker, into a render slot
+ * of shared memory: by the one that ran it when it ran as one task, else by a
+ * task given the groups' outcomes; the front end's thread is the one every
+ * request passes through (docs/design.md, "The search path"). Searches
+ * answered as objects (MCP, streaming) are merged by score and built here
+ * (response/build.ts) from this thread's own mappings of the same shards.
  *
  * Over 300 lines: admission, the one-task path and the fan-out share the
  * search's signal, timings and render slot, which one class keeps together.
@@ -16,7 +17,19 @@ import type { RepositoryConfig, SearchContextConfig } from '../config/config.js'
 import type { QueryNode } from '../query/ast.js';
 import { invalidRegexError } from '../query/parser.js';
 import { planTerms } from '../query/plan.js';
-import type { CheckRegexesResult, CheckRegexesTask, RenderedResponse, RenderSpec, SearchSignal, SearchTask, SearchTaskResult, ShardsOutcome } from '../worker/search-protocol.js';
+import type {
+  CheckRegexesResult,
+  CheckRegexesTask,
+  EvaluationStats,
+  RenderedResponse,
+  RenderMergedTask,
+  RenderSpec,
+  ScoredMatch,
+  SearchSignal,
+  SearchTask,
+  SearchTaskResult,
+  ShardsOutcome,
+} from '../worker/search-protocol.js';
 import { groupShards, shardFiles, type Catalog } from './catalog.js';
 import { buildResponse, collectFiles, renderFiles, responseJson, resultsCounted, type Built, type FileSink, type Found } from './response/build.js';
 import type { RenderSlots } from './response/render-slots.js';
@@ -60,6 +73,9 @@ export interface SearchJson {
   /** Gives the body's memory back once it is written or dropped; idempotent. */
   release(): void;
 }
+
+/** A search's response rendered by a worker, or, a worker having failed, what is left to render here. */
+type Rendering = { waitMs: number } & ({ rendered: RenderedResponse } | { left: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } });
 
 /** When a search started and when its query was planned (performance.now() of this thread). */
 interface Timings {
@@ -166,33 +182,66 @@ export class SearchPool {
   }
 
   /**
-   * Like `search`, answering the response as JSON text. A search that runs
-   * as one task (every search under load) has it built by its worker.
+   * Like `search`, answering the response as JSON text, built and serialized by a worker: by the one
+   * that ran the search when it ran as one task (every search under load), else by one of those that
+   * ran its tasks, from their merged outcomes.
    */
   async searchJson(query: QueryNode, request: SearchRequest, call: Omit<SearchCall, 'onPartial'>): Promise<SearchJson> {
     return this.admit(call, async (signal, timings) => {
       const groups = this.groupsFor(call);
-      if (groups.length !== 1) return jsonOf(await this.fanOut(renderFiles, request, query, call, signal, timings, groups));
       const { timeOrigin } = performance;
       const slot = this.renderSlots.acquire();
       const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned, slot };
-      const submitted = performance.now();
       // The slot goes with a response written into it; otherwise it is free again once the task answered
       // (a task that failed, its worker dying say, writes nothing after that).
       let slotHandedOver = false;
       try {
-        const result = await this.runTask(this.task(request, query, signal, timings, groups[0]!, render));
-        const waitMs = performance.now() - submitted;
-        if (result.kind === 'rendered') {
-          slotHandedOver = result.results === null;
-          return this.renderedJson(result, waitMs, slot);
+        const answer = groups.length === 1 ? await this.searchRendered(request, query, signal, timings, groups[0]!, render) : await this.fanOutRendered(request, query, signal, timings, groups, render);
+        if ('rendered' in answer) {
+          slotHandedOver = answer.rendered.results === null;
+          return this.renderedJson(answer.rendered, answer.waitMs, slot);
         }
-        // The worker failed: its crash outcome is answered from here.
-        return jsonOf(this.respond(renderFiles, request, query, this.resolve(result, groups[0]!), [result], timings, waitMs));
+        // A worker failed: what it left is answered from here.
+        const { matches, shardFiles, outcomes } = answer.left;
+        return jsonOf(this.respond(renderFiles, request, query, this.resolve(matches, outcomes[0]!.stats, shardFiles), outcomes, timings, answer.waitMs));
       } finally {
         if (slot !== undefined && !slotHandedOver) this.renderSlots.release(slot);
       }
     });
+  }
+
+  /** The search as one task that renders its response; a crash outcome (its worker failed) when it could not. */
+  private async searchRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, shardFiles: string[], render: RenderSpec): Promise<Rendering> {
+    const submitted = performance.now();
+    const result = await this.runTask(this.task(request, query, signal, timings, shardFiles, render));
+    const waitMs = performance.now() - submitted;
+    return result.kind === 'rendered' ? { rendered: result, waitMs } : { left: { matches: result.matches, shardFiles, outcomes: [result] }, waitMs };
+  }
+
+  /**
+   * The search as one task per group, then a task rendering their merged outcomes; when that one
+   * fails, those outcomes (the matches indexing every group's files, one group's after the other's).
+   */
+  private async fanOutRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, groups: string[][], render: RenderSpec): Promise<Rendering> {
+    const shardFiles: string[] = [];
+    const matches: ScoredMatch[] = [];
+    const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
+    const waitMs = await this.runGroups(request, query, signal, timings, groups, ({ matches: groupMatches, ...outcome }, groupFiles) => {
+      for (const match of groupMatches) {
+        match.shard += shardFiles.length;
+        matches.push(match);
+      }
+      shardFiles.push(...groupFiles);
+      outcomes.push(outcome);
+    });
+    const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes, render };
+    try {
+      return { rendered: (await this.workers.run(task, 'renderMerged')) as RenderedResponse, waitMs };
+    } catch (error) {
+      if (error instanceof SearchPoolClosingError) throw error;
+      this.workerFailures++;
+      return { left: { matches, shardFiles, outcomes }, waitMs };
+    }
   }
 
   /** The worker's response with the wait for it, its members in SearchResponse's order: in `slot` when `results` is null. */
@@ -260,6 +309,21 @@ export class SearchPool {
     const found: Found[] = [];
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
     let budget = request.matches;
+    const waitMs = await this.runGroups(request, query, signal, timings, groups, (outcome, shardFiles) => {
+      const groupFound = this.resolve(outcome.matches, outcome.stats, shardFiles);
+      found.push(...groupFound);
+      outcomes.push(outcome);
+      if (call.onPartial && budget > 0) {
+        const partial = buildResponse(collectFiles, { ...request, matches: budget }, query, groupFound, [outcome], this.options.publicUrl, searchedNow(timings));
+        budget -= resultsCounted(query, partial);
+        call.onPartial(partial);
+      }
+    });
+    return this.respond(files, request, query, found, outcomes, timings, waitMs);
+  }
+
+  /** One task per group; each outcome goes to `onOutcome` as it comes. Resolves with the longest wait for a task. */
+  private async runGroups(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, groups: string[][], onOutcome: (outcome: ShardsOutcome, shardFiles: string[]) => void): Promise<number> {
     let waitMs = 0;
     await Promise.all(
       groups.map(async (shardFiles) => {
@@ -267,17 +331,10 @@ export class SearchPool {
         const outcome = await this.runTask(this.task(request, query, signal, timings, shardFiles));
         if (outcome.kind !== 'matches') throw new Error('a search task without `render` answered a rendered response');
         waitMs = Math.max(waitMs, performance.now() - submitted);
-        const groupFound = this.resolve(outcome, shardFiles);
-        found.push(...groupFound);
-        outcomes.push(outcome);
-        if (call.onPartial && budget > 0) {
-          const partial = buildResponse(collectFiles, { ...request, matches: budget }, query, groupFound, [outcome], this.options.publicUrl, searchedNow(timings));
-          budget -= resultsCounted(query, partial);
-          call.onPartial(partial);
-        }
+        onOutcome(outcome, shardFiles);
       }),
     );
-    return this.respond(files, request, query, found, outcomes, timings, waitMs);
+    return waitMs;
   }
 
   private respond<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, found: Found[], outcomes: Omit<ShardsOutcome, 'matches'>[], timings: Timings, waitMs: number): Built<T> {
@@ -299,14 +356,14 @@ export class SearchPool {
     }
   }
 
-  /** The group's matches with their shards mapped here; matches of a shard this thread cannot open are dropped and counted. */
-  private resolve(outcome: ShardsOutcome, shardFiles: string[]): Found[] {
+  /** `matches` with their shards mapped here; matches of a shard this thread cannot open are dropped and counted in `stats`. */
+  private resolve(matches: readonly ScoredMatch[], stats: EvaluationStats, shardFiles: readonly string[]): Found[] {
     const found: Found[] = [];
-    for (const match of outcome.matches) {
+    for (const match of matches) {
       try {
         found.push({ ...match, shard: this.shards.get(shardFiles[match.shard]!) });
       } catch {
-        outcome.stats.crashes++;
+        stats.crashes++;
       }
     }
     return found;

@@ -102,6 +102,22 @@ export interface RenderedResponse {
 }
 
 /**
+ * Build the response of a search that ran as several tasks from their outcomes, so that a broad
+ * search's files are built and serialized in a worker, not on the front end's thread. Answered with
+ * a RenderedResponse.
+ */
+export interface RenderMergedTask {
+  generation: number;
+  /** Every task's shard files, one task's after the other's: `matches[i].shard` indexes this list. */
+  shardFiles: string[];
+  query: QueryNode;
+  matches: ScoredMatch[];
+  /** Each task's outcome, without its matches. */
+  outcomes: Omit<ShardsOutcome, 'matches'>[];
+  render: RenderSpec;
+}
+
+/**
  * Map one shard of a new generation in the worker whose thread id the task
  * names (the pool's load balancer reads it from the queue options), before a
  * search needs it. Answered with how many shards that worker has mapped.

@@ -7,11 +7,12 @@
 import { workerData } from 'node:worker_threads';
 import type { Shard } from '../index/shard-reader.js';
 import { firstInvalidRegex } from '../query/parser.js';
-import { buildLocalResponse, membersAfterStats, renderFiles } from '../search/response/build.js';
+import type { QueryNode } from '../query/ast.js';
+import { buildResponse, membersAfterStats, renderFiles, type Found } from '../search/response/build.js';
 import { writeMembers, type RenderSlotsShare } from '../search/response/render-slots.js';
 import { searchShards } from '../search/shard/evaluate.js';
 import { ShardCache } from '../search/shard-cache.js';
-import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
+import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
 
 const cache = new ShardCache();
 /** The front end's render slots (the pool passes them as the workers' workerData). */
@@ -36,15 +37,32 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   const outcome = searchShards(task.query, shards, task.contexts, { wanted: task.wanted, deadline, signal: task.signal });
   outcome.stats.crashes += unopened;
   outcome.stats.shardFilesConsidered += unopened;
-  if (task.render) return render(task, task.render, outcome, shards);
+  if (task.render) {
+    const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
+    return render(task.render, task.query, found, [outcome]);
+  }
   for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
   return outcome;
 }
 
-function render(task: SearchTask, spec: RenderSpec, outcome: ShardsOutcome, shards: readonly Shard[]): RenderedResponse {
+/** The response of a search whose tasks ran apart; a match of a shard this thread cannot open is dropped and counted. */
+export function renderMerged(task: RenderMergedTask): RenderedResponse {
+  cache.advance(task.generation);
+  const found: Found[] = [];
+  for (const match of task.matches) {
+    try {
+      found.push({ ...match, shard: cache.get(task.shardFiles[match.shard]!) });
+    } catch {
+      task.outcomes[0]!.stats.crashes++;
+    }
+  }
+  return render(task.render, task.query, found, task.outcomes);
+}
+
+function render(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]): RenderedResponse {
   const local = (epochMs: number) => epochMs - performance.timeOrigin;
   const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
-  const { stats, files, repositoryInfo, isSearchExhaustive } = buildLocalResponse(renderFiles, spec.request, task.query, outcome, shards, spec.publicUrl, timings);
+  const { stats, files, repositoryInfo, isSearchExhaustive } = buildResponse(renderFiles, spec.request, query, found, outcomes, spec.publicUrl, timings);
   const members = membersAfterStats(files, repositoryInfo, isSearchExhaustive);
   const slotBytesUsed = spec.slot === undefined ? undefined : writeMembers(slots, spec.slot, members, utf8);
   return slotBytesUsed === undefined ? { kind: 'rendered', stats, results: utf8.encode(members), slotBytesUsed: 0 } : { kind: 'rendered', stats, results: null, slotBytesUsed };

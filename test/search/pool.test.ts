@@ -114,12 +114,13 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   const catalog = loadCatalog(config);
   t.equal(catalog.repositories.flatMap((repo) => repo.shards).length, 2, 'two shards');
   // One worker: each search is one task, built by the worker, into a render slot or (slots too small for
-  // any response) as bytes of its own. Two workers and one search at a time: two tasks, merged and built
-  // by the front end.
+  // any response) as bytes of its own. Two workers and one search at a time: two tasks, their outcomes
+  // built by a third task; as objects, merged and built by the front end.
   const setups = [
     { workers: 1, label: '1 worker' },
     { workers: 1, renderSlotBytes: PREFIX_ROOM + 16, label: '1 worker, response over its slot' },
     { workers: 2, label: '2 workers' },
+    { workers: 2, renderSlotBytes: PREFIX_ROOM + 16, label: '2 workers, response over its slot' },
   ];
   const pools = setups.map(({ workers, renderSlotBytes }) => {
     const pool = new SearchPool({ workers, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {}, renderSlotBytes });
@@ -149,7 +150,7 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     t.same(withoutTimings(parsed), withoutTimings(object), `${request.query}, ${setups[index]!.label}: the same response`);
     t.same(parsed.stats, json.stats, 'the stats returned are those written');
     t.ok(Number.isInteger(parsed.stats.wait) && parsed.stats.wait >= 0 && parsed.stats.duration > 0, 'timed (a search may wait no time at all)');
-    if (setups[index]!.workers === 1) t.equal(json.body.buffer instanceof SharedArrayBuffer, !setups[index]!.renderSlotBytes, `${setups[index]!.label}: in a render slot or not`);
+    t.equal(json.body.buffer instanceof SharedArrayBuffer, !setups[index]!.renderSlotBytes, `${setups[index]!.label}: in a render slot or not`);
   }
   const visibleAlpha = await searchedJson(pools[0]!, { query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
   t.same([...new Set((JSON.parse(visibleAlpha.body.toString()) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');
