@@ -74,8 +74,15 @@ export interface SearchJson {
   release(): void;
 }
 
-/** A search's response rendered by a worker, or, a worker having failed, what is left to render here. */
-type Rendering = { waitMs: number } & ({ rendered: RenderedResponse } | { left: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } });
+/**
+ * Lines of results (ranges × (1 + 2 × contextLines)) a split search's response may hold to be built on the
+ * front end's thread, where a small one costs less than one more task's round trip (docs/design.md, "The
+ * search path"); a bigger one, or one with whole files, is built by a worker.
+ */
+const FRONT_END_RENDER_LINES = 1000;
+
+/** A search's response rendered by a worker, or what is left to render here: a small one's, or a failed worker's. */
+type Rendering = { waitMs: number } & ({ rendered: RenderedResponse } | { here: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } });
 
 /** When a search started and when its query was planned (performance.now() of this thread). */
 interface Timings {
@@ -201,8 +208,7 @@ export class SearchPool {
           slotHandedOver = answer.rendered.results === null;
           return this.renderedJson(answer.rendered, answer.waitMs, slot);
         }
-        // A worker failed: what it left is answered from here.
-        const { matches, shardFiles, outcomes } = answer.left;
+        const { matches, shardFiles, outcomes } = answer.here;
         return jsonOf(this.respond(renderFiles, request, query, this.resolve(matches, outcomes[0]!.stats, shardFiles), outcomes, timings, answer.waitMs));
       } finally {
         if (slot !== undefined && !slotHandedOver) this.renderSlots.release(slot);
@@ -215,12 +221,13 @@ export class SearchPool {
     const submitted = performance.now();
     const result = await this.runTask(this.task(request, query, signal, timings, shardFiles, render));
     const waitMs = performance.now() - submitted;
-    return result.kind === 'rendered' ? { rendered: result, waitMs } : { left: { matches: result.matches, shardFiles, outcomes: [result] }, waitMs };
+    return result.kind === 'rendered' ? { rendered: result, waitMs } : { here: { matches: result.matches, shardFiles, outcomes: [result] }, waitMs };
   }
 
   /**
-   * The search as one task per group, then a task rendering their merged outcomes; when that one
-   * fails, those outcomes (the matches indexing every group's files, one group's after the other's).
+   * The search as one task per group, then a task rendering their merged outcomes unless the response is
+   * small (FRONT_END_RENDER_LINES); when it is, or that task fails, those outcomes (the matches indexing
+   * every group's files, one group's after the other's).
    */
   private async fanOutRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, groups: string[][], render: RenderSpec): Promise<Rendering> {
     const shardFiles: string[] = [];
@@ -234,13 +241,15 @@ export class SearchPool {
       shardFiles.push(...groupFiles);
       outcomes.push(outcome);
     });
+    const ranges = Math.min(request.matches, outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0));
+    if (!request.whole && ranges * (1 + 2 * (request.contextLines ?? 0)) <= FRONT_END_RENDER_LINES) return { here: { matches, shardFiles, outcomes }, waitMs };
     const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes, render };
     try {
       return { rendered: (await this.workers.run(task, 'renderMerged')) as RenderedResponse, waitMs };
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
       this.workerFailures++;
-      return { left: { matches, shardFiles, outcomes }, waitMs };
+      return { here: { matches, shardFiles, outcomes }, waitMs };
     }
   }
 
