@@ -17,7 +17,7 @@
       "sources": ["<!@(node re2-vendor.cjs sources)"],
       "include_dirs": ["<!@(node re2-vendor.cjs include_dirs)"],
       "defines": ["NDEBUG", "NOMINMAX"],
-      "cflags_cc": ["-O3", "-fPIC", "-pthread", "-Wno-sign-compare", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Wno-cast-function-type", "-Wno-deprecated-declarations"]
+      "cflags_cc": ["-O3", "-fPIC", "-pthread", "-fvisibility=hidden", "-fvisibility-inlines-hidden", "-fno-gnu-unique", "-Wno-sign-compare", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Wno-cast-function-type", "-Wno-deprecated-declarations"]
     },
     {
       "target_name": "trawl_native",
@@ -25,7 +25,8 @@
       "include_dirs": ["<!@(node re2-vendor.cjs include_dirs)"],
       "defines": ["NDEBUG"],
       "dependencies": ["trawl_find_avx2", "trawl_re2"],
-      "ldflags": ["-pthread"]
+      "cflags_cc": ["-fvisibility=hidden", "-fvisibility-inlines-hidden", "-fno-gnu-unique"],
+      "ldflags": ["-pthread", "-Wl,--exclude-libs,ALL"]
     }
   ]
 }

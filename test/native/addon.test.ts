@@ -3,7 +3,7 @@ import RE2 from 're2';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,16 @@ import { native } from '../../native/index.js';
 import { escapeRegExp } from '../../src/query/escape.js';
 
 const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), 'trawl-native-'));
+
+t.test('the addon keeps its RE2 to itself: no RE2 or Abseil symbol for another copy in the process to bind to', async (t) => {
+  // node-re2 carries its own RE2. Symbols exported (or GNU-unique) by both copies are bound process-wide to the
+  // copy loaded first, which made this addon's regexes twice as slow whenever node-re2 was loaded before it.
+  const addon = fileURLToPath(new URL('../../native/build/Release/trawl_native.node', import.meta.url));
+  const symbols = execFileSync('nm', ['-D', '--defined-only', '-C', addon], { encoding: 'utf8' }).trim().split('\n');
+  t.ok(symbols.some((line) => line.endsWith(' napi_register_module_v1')), 'the N-API entry point is exported');
+  t.same(symbols.filter((line) => /\b(re2|absl)::/.test(line)), [], 'no RE2 or Abseil symbol is exported');
+  t.same(symbols.filter((line) => / u /.test(line)), [], 'no GNU-unique symbol');
+});
 
 t.test('mmapFile maps exactly the bytes of the file', async (t) => {
   const dir = scratch();
