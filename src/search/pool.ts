@@ -20,7 +20,6 @@ import { planTerms } from '../query/plan.js';
 import type {
   CheckRegexesResult,
   CheckRegexesTask,
-  EvaluationStats,
   RenderedResponse,
   RenderMergedTask,
   RenderSpec,
@@ -190,8 +189,8 @@ export class SearchPool {
 
   /**
    * Like `search`, answering the response as JSON text, built and serialized by a worker: by the one
-   * that ran the search when it ran as one task (every search under load), else by one of those that
-   * ran its tasks, from their merged outcomes.
+   * that ran the search when it ran as one task (every search under load), else, unless the response
+   * is small, by one more task given the groups' outcomes.
    */
   async searchJson(query: QueryNode, request: SearchRequest, call: Omit<SearchCall, 'onPartial'>): Promise<SearchJson> {
     return this.admit(call, async (signal, timings) => {
@@ -209,7 +208,7 @@ export class SearchPool {
           return this.renderedJson(answer.rendered, answer.waitMs, slot);
         }
         const { matches, shardFiles, outcomes } = answer.here;
-        return jsonOf(this.respond(renderFiles, request, query, this.resolve(matches, outcomes[0]!.stats, shardFiles), outcomes, timings, answer.waitMs));
+        return jsonOf(this.respond(renderFiles, request, query, this.shards.resolve(matches, shardFiles, outcomes[0]!.stats), outcomes, timings, answer.waitMs));
       } finally {
         if (slot !== undefined && !slotHandedOver) this.renderSlots.release(slot);
       }
@@ -319,7 +318,7 @@ export class SearchPool {
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
     let budget = request.matches;
     const waitMs = await this.runGroups(request, query, signal, timings, groups, (outcome, shardFiles) => {
-      const groupFound = this.resolve(outcome.matches, outcome.stats, shardFiles);
+      const groupFound = this.shards.resolve(outcome.matches, shardFiles, outcome.stats);
       found.push(...groupFound);
       outcomes.push(outcome);
       if (call.onPartial && budget > 0) {
@@ -363,19 +362,6 @@ export class SearchPool {
       const stats = { ...emptyEvaluationStats(), crashes: task.shardFiles.length, shardFilesConsidered: task.shardFiles.length };
       return { kind: 'matches', matches: [], totalRanges: 0, stop: 'complete', stats };
     }
-  }
-
-  /** `matches` with their shards mapped here; matches of a shard this thread cannot open are dropped and counted in `stats`. */
-  private resolve(matches: readonly ScoredMatch[], stats: EvaluationStats, shardFiles: readonly string[]): Found[] {
-    const found: Found[] = [];
-    for (const match of matches) {
-      try {
-        found.push({ ...match, shard: this.shards.get(shardFiles[match.shard]!) });
-      } catch {
-        stats.crashes++;
-      }
-    }
-    return found;
   }
 
   /** Whether the workers take tasks (the systemd watchdog's probe): workers.ts, `responsive`. */

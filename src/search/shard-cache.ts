@@ -5,6 +5,8 @@
  */
 import fs from 'node:fs';
 import { Shard } from '../index/shard-reader.js';
+import type { EvaluationStats, ScoredMatch } from '../worker/search-protocol.js';
+import type { Found } from './response/build.js';
 
 export class ShardCache {
   private readonly shards = new Map<string, Shard>();
@@ -31,6 +33,19 @@ export class ShardCache {
     } catch {
       // reported by the searches that need it
     }
+  }
+
+  /** `matches` with their shards (`shardFiles[match.shard]`) mapped here; those of a shard that cannot be opened are dropped and counted in `stats`. */
+  resolve(matches: readonly ScoredMatch[], shardFiles: readonly string[], stats: EvaluationStats): Found[] {
+    const found: Found[] = [];
+    for (const match of matches) {
+      try {
+        found.push({ ...match, shard: this.get(shardFiles[match.shard]!) });
+      } catch {
+        stats.crashes++;
+      }
+    }
+    return found;
   }
 
   /**

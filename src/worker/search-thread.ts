@@ -48,15 +48,7 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
 /** The response of a search whose tasks ran apart; a match of a shard this thread cannot open is dropped and counted. */
 export function renderMerged(task: RenderMergedTask): RenderedResponse {
   cache.advance(task.generation);
-  const found: Found[] = [];
-  for (const match of task.matches) {
-    try {
-      found.push({ ...match, shard: cache.get(task.shardFiles[match.shard]!) });
-    } catch {
-      task.outcomes[0]!.stats.crashes++;
-    }
-  }
-  return render(task.render, task.query, found, task.outcomes);
+  return render(task.render, task.query, cache.resolve(task.matches, task.shardFiles, task.outcomes[0]!.stats), task.outcomes);
 }
 
 function render(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]): RenderedResponse {

@@ -152,7 +152,7 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     t.same(withoutTimings(parsed), withoutTimings(object), `${request.query}, ${setups[index]!.label}: the same response`);
     t.same(parsed.stats, json.stats, 'the stats returned are those written');
     t.ok(Number.isInteger(parsed.stats.wait) && parsed.stats.wait >= 0 && parsed.stats.duration > 0, 'timed (a search may wait no time at all)');
-    const byWorker = setups[index]!.workers === 1 || request.whole === true;
+    const byWorker = setups[index]!.workers === 1 || ('whole' in request && request.whole === true);
     t.equal(json.body.buffer instanceof SharedArrayBuffer, byWorker && !setups[index]!.renderSlotBytes, `${setups[index]!.label}: in a render slot or not`);
   }
   const visibleAlpha = await searchedJson(pools[0]!, { query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
