@@ -40,8 +40,12 @@ async function serve(config: Config, configFile: string | undefined): Promise<nu
   // The search workers start before the daemon's modules load: they load theirs and map the shards
   // meanwhile (docs/design.md, "Start").
   const threads = startWorkerThreads(workerOptions(config));
-  const catalog = loadCatalog(config);
-  threads.workers.mapShards(catalog.generation, shardFiles(catalog));
+  try {
+    const catalog = loadCatalog(config);
+    threads.workers.mapShards(catalog.generation, shardFiles(catalog));
+  } catch {
+    // A manifest that cannot be read is reported by Daemon.start, which reads it again.
+  }
   const { Daemon } = await import('../server/daemon.js');
   const logger = createLogger('trawl');
   let daemon: Daemon;

@@ -44,6 +44,19 @@ t.test('an invalid config names the option and exits 2', async (t) => {
   t.match(missing.stderr, /cannot read the file/);
 });
 
+t.test('trawl serve over a damaged manifest says so and exits 1', async (t) => {
+  const dir = tempDir(t);
+  makeRepository(path.join(dir, 'repo'), { 'main.py': 'def main():\n    pass\n' });
+  fs.mkdirSync(path.join(dir, 'data'));
+  fs.writeFileSync(path.join(dir, 'data', 'manifest.json'), '{not json');
+  const config = path.join(dir, 'trawl.json');
+  fs.writeFileSync(config, JSON.stringify({ dataDir: 'data', listen: { port: 0 }, repos: [{ name: 'ok', path: 'repo' }] }));
+  const result = trawl(['serve', '--config', config]);
+  t.equal(result.status, 1);
+  t.match(result.stderr, /^trawl serve: .*manifest\.json is not valid JSON; move it away to rebuild the index$/m);
+  t.notMatch(result.stderr, /^\s+at /m, 'a message, not a stack trace');
+});
+
 t.test('trawl index logs progress lines and exits 1 when a repository fails', async (t) => {
   const dir = tempDir(t);
   makeRepository(path.join(dir, 'repo'), { 'main.py': 'def main():\n    pass\n' });
