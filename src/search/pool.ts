@@ -184,7 +184,7 @@ export class SearchPool {
 
   /** Runs one search of `query`, planned from `request` (`plan`). Throws SearchQueueFullError when too many searches are in flight. */
   async search(query: QueryNode, request: SearchRequest, call: SearchCall): Promise<SearchResponse> {
-    return this.admit(call, (signal, timings) => this.fanOut(collectFiles, request, query, call, signal, timings, this.groupsFor(call)));
+    return this.admit(call, (signal, timings) => this.fanOut(request, query, call, signal, timings, this.groupsFor(call)));
   }
 
   /**
@@ -312,8 +312,8 @@ export class SearchPool {
     };
   }
 
-  /** The search over `groups`, one task each, merged here; its files go to `files`. */
-  private async fanOut<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, call: SearchCall, signal: SearchSignal, timings: Timings, groups: string[][]): Promise<Built<T>> {
+  /** The search over `groups`, one task each, merged and built here as objects. */
+  private async fanOut(request: SearchRequest, query: QueryNode, call: SearchCall, signal: SearchSignal, timings: Timings, groups: string[][]): Promise<SearchResponse> {
     const found: Found[] = [];
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
     let budget = request.matches;
@@ -327,7 +327,7 @@ export class SearchPool {
         call.onPartial(partial);
       }
     });
-    return this.respond(files, request, query, found, outcomes, timings, waitMs);
+    return this.respond(collectFiles, request, query, found, outcomes, timings, waitMs);
   }
 
   /** One task per group; each outcome goes to `onOutcome` as it comes. Resolves with the longest wait for a task. */

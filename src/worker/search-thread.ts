@@ -8,7 +8,7 @@ import { workerData } from 'node:worker_threads';
 import type { Shard } from '../index/shard-reader.js';
 import { firstInvalidRegex } from '../query/parser.js';
 import type { QueryNode } from '../query/ast.js';
-import { buildResponse, membersAfterStats, renderFiles, type Found } from '../search/response/build.js';
+import { buildResponse, foundIn, membersAfterStats, renderFiles, type Found } from '../search/response/build.js';
 import { writeMembers, type RenderSlotsShare } from '../search/response/render-slots.js';
 import { searchShards } from '../search/shard/evaluate.js';
 import { ShardCache } from '../search/shard-cache.js';
@@ -37,10 +37,7 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   const outcome = searchShards(task.query, shards, task.contexts, { wanted: task.wanted, deadline, signal: task.signal });
   outcome.stats.crashes += unopened;
   outcome.stats.shardFilesConsidered += unopened;
-  if (task.render) {
-    const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
-    return render(task.render, task.query, found, [outcome]);
-  }
+  if (task.render) return render(task.render, task.query, foundIn(outcome, shards), [outcome]);
   for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
   return outcome;
 }

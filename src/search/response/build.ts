@@ -37,8 +37,12 @@ export function buildLocalResponse<T>(
   timings: { started: number; planned: number; searched: number },
   contentCharacters = RESPONSE_CONTENT_CHARACTERS,
 ): Built<T> {
-  const found = outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
-  return buildResponse(files, request, query, found, [outcome], publicUrl, timings, contentCharacters);
+  return buildResponse(files, request, query, foundIn(outcome, shards), [outcome], publicUrl, timings, contentCharacters);
+}
+
+/** The matches of one `searchShards` outcome with their shards (`shards[match.shard]`). */
+export function foundIn(outcome: ShardsOutcome, shards: readonly Shard[]): Found[] {
+  return outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
 }
 
 /**
