@@ -19,8 +19,8 @@ export interface SearchEnvironment {
   timeBudgetMs: number;
   /** Cancels the search when set (client gone). */
   signal?: SearchSignal;
-  /** The bound on a response's file content (RESPONSE_CONTENT_CHARACTERS unless set). */
-  responseContentCharacters?: number;
+  /** The bound on a response's file content in bytes (RESPONSE_CONTENT_BYTES unless set). */
+  responseContentBytes?: number;
 }
 
 /** Runs `request` over `shards`; throws what query/plan.ts's `plan` throws. */
@@ -35,5 +35,5 @@ export function searchInto<T>(files: () => FileSink<T>, request: SearchRequest, 
   const planned = performance.now();
   const limits = { wanted: request.matches + 1, deadline: started + environment.timeBudgetMs, signal: environment.signal ?? createSignal() };
   const outcome = searchShards(query, shards, environment.contexts, limits);
-  return buildLocalResponse(files, request, query, outcome, shards, environment.publicUrl, { started, planned, searched: performance.now() }, environment.responseContentCharacters);
+  return buildLocalResponse(files, request, query, outcome, shards, environment.publicUrl, { started, planned, searched: performance.now() }, environment.responseContentBytes);
 }

@@ -385,8 +385,8 @@ export class SearchPool {
 
 const noRelease = () => {};
 
-function jsonOf(response: Built<string>): SearchJson {
-  return { stats: response.stats, body: Buffer.from(responseJson(response)), release: noRelease };
+function jsonOf(response: Built<Buffer>): SearchJson {
+  return { stats: response.stats, body: responseJson(response), release: noRelease };
 }
 
 const nanoseconds = (ms: number) => Math.round(ms * 1e6);

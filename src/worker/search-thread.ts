@@ -9,7 +9,7 @@ import type { Shard } from '../index/shard-reader.js';
 import { firstInvalidRegex } from '../query/parser.js';
 import type { QueryNode } from '../query/ast.js';
 import { buildResponse, foundIn, membersAfterStats, renderFiles, type Found } from '../search/response/build.js';
-import { writeMembers, type RenderSlotsShare } from '../search/response/render-slots.js';
+import { placeMembers, type RenderSlotsShare } from '../search/response/render-slots.js';
 import { searchShards } from '../search/shard/evaluate.js';
 import { ShardCache } from '../search/shard-cache.js';
 import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
@@ -17,8 +17,6 @@ import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedRespon
 const cache = new ShardCache();
 /** The front end's render slots (the pool passes them as the workers' workerData). */
 const slots = workerData as RenderSlotsShare;
-/** Encodes into a buffer of the text's own, so the message copies only the text (a pooled Buffer would copy its whole slab). */
-const utf8 = new TextEncoder();
 
 export default function searchTask(task: SearchTask): SearchTaskResult {
   cache.advance(task.generation);
@@ -53,8 +51,7 @@ function render(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: re
   const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
   const { stats, files, repositoryInfo, isSearchExhaustive } = buildResponse(renderFiles, spec.request, query, found, outcomes, spec.publicUrl, timings);
   const members = membersAfterStats(files, repositoryInfo, isSearchExhaustive);
-  const slotBytesUsed = spec.slot === undefined ? undefined : writeMembers(slots, spec.slot, members, utf8);
-  return slotBytesUsed === undefined ? { kind: 'rendered', stats, results: utf8.encode(members), slotBytesUsed: 0 } : { kind: 'rendered', stats, results: null, slotBytesUsed };
+  return { kind: 'rendered', stats, ...placeMembers(slots, spec.slot, members) };
 }
 
 /** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */

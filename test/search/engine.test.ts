@@ -133,8 +133,8 @@ t.test('a response carries a bounded amount of content, whatever matches asks, a
   const everything = search(request('parse', { matches: 1000, whole: true }), shards, environment);
   t.ok(everything.files.length > 2 && everything.isSearchExhaustive, `uncapped: ${everything.files.length} files`);
   const first = everything.files[0]!;
-  const firstSize = first.content!.length + first.chunks.reduce((sum, chunk) => sum + chunk.content.length, 0);
-  const bounded = search(request('parse', { matches: 1000, whole: true }), shards, { ...environment, responseContentCharacters: firstSize });
+  const firstSize = Buffer.byteLength(first.content!) + first.chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.content), 0);
+  const bounded = search(request('parse', { matches: 1000, whole: true }), shards, { ...environment, responseContentBytes: firstSize });
   t.same(bounded.files.map((file) => file.fileName.text), everything.files.slice(0, 2).map((file) => file.fileName.text), 'files up to the bound (the one that passes it included), best first');
   t.same([bounded.isSearchExhaustive, bounded.stats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'and the response says it was cut');
   t.equal(bounded.stats.actualMatchCount, bounded.files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0), 'its counts are of what it carries');
@@ -145,7 +145,7 @@ t.test("files rendered to JSON as they are made are the object response's JSON, 
   const queries: [string, Partial<SearchRequest>, Partial<SearchEnvironment>][] = [
     ['parse_expression', {}, {}],
     ['parse', { contextLines: 2, whole: true }, {}], // multi-byte, tab and CRLF content, symbols
-    ['parse', { matches: 1000, whole: true }, { responseContentCharacters: 10 }], // cut by content
+    ['parse', { matches: 1000, whole: true }, { responseContentBytes: 10 }], // cut by content
     ['parse', { matches: 3 }, {}], // cut by the match cap
     ['type:file parse', {}, {}],
     ['nothing_matches_this', {}, {}],
@@ -153,11 +153,11 @@ t.test("files rendered to JSON as they are made are the object response's JSON, 
   for (const [query, extra, bound] of queries) {
     const objects = search(request(query, extra), shards, { ...environment, ...bound });
     const rendered = searchInto(renderFiles, request(query, extra), shards, { ...environment, ...bound });
-    t.equal(rendered.files, JSON.stringify(objects.files), `${query}: the files`);
+    t.equal(rendered.files.toString(), JSON.stringify(objects.files), `${query}: the files`);
     // The timings differ from run to run; every count must not.
     const counts = (stats: object) => Object.fromEntries(Object.entries(stats).filter(([key]) => !['duration', 'matchTreeConstruction', 'matchTreeSearch'].includes(key)));
-    t.same(counts(JSON.parse(responseJson(rendered)).stats as object), counts(objects.stats), `${query}: the stats`);
-    t.equal(responseJson({ ...rendered, stats: objects.stats }), JSON.stringify(objects), `${query}: the whole response, members in order`);
+    t.same(counts(JSON.parse(responseJson(rendered).toString()).stats as object), counts(objects.stats), `${query}: the stats`);
+    t.equal(responseJson({ ...rendered, stats: objects.stats }).toString(), JSON.stringify(objects), `${query}: the whole response, members in order`);
   }
 });
 

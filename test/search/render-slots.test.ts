@@ -1,7 +1,5 @@
 import t from 'tap';
-import { PREFIX_ROOM, RenderSlots, writeMembers } from '../../src/search/response/render-slots.js';
-
-const utf8 = new TextEncoder();
+import { PREFIX_ROOM, RenderSlots, placeMembers } from '../../src/search/response/render-slots.js';
 
 t.test('a response is the prefix and the members the worker wrote, in the slot', async (t) => {
   const slots = new RenderSlots(2, PREFIX_ROOM + 64);
@@ -10,7 +8,8 @@ t.test('a response is the prefix and the members the worker wrote, in the slot',
   t.same([first, second], [0, 1], 'slots are handed out in order');
   t.equal(slots.acquire(), undefined, 'none left');
   const members = '"files":["é"],"isSearchExhaustive":true}';
-  t.equal(writeMembers(slots.share, second, members, utf8), Buffer.byteLength(members), 'the members fit');
+  const parts = [Buffer.from('"files":'), Buffer.from('["é"]'), Buffer.from(',"isSearchExhaustive":true}')];
+  t.same(placeMembers(slots.share, second, parts), { results: null, slotBytesUsed: Buffer.byteLength(members) }, 'the members fit, one part after the other');
   const response = slots.response(second, '{"stats":{"n":1},', Buffer.byteLength(members));
   t.equal(response.body.toString(), `{"stats":{"n":1},${members}`);
   t.ok(response.body.buffer instanceof SharedArrayBuffer, 'in the shared memory, not a copy');
@@ -20,11 +19,16 @@ t.test('a response is the prefix and the members the worker wrote, in the slot',
   t.equal(slots.acquire(), undefined, 'and only once');
 });
 
-t.test('members over a slot are refused; a prefix over its room makes a copy and frees the slot', async (t) => {
+t.test('members over a slot, or without one, come in a buffer of their own; a prefix over its room makes a copy and frees the slot', async (t) => {
   const slots = new RenderSlots(1, PREFIX_ROOM + 8);
   const slot = slots.acquire()!;
-  t.equal(writeMembers(slots.share, slot, '"files":[]}', utf8), undefined, 'eleven bytes do not fit in eight');
-  t.equal(writeMembers(slots.share, slot, '"a":1}', utf8), 6);
+  const tooMany = placeMembers(slots.share, slot, [Buffer.from('"files":'), Buffer.from('[]}')]);
+  t.same([Buffer.from(tooMany.results!).toString(), tooMany.slotBytesUsed], ['"files":[]}', 0], 'eleven bytes do not fit in eight');
+  t.notOk(tooMany.results!.buffer instanceof SharedArrayBuffer, 'they are not in the slot');
+  t.equal(tooMany.results!.byteLength, tooMany.results!.buffer.byteLength, 'nor in a larger buffer');
+  const noSlot = placeMembers(slots.share, undefined, [Buffer.from('"a":1}')]);
+  t.same([Buffer.from(noSlot.results!).toString(), noSlot.slotBytesUsed], ['"a":1}', 0], 'no slot');
+  t.same(placeMembers(slots.share, slot, [Buffer.from('"a":1}')]), { results: null, slotBytesUsed: 6 });
   const prefix = `{"stats":"${'x'.repeat(PREFIX_ROOM)}",`;
   const response = slots.response(slot, prefix, 6);
   t.equal(response.body.toString(), `${prefix}"a":1}`);

@@ -6,23 +6,24 @@
  */
 import type { FileResult, FlushReason, RepositoryInfo, SearchRequest, SearchResponse, SearchStats } from '../../api/types.js';
 import type { Shard } from '../../index/shard-reader.js';
-import { byStart, rangePairs } from '../../index/ranges.js';
+import { byStart } from '../../index/ranges.js';
 import type { QueryNode } from '../../query/ast.js';
 import { resultTypeOf } from '../../query/plan.js';
 import type { DocumentMatch, EvaluationStats, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
 import { emptyEvaluationStats } from '../shard/evaluate.js';
 import { browseUrl, externalUrl } from '../links.js';
-import { buildChunks } from './chunks.js';
-import { codePointsBetween } from './positions.js';
+import { chunkObjects, layChunks, rangeObjects, writeChunks, writeRanges, type ChunksLayout } from './chunks.js';
+import { JsonWriter } from './json-writer.js';
+import { codePointsBetween, RANGE_WORDS } from './positions.js';
 
 /**
- * Characters of file content (chunks, and whole files with `whole`) one
- * response may carry, whatever `matches` asks: past it the rest of the files
- * are left out and the response says so (`FLUSH_REASON_MAX_SIZE`, not
- * exhaustive). 100,000 matches with `whole` over the Linux corpus would
- * otherwise build a response of its whole 1.3 GB.
+ * Bytes of file content (chunks, and whole files with `whole`) one response
+ * may carry, whatever `matches` asks: past it the rest of the files are left
+ * out and the response says so (`FLUSH_REASON_MAX_SIZE`, not exhaustive).
+ * 100,000 matches with `whole` over the Linux corpus would otherwise build a
+ * response of its whole 1.3 GB.
  */
-export const RESPONSE_CONTENT_CHARACTERS = 64 << 20;
+export const RESPONSE_CONTENT_BYTES = 64 << 20;
 
 const NANOS_PER_MS = 1e6;
 
@@ -35,9 +36,9 @@ export function buildLocalResponse<T>(
   shards: readonly Shard[],
   publicUrl: string,
   timings: { started: number; planned: number; searched: number },
-  contentCharacters = RESPONSE_CONTENT_CHARACTERS,
+  maxContentBytes = RESPONSE_CONTENT_BYTES,
 ): Built<T> {
-  return buildResponse(files, request, query, foundIn(outcome, shards), [outcome], publicUrl, timings, contentCharacters);
+  return buildResponse(files, request, query, foundIn(outcome, shards), [outcome], publicUrl, timings, maxContentBytes);
 }
 
 /** The matches of one `searchShards` outcome with their shards (`shards[match.shard]`). */
@@ -48,39 +49,54 @@ export function foundIn(outcome: ShardsOutcome, shards: readonly Shard[]): Found
 /**
  * Where a response's file results go as they are made: kept as objects
  * (`collectFiles`), or rendered to JSON one by one (`renderFiles`), so that
- * each file's objects die young instead of surviving, millions of them for a
- * broad query, until the whole response is serialized (docs/design.md,
- * "The hot path's memory").
+ * no object per range is made for a response sent as JSON, and a file's
+ * objects die young instead of surviving, millions of them for a broad
+ * query, until the whole response is serialized (docs/design.md, "The hot
+ * path's memory").
  */
 export interface FileSink<T> {
-  add(file: FileResult): void;
+  add(file: FileDraft): void;
   /** The files added, in order. */
   result(): T;
 }
 
 export function collectFiles(): FileSink<FileResult[]> {
   const files: FileResult[] = [];
-  return { add: (file) => files.push(file), result: () => files };
+  return { add: (file) => files.push(fileObject(file)), result: () => files };
 }
 
-/** The files as the JSON text of their array, the same as JSON.stringify of it. */
-export function renderFiles(): FileSink<string> {
-  const parts: string[] = [];
-  return { add: (file) => parts.push(JSON.stringify(file)), result: () => `[${parts.join(',')}]` };
+/** The files as the UTF-8 JSON of their array, the same as JSON.stringify of collectFiles' result. */
+export function renderFiles(): FileSink<Buffer> {
+  const json = new JsonWriter();
+  json.raw('[');
+  let first = true;
+  return {
+    add: (file) => {
+      if (!first) json.raw(',');
+      first = false;
+      writeFile(json, file);
+    },
+    result: () => {
+      json.raw(']');
+      return json.view();
+    },
+  };
 }
 
 /** A response whose files are what its sink made of them. */
 export type Built<T> = Omit<SearchResponse, 'files'> & { files: T };
 
-/** A built response's JSON text: SearchResponse's members in its order, the rendered files as they are. */
-export function responseJson({ stats, files, repositoryInfo, isSearchExhaustive }: Built<string>): string {
-  return `{"stats":${JSON.stringify(stats)},${membersAfterStats(files, repositoryInfo, isSearchExhaustive)}`;
+/** A built response's UTF-8 JSON: SearchResponse's members in its order, the rendered files as they are. */
+export function responseJson({ stats, files, repositoryInfo, isSearchExhaustive }: Built<Buffer>): Buffer {
+  return Buffer.concat([Buffer.from(`{"stats":${JSON.stringify(stats)},`), ...membersAfterStats(files, repositoryInfo, isSearchExhaustive)]);
 }
 
-/** The members after `stats`, and the closing brace: what a worker renders (render-slots.ts). */
-export function membersAfterStats(files: string, repositoryInfo: readonly RepositoryInfo[], isSearchExhaustive: boolean): string {
-  return `"files":${files},"repositoryInfo":${JSON.stringify(repositoryInfo)},"isSearchExhaustive":${isSearchExhaustive}}`;
+/** The members after `stats`, and the closing brace, in parts: what a worker renders (render-slots.ts). */
+export function membersAfterStats(files: Buffer, repositoryInfo: readonly RepositoryInfo[], isSearchExhaustive: boolean): Buffer[] {
+  return [FILES_MEMBER, files, Buffer.from(`,"repositoryInfo":${JSON.stringify(repositoryInfo)},"isSearchExhaustive":${isSearchExhaustive}}`)];
 }
+
+const FILES_MEMBER = Buffer.from('"files":');
 
 /** A match with the shard it came from, as the front end holds it. */
 export interface Found extends DocumentMatch {
@@ -101,10 +117,10 @@ export function buildResponse<T>(
   outcomes: readonly Omit<ShardsOutcome, 'matches'>[],
   publicUrl: string,
   timings: { started: number; planned: number; searched: number },
-  contentCharacters = RESPONSE_CONTENT_CHARACTERS,
+  maxContentBytes = RESPONSE_CONTENT_BYTES,
 ): Built<T> {
   found.sort((a, b) => b.score - a.score || compareLocation(a, b));
-  const { response, intact, faultedShards } = assembleIntact(files, request, query, found, publicUrl, contentCharacters);
+  const { response, intact, faultedShards } = assembleIntact(files, request, query, found, publicUrl, maxContentBytes);
   const stats = emptyStats();
   for (const outcome of outcomes) addStats(stats, outcome.stats);
   stats.crashes += faultedShards;
@@ -129,10 +145,10 @@ export function buildResponse<T>(
  * assemble over the matches of shards whose mapping did not fault while it read them (Shard.faulted),
  * and those matches: what it read from a faulted one may be zeros, so its files go and it counts as failed.
  */
-function assembleIntact<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string, contentCharacters: number) {
+function assembleIntact<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, found: Found[], publicUrl: string, maxContentBytes: number) {
   let kept = found;
   for (;;) {
-    const response = assemble(files(), request, query, kept, publicUrl, contentCharacters);
+    const response = assemble(files(), request, query, kept, publicUrl, maxContentBytes);
     // `some` first: the common case allocates nothing.
     if (!kept.some((match) => match.shard.faulted)) {
       const faultedShards = kept === found ? 0 : new Set(found.filter((match) => match.shard.faulted).map((match) => match.shard)).size;
@@ -143,8 +159,8 @@ function assembleIntact<T>(files: () => FileSink<T>, request: SearchRequest, que
 }
 
 /** Match ranges in a file result (file name and chunks). */
-function countRanges(file: FileResult): number {
-  return file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0);
+function countRanges(file: FileDraft): number {
+  return (file.pathPositions.length + file.chunks.positions.length) / RANGE_WORDS;
 }
 
 /** The most severe way any part stopped: a deadline or cancellation anywhere makes the whole a timeout. */
@@ -169,7 +185,7 @@ function compareLocation(a: Found, b: Found): number {
 
 /**
  * File results, best first, into `files`, holding at most `request.matches`
- * match ranges and `contentCharacters` characters of content in all
+ * match ranges and `maxContentBytes` bytes of content in all
  * (`tooLarge` when the latter left files out); with how many match ranges
  * they hold.
  */
@@ -179,17 +195,17 @@ function assemble<T>(
   query: QueryNode,
   found: Found[],
   publicUrl: string,
-  contentCharacters: number,
+  maxContentBytes: number,
 ): { files: FileSink<T>; matchRanges: number; repositoryInfo: RepositoryInfo[]; tooLarge: boolean } {
   const resultType = resultTypeOf(query);
   let matchRanges = 0;
   const repositories = new Map<number, RepositoryInfo>();
   const seenRepositories = new Set<number>();
   let budget = request.matches;
-  let characters = 0;
+  let contentBytes = 0;
   for (const match of found) {
     if (budget <= 0) break;
-    if (characters > contentCharacters) return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: true };
+    if (contentBytes > maxContentBytes) return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: true };
     const { shard } = match;
     const repository = shard.meta.repository;
     if (resultType === 'repo') {
@@ -201,8 +217,8 @@ function assemble<T>(
     const pathRanges = resultType ? match.path : withinBudget(match.path, budget);
     const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget - pathRanges.length / 2);
     budget -= resultType ? 1 : (pathRanges.length + contentRanges.length) / 2;
-    const file = fileResult(request, shard, match.doc, pathRanges, contentRanges, publicUrl);
-    characters += (file.content?.length ?? 0) + file.chunks.reduce((sum, chunk) => sum + chunk.content.length, 0);
+    const file = fileDraft(request, shard, match.doc, pathRanges, contentRanges, publicUrl);
+    contentBytes += (request.whole ? file.content.length : 0) + file.chunks.chunks.reduce((sum, chunk) => sum + chunk.to - chunk.byteOffset, 0);
     matchRanges += countRanges(file);
     files.add(file);
     repositories.set(repository.id, repositoryInfo(shard));
@@ -215,29 +231,96 @@ function withinBudget(flat: readonly number[], budget: number): readonly number[
   return flat.length <= 2 * budget ? flat : flat.slice(0, 2 * budget);
 }
 
-function fileResult(request: SearchRequest, shard: Shard, doc: number, pathRanges: readonly number[], contentRanges: readonly number[], publicUrl: string): FileResult {
+/** A file result laid out, before its sink makes it into objects or JSON: its ranges as flat positions (positions.ts). */
+export interface FileDraft {
+  path: string;
+  /** The file name's match ranges, RANGE_WORDS numbers each. */
+  pathPositions: number[];
+  webUrl: string;
+  repository: string;
+  repositoryId: number;
+  language: string;
+  /** The file's bytes, which its chunks are parts of. */
+  content: Buffer;
+  chunks: ChunksLayout;
+  branches: string[];
+  externalWebUrl?: string;
+  /** Whether the result carries the whole content (the request's `whole`). */
+  whole: boolean;
+}
+
+function fileDraft(request: SearchRequest, shard: Shard, doc: number, pathRanges: readonly number[], contentRanges: readonly number[], publicUrl: string): FileDraft {
   const repository = shard.meta.repository;
   const path = shard.path(doc);
   const pathBytes = shard.pathBytes(doc);
+  const pathPositions: number[] = [];
+  // A path is one line: line 1, columns in code points.
+  for (const offset of pathRanges) pathPositions.push(offset, 1, 1 + codePointsBetween(pathBytes, 0, offset));
   const branches = branchesOf(shard, doc);
   const bit = shard.meta.branches.findIndex((branch) => branch.name === branches[0]);
   const content = shard.content(doc);
-  const result: FileResult = {
-    fileName: { text: path, matchRanges: rangePairs(pathRanges).map(([start, end]) => ({ start: pathPosition(pathBytes, start), end: pathPosition(pathBytes, end) })) },
+  const draft: FileDraft = {
+    path,
+    pathPositions,
     webUrl: browseUrl(publicUrl, repository.name, branches[0] ?? 'HEAD', path),
     repository: repository.name,
     repositoryId: repository.id,
     language: shard.language(doc),
+    content,
     chunks:
       contentRanges.length > 0
-        ? buildChunks({ content, ranges: contentRanges, contextLines: request.contextLines ?? 0, symbols: shard.symbolsOverlapping(doc, contentRanges) })
-        : [],
+        ? layChunks({ content, ranges: contentRanges, contextLines: request.contextLines ?? 0, symbols: shard.symbolsOverlapping(doc, contentRanges) })
+        : { chunks: [], positions: [] },
     branches,
+    whole: request.whole ?? false,
   };
   const external = externalUrl(repository, shard.meta.branches[Math.max(0, bit)]?.commit ?? 'HEAD', path);
-  if (external) result.externalWebUrl = external;
-  if (request.whole) result.content = content.toString('utf8');
+  if (external) draft.externalWebUrl = external;
+  return draft;
+}
+
+function fileObject(draft: FileDraft): FileResult {
+  const result: FileResult = {
+    fileName: { text: draft.path, matchRanges: rangeObjects(draft.pathPositions, 0, draft.pathPositions.length / RANGE_WORDS) },
+    webUrl: draft.webUrl,
+    repository: draft.repository,
+    repositoryId: draft.repositoryId,
+    language: draft.language,
+    chunks: chunkObjects(draft.content, draft.chunks),
+    branches: draft.branches,
+  };
+  if (draft.externalWebUrl !== undefined) result.externalWebUrl = draft.externalWebUrl;
+  if (draft.whole) result.content = draft.content.toString('utf8');
   return result;
+}
+
+/** Writes JSON.stringify(fileObject(draft)), members in the same order, without the objects. */
+function writeFile(json: JsonWriter, draft: FileDraft): void {
+  json.raw('{"fileName":{"text":');
+  json.string(draft.path);
+  json.raw(',"matchRanges":');
+  writeRanges(json, draft.pathPositions, 0, draft.pathPositions.length / RANGE_WORDS);
+  json.raw('},"webUrl":');
+  json.string(draft.webUrl);
+  json.raw(',"repository":');
+  json.string(draft.repository);
+  json.raw(',"repositoryId":');
+  json.integer(draft.repositoryId);
+  json.raw(',"language":');
+  json.string(draft.language);
+  json.raw(',"chunks":');
+  writeChunks(json, draft.content, draft.chunks);
+  json.raw(',"branches":');
+  json.value(draft.branches);
+  if (draft.externalWebUrl !== undefined) {
+    json.raw(',"externalWebUrl":');
+    json.string(draft.externalWebUrl);
+  }
+  if (draft.whole) {
+    json.raw(',"content":');
+    json.utf8String(draft.content, 0, draft.content.length);
+  }
+  json.raw('}');
 }
 
 function repositoryInfo(shard: Shard): RepositoryInfo {
@@ -252,11 +335,6 @@ function repositoryInfo(shard: Shard): RepositoryInfo {
 function branchesOf(shard: Shard, doc: number): string[] {
   const mask = shard.branchMask(doc);
   return shard.meta.branches.filter((_, bit) => (mask >> BigInt(bit)) & 1n).map((branch) => branch.name);
-}
-
-/** A position inside a path: line 1, column in code points. */
-function pathPosition(path: Buffer, byteOffset: number) {
-  return { byteOffset, lineNumber: 1, column: 1 + codePointsBetween(path, 0, byteOffset) };
 }
 
 /** What a response holds of what `matches` caps: files for type:file and type:repo results, else match ranges. */

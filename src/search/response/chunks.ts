@@ -1,13 +1,16 @@
 /**
  * Chunks of a file result: the lines around each match, `contextLines` on
  * either side, merged when their windows overlap or touch, with the match
- * ranges and the ctags definitions the matches fall in.
+ * ranges and the ctags definitions the matches fall in. Laid out once
+ * (`layChunks`), then made into the API's objects (`chunkObjects`) or
+ * written as their JSON (`writeChunks`), which makes no object per range.
  */
 import type { Chunk, Range, SymbolInfo } from '../../api/types.js';
 import type { DocumentSymbol } from '../../index/model.js';
-import { LineIndex, NEWLINE } from './positions.js';
+import { LineIndex, NEWLINE, RANGE_WORDS } from './positions.js';
 import { byStart } from '../../index/ranges.js';
 import { SymbolSpans } from '../symbol-spans.js';
+import type { JsonWriter } from './json-writer.js';
 
 export interface ChunkInput {
   content: Buffer;
@@ -18,45 +21,124 @@ export interface ChunkInput {
   symbols: DocumentSymbol[];
 }
 
-export function buildChunks({ content, ranges, contextLines, symbols }: ChunkInput): Chunk[] {
+/** A chunk before it is an object or JSON: its ranges are ranges [firstRange, firstRange + ranges) of its file's `positions`. */
+export interface ChunkLayout {
+  /** The chunk's text is the file's bytes [byteOffset, to). */
+  byteOffset: number;
+  to: number;
+  lineNumber: number;
+  firstRange: number;
+  ranges: number;
+  symbols?: SymbolInfo[];
+}
+
+/** A file's chunks laid out; `positions` holds each range's start and end positions (LineIndex.pushPosition), ranges by start. */
+export interface ChunksLayout {
+  chunks: ChunkLayout[];
+  positions: number[];
+}
+
+export function layChunks({ content, ranges, contextLines, symbols }: ChunkInput): ChunksLayout {
   const lines = new LineIndex(content);
   const sorted = byStart(ranges);
+  const positions: number[] = [];
   // A group's byte bounds are found as soon as its lines are known: LineIndex walks from the
   // offset it last counted to, which is then the group's latest range.
-  // A group's ranges are sorted[2·firstPair …], as many as its matchRanges.
-  const groups: { last: number; from: number; to: number; startLine: number; firstPair: number; matchRanges: Range[] }[] = [];
+  const groups: { last: number; from: number; to: number; startLine: number; firstRange: number; ranges: number }[] = [];
   for (let i = 0; i < sorted.length; i += 2) {
     const start = sorted[i]!;
     const end = sorted[i + 1]!;
-    const range: Range = { start: lines.position(start), end: lines.position(end) };
-    const first = Math.max(1, range.start.lineNumber - contextLines);
+    const startLine = lines.pushPosition(start, positions);
+    const endLine = lines.pushPosition(end, positions);
+    const first = Math.max(1, startLine - contextLines);
     // A range ending with a '\n' ends on that newline's line. Past the last line, lineEnd is
     // the end of the content, so `last` needs no clamp.
-    const last = range.end.lineNumber - (end > start && content[end - 1] === NEWLINE ? 1 : 0) + contextLines;
+    const last = endLine - (end > start && content[end - 1] === NEWLINE ? 1 : 0) + contextLines;
     const current = groups[groups.length - 1];
     if (current && first <= current.last + 1) {
       if (last > current.last) {
         current.last = last;
         current.to = lines.lineEnd(last);
       }
-      current.matchRanges.push(range);
+      current.ranges++;
     } else {
-      groups.push({ last, from: lines.lineStart(first), to: lines.lineEnd(last), startLine: first, firstPair: i / 2, matchRanges: [range] });
+      groups.push({ last, from: lines.lineStart(first), to: lines.lineEnd(last), startLine: first, firstRange: i / 2, ranges: 1 });
     }
   }
   const spans = new SymbolSpans(symbols);
-  return groups.map((group) => {
-    const chunk: Chunk = {
-      content: content.toString('utf8', group.from, group.to),
-      matchRanges: group.matchRanges,
-      contentStart: { byteOffset: group.from, lineNumber: group.startLine, column: 1 },
-    };
+  const chunks = groups.map(({ from, to, startLine, firstRange, ranges }): ChunkLayout => {
+    const chunk: ChunkLayout = { byteOffset: from, to, lineNumber: startLine, firstRange, ranges };
     if (symbols.length > 0) {
-      const definitions = symbolsAt(content, spans.overlapping(sorted, group.firstPair, group.firstPair + group.matchRanges.length));
+      const definitions = symbolsAt(content, spans.overlapping(sorted, firstRange, firstRange + ranges));
       if (definitions.length > 0) chunk.symbols = definitions;
     }
     return chunk;
   });
+  return { chunks, positions };
+}
+
+export function chunkObjects(content: Buffer, { chunks, positions }: ChunksLayout): Chunk[] {
+  return chunks.map(({ byteOffset, to, lineNumber, firstRange, ranges, symbols }) => {
+    const chunk: Chunk = { content: content.toString('utf8', byteOffset, to), matchRanges: rangeObjects(positions, firstRange, ranges), contentStart: { byteOffset, lineNumber, column: 1 } };
+    if (symbols) chunk.symbols = symbols;
+    return chunk;
+  });
+}
+
+/** Writes JSON.stringify(chunkObjects(layout)) without the objects; `content` is the file's, the chunks' text is escaped from it. */
+export function writeChunks(json: JsonWriter, content: Buffer, { chunks, positions }: ChunksLayout): void {
+  json.raw('[');
+  for (let i = 0; i < chunks.length; i++) {
+    const { byteOffset, to, lineNumber, firstRange, ranges, symbols } = chunks[i]!;
+    json.raw(i > 0 ? ',{"content":' : '{"content":');
+    json.utf8String(content, byteOffset, to);
+    json.raw(',"matchRanges":');
+    writeRanges(json, positions, firstRange, ranges);
+    json.raw(',"contentStart":{"byteOffset":');
+    json.integer(byteOffset);
+    json.raw(',"lineNumber":');
+    json.integer(lineNumber);
+    json.raw(',"column":1}');
+    if (symbols) {
+      json.raw(',"symbols":');
+      json.value(symbols);
+    }
+    json.raw('}');
+  }
+  json.raw(']');
+}
+
+/** Ranges [first, first + count) of `positions` as the API's objects. */
+export function rangeObjects(positions: readonly number[], first: number, count: number): Range[] {
+  const ranges: Range[] = [];
+  for (let at = first * RANGE_WORDS, end = at + count * RANGE_WORDS; at < end; at += RANGE_WORDS) {
+    ranges.push({
+      start: { byteOffset: positions[at]!, lineNumber: positions[at + 1]!, column: positions[at + 2]! },
+      end: { byteOffset: positions[at + 3]!, lineNumber: positions[at + 4]!, column: positions[at + 5]! },
+    });
+  }
+  return ranges;
+}
+
+/** Writes JSON.stringify(rangeObjects(positions, first, count)) without the objects. */
+export function writeRanges(json: JsonWriter, positions: readonly number[], first: number, count: number): void {
+  json.raw('[');
+  for (let at = first * RANGE_WORDS, end = at + count * RANGE_WORDS; at < end; at += RANGE_WORDS) {
+    json.raw(at > first * RANGE_WORDS ? ',{"start":{"byteOffset":' : '{"start":{"byteOffset":');
+    json.integer(positions[at]!);
+    json.raw(',"lineNumber":');
+    json.integer(positions[at + 1]!);
+    json.raw(',"column":');
+    json.integer(positions[at + 2]!);
+    json.raw('},"end":{"byteOffset":');
+    json.integer(positions[at + 3]!);
+    json.raw(',"lineNumber":');
+    json.integer(positions[at + 4]!);
+    json.raw(',"column":');
+    json.integer(positions[at + 5]!);
+    json.raw('}}');
+  }
+  json.raw(']');
 }
 
 /** What a chunk says of the definitions its ranges overlap. */

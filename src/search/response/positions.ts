@@ -51,6 +51,13 @@ export class LineIndex {
   }
 
   position(byteOffset: number): Position {
+    const words: number[] = [];
+    this.pushPosition(byteOffset, words);
+    return { byteOffset, lineNumber: words[1]!, column: words[2]! };
+  }
+
+  /** Appends byteOffset's position to `out` as POSITION_WORDS numbers (byteOffset, lineNumber, column); returns its line. */
+  pushPosition(byteOffset: number, out: number[]): number {
     const lineNumber = this.lineOf(byteOffset);
     if (lineNumber === this.lastLine && byteOffset >= this.lastOffset) {
       this.lastColumn += codePointsBetween(this.content, this.lastOffset, byteOffset);
@@ -61,7 +68,8 @@ export class LineIndex {
       this.lastColumn = 1 + codePointsBetween(this.content, this.lastLineStart, byteOffset);
     }
     this.lastOffset = byteOffset;
-    return { byteOffset, lineNumber, column: this.lastColumn };
+    out.push(byteOffset, lineNumber, this.lastColumn);
+    return lineNumber;
   }
 
   /** '\n' bytes in content[from, to). Over a few dozen bytes a loop here costs less than a call into the addon. */
@@ -93,6 +101,10 @@ export class LineIndex {
 }
 
 export const NEWLINE = 0x0a;
+/** Numbers per position in a flat array (pushPosition): byteOffset, lineNumber, column. */
+export const POSITION_WORDS = 3;
+/** Numbers per range in a flat array: its start's position, then its end's. */
+export const RANGE_WORDS = 2 * POSITION_WORDS;
 /** Up to this many bytes, newlines are counted in JavaScript (measured: the addon's call costs ≈ 100 bytes of the loop). */
 const SHORT_COUNT = 64;
 

@@ -87,11 +87,21 @@ export class RenderSlots {
 }
 
 /**
- * Worker side: writes `members` into `slot` after its prefix room. The
- * bytes written, or undefined when they do not fit (nothing usable was written).
+ * Worker side: the parts of `members`, one after the other, written into
+ * `slot` after its prefix room (`results` null, `slotBytesUsed` written);
+ * or, with no slot or when they do not fit, in `results`, a buffer of their
+ * own, so that the task's answer copies only them (a pooled Buffer's whole
+ * slab would be copied).
  */
-export function writeMembers(share: RenderSlotsShare, slot: number, members: string, encoder: TextEncoder): number | undefined {
-  const start = slot * share.slotBytes + PREFIX_ROOM;
-  const { read, written } = encoder.encodeInto(members, new Uint8Array(share.buffer, start, share.slotBytes - PREFIX_ROOM));
-  return read === members.length ? written : undefined;
+export function placeMembers(share: RenderSlotsShare, slot: number | undefined, members: readonly Uint8Array[]): { results: Uint8Array | null; slotBytesUsed: number } {
+  const length = members.reduce((sum, part) => sum + part.length, 0);
+  const room = share.slotBytes - PREFIX_ROOM;
+  const inSlot = slot !== undefined && length <= room;
+  const target = inSlot ? new Uint8Array(share.buffer, slot * share.slotBytes + PREFIX_ROOM, room) : new Uint8Array(length);
+  let at = 0;
+  for (const part of members) {
+    target.set(part, at);
+    at += part.length;
+  }
+  return inSlot ? { results: null, slotBytesUsed: length } : { results: target, slotBytesUsed: 0 };
 }
