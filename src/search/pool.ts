@@ -30,7 +30,7 @@ import type {
   ShardsOutcome,
 } from '../worker/search-protocol.js';
 import { groupShards, shardFiles, type Catalog } from './catalog.js';
-import { buildResponse, collectFiles, renderFiles, responseJson, resultsCounted, type Built, type FileSink, type Found } from './response/build.js';
+import { accumulateStats, buildResponse, collectFiles, emptyStats, renderFiles, responseJson, resultsCounted, type Built, type FileSink, type Found } from './response/build.js';
 import type { RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
 import { ShardCache } from './shard-cache.js';
@@ -60,8 +60,12 @@ export interface SearchCall {
   visible: (repo: RepositoryConfig) => boolean;
   /** Set by the caller to cancel (client gone); the pool also sets it when the search ends. */
   signal?: SearchSignal;
-  /** Receives each shard group's part of the response as it completes (streaming), within the match budget. */
-  onPartial?: (partial: SearchResponse) => void;
+}
+
+/** How a streamed search ended: its parts' stats summed (`accumulateStats`), and whether they hold every match. */
+export interface StreamSummary {
+  accumulatedStats: SearchStats;
+  isSearchExhaustive: boolean;
 }
 
 /** A search's response as UTF-8 JSON, and its stats. */
@@ -184,7 +188,34 @@ export class SearchPool {
 
   /** Runs one search of `query`, planned from `request` (`plan`). Throws SearchQueueFullError when too many searches are in flight. */
   async search(query: QueryNode, request: SearchRequest, call: SearchCall): Promise<SearchResponse> {
-    return this.admit(call, (signal, timings) => this.fanOut(request, query, call, signal, timings, this.groupsFor(call)));
+    return this.admit(call, (signal, timings) => this.fanOut(request, query, signal, timings, this.groupsFor(call)));
+  }
+
+  /**
+   * Like `search`, handing each shard group's part of the response to `onPart` as the group completes,
+   * within the match budget (the parts are not ranked against each other, and no whole response is built).
+   */
+  async stream(query: QueryNode, request: SearchRequest, call: SearchCall, onPart: (part: SearchResponse) => void): Promise<StreamSummary> {
+    return this.admit(call, async (signal, timings) => {
+      const accumulatedStats = emptyStats();
+      let isSearchExhaustive = true;
+      let budget = request.matches;
+      const waitMs = await this.runGroups(request, query, signal, timings, this.groupsFor(call), (outcome, shardFiles) => {
+        // A part is built with what is left of `matches`; once that is spent, a group's matches are counted, not returned.
+        const spent = budget <= 0;
+        const found = this.shards.resolve(outcome.matches, shardFiles, outcome.stats);
+        const part = buildResponse(collectFiles, { ...request, matches: Math.max(budget, 0) }, query, spent ? [] : found, [outcome], this.options.publicUrl, searchedNow(timings));
+        budget -= resultsCounted(query, part);
+        accumulateStats(accumulatedStats, part.stats);
+        isSearchExhaustive &&= spent ? outcome.matches.length === 0 && outcome.stop === 'complete' : part.isSearchExhaustive;
+        if (part.files.length > 0) onPart(part);
+      });
+      accumulatedStats.wait = nanoseconds(waitMs);
+      accumulatedStats.duration = nanoseconds(performance.now() - timings.started);
+      if (!isSearchExhaustive && accumulatedStats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') accumulatedStats.flushReason = 'FLUSH_REASON_MAX_SIZE';
+      this.shardFailures += accumulatedStats.crashes;
+      return { accumulatedStats, isSearchExhaustive };
+    });
   }
 
   /**
@@ -192,7 +223,7 @@ export class SearchPool {
    * that ran the search when it ran as one task (every search under load), else, unless the response
    * is small, by one more task given the groups' outcomes.
    */
-  async searchJson(query: QueryNode, request: SearchRequest, call: Omit<SearchCall, 'onPartial'>): Promise<SearchJson> {
+  async searchJson(query: QueryNode, request: SearchRequest, call: SearchCall): Promise<SearchJson> {
     return this.admit(call, async (signal, timings) => {
       const groups = this.groupsFor(call);
       const { timeOrigin } = performance;
@@ -313,19 +344,12 @@ export class SearchPool {
   }
 
   /** The search over `groups`, one task each, merged and built here as objects. */
-  private async fanOut(request: SearchRequest, query: QueryNode, call: SearchCall, signal: SearchSignal, timings: Timings, groups: string[][]): Promise<SearchResponse> {
+  private async fanOut(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, groups: string[][]): Promise<SearchResponse> {
     const found: Found[] = [];
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
-    let budget = request.matches;
     const waitMs = await this.runGroups(request, query, signal, timings, groups, (outcome, shardFiles) => {
-      const groupFound = this.shards.resolve(outcome.matches, shardFiles, outcome.stats);
-      found.push(...groupFound);
+      found.push(...this.shards.resolve(outcome.matches, shardFiles, outcome.stats));
       outcomes.push(outcome);
-      if (call.onPartial && budget > 0) {
-        const partial = buildResponse(collectFiles, { ...request, matches: budget }, query, groupFound, [outcome], this.options.publicUrl, searchedNow(timings));
-        budget -= resultsCounted(query, partial);
-        call.onPartial(partial);
-      }
     });
     return this.respond(collectFiles, request, query, found, outcomes, timings, waitMs);
   }

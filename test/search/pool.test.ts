@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
-import type { SearchRequest } from '../../src/api/types.js';
+import type { SearchRequest, SearchResponse } from '../../src/api/types.js';
 import { loadCatalog } from '../../src/search/catalog.js';
 import { SearchPool, type SearchCall } from '../../src/search/pool.js';
 import { PREFIX_ROOM } from '../../src/search/response/render-slots.js';
@@ -186,6 +186,49 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     'a released slot is taken again, once',
   );
   t.equal(held[1]!.body.toString(), heldText[1], 'the response still held is intact');
+});
+
+t.test('a streamed search hands over each group as a part within `matches`, and sums their stats', async (t) => {
+  const root = tempDir(t);
+  const repos = ['one', 'two', 'three'].map((name) => {
+    makeRepository(path.join(root, name), Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`src/${name}${i}.c`, `int needle_${name}_${i};\n`.repeat(5)])));
+    return { name: `example.com/${name}`, path: path.join(root, name), public: true };
+  });
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
+  await runIndex(config);
+  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+  t.teardown(() => pool.close());
+  pool.setCatalog(loadCatalog(config));
+  const everything = () => true;
+  const streamed = async (request: SearchRequest) => {
+    const parts: SearchResponse[] = [];
+    const summary = await pool.stream(await pool.plan(request), request, { visible: everything }, (part) => parts.push(part));
+    const sum = (count: (part: SearchResponse) => number) => parts.reduce((total, part) => total + count(part), 0);
+    return { parts, summary, sum };
+  };
+  // 3 repositories × 4 files × 5 lines: 60 ranges; two workers idle, so the search runs as two groups.
+  const all = await streamed({ query: 'needle', matches: 1000 });
+  t.ok(all.parts.length >= 2, `one part per group that found something: ${all.parts.length}`);
+  t.same([all.summary.accumulatedStats.actualMatchCount, all.summary.accumulatedStats.totalMatchCount, all.summary.accumulatedStats.fileCount], [60, 60, 12], 'every match, counted once');
+  t.equal(all.sum((part) => part.stats.actualMatchCount), 60, 'the summary sums the parts');
+  t.same([all.summary.isSearchExhaustive, all.summary.accumulatedStats.flushReason], [true, 'FLUSH_REASON_FINAL_FLUSH']);
+  const whole = await searched(pool, { query: 'needle', matches: 1000 }, { visible: everything });
+  t.same(new Set(all.parts.flatMap((part) => part.files.map((file) => file.fileName.text))), new Set(whole.files.map((file) => file.fileName.text)), 'the parts hold the files of the whole response');
+
+  const cut = await streamed({ query: 'needle', matches: 7 });
+  t.ok(cut.sum((part) => part.stats.actualMatchCount) <= 7, 'the parts hold at most `matches` ranges in all');
+  t.equal(cut.summary.accumulatedStats.actualMatchCount, cut.sum((part) => part.stats.actualMatchCount), 'and the summary says how many');
+  t.same([cut.summary.isSearchExhaustive, cut.summary.accumulatedStats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'a cut stream says so');
+  const files = await streamed({ query: 'type:file needle', matches: 2 });
+  t.ok(files.sum((part) => part.files.length) <= 2, 'type:file counts files');
+  t.equal(files.summary.isSearchExhaustive, false, 'and is cut past them');
+  // Two visible shards, two groups, one file found in each: whichever completes first spends `matches`,
+  // and the other's file, counted and not returned, makes the stream not exhaustive.
+  const request = { query: 'type:file needle_(one|two)_0;', isRegexEnabled: true, matches: 1 };
+  const parts: SearchResponse[] = [];
+  const spent = await pool.stream(await pool.plan(request), request, { visible: (repo) => repo.name !== 'example.com/three' }, (part) => parts.push(part));
+  t.same([parts.length, parts[0]?.files.length, parts[0]?.isSearchExhaustive], [1, 1, true], 'one part with one file, complete in itself');
+  t.same([spent.isSearchExhaustive, spent.accumulatedStats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'the stream is cut');
 });
 
 t.test('a closing pool answers the searches it runs and refuses new ones', async (t) => {

@@ -173,6 +173,17 @@ function addStats(total: EvaluationStats, part: EvaluationStats): void {
   for (const key of Object.keys(part) as (keyof EvaluationStats)[]) total[key] += part[key];
 }
 
+/**
+ * Stats summed over the parts of a streamed response, as Sourcebot sums its chunks'
+ * (`accumulatedStats`): the counts added, the first flush reason that is not the final one kept.
+ */
+export function accumulateStats(total: SearchStats, part: SearchStats): void {
+  for (const key of Object.keys(part) as (keyof SearchStats)[]) {
+    if (key !== 'flushReason') total[key] += part[key];
+  }
+  if (total.flushReason === 'FLUSH_REASON_FINAL_FLUSH') total.flushReason = part.flushReason;
+}
+
 function flushReason(stop: StopReason, cut: boolean): FlushReason {
   if (stop === 'deadline' || stop === 'cancelled') return 'FLUSH_REASON_TIMER_EXPIRED';
   return cut ? 'FLUSH_REASON_MAX_SIZE' : 'FLUSH_REASON_FINAL_FLUSH';
@@ -343,7 +354,7 @@ export function resultsCounted(query: QueryNode, response: SearchResponse): numb
 }
 
 /** Object.assign, not `{ ...emptyEvaluationStats(), … }`: docs/design.md, "The hot path's memory". */
-function emptyStats(): SearchStats {
+export function emptyStats(): SearchStats {
   return Object.assign(emptyEvaluationStats(), {
     actualMatchCount: 0,
     totalMatchCount: 0,

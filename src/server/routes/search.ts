@@ -107,8 +107,8 @@ export const streamSearchRoute: Route = {
         };
         let last: unknown;
         try {
-          const onPartial = (partial: SearchResponseBody) => {
-            if (partial.files.length === 0 || sink.isClosed()) return;
+          const onPart = (partial: SearchResponseBody) => {
+            if (sink.isClosed()) return;
             const text = event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats });
             backlog += text.length;
             if (backlog > STREAM_BACKLOG_CHARACTERS) {
@@ -125,8 +125,8 @@ export const streamSearchRoute: Route = {
               return visible.length === 0 ? null : event({ type: 'chunk', files: visible, repositoryInfo: partial.repositoryInfo.filter((info) => stillVisible(info.name)), stats: partial.stats });
             });
           };
-          const response = await timedSearch(context, query, () => context.pool.search(query, search, { visible: caller.canSee, signal, onPartial }));
-          last = { type: 'final', accumulatedStats: response.stats, isSearchExhaustive: response.isSearchExhaustive };
+          const summary = await timedSearch(context, query, () => context.pool.stream(query, search, { visible: caller.canSee, signal }, onPart));
+          last = { type: 'final', ...summary };
         } catch (error) {
           const known = asApiError(error);
           if (!(known instanceof ApiError)) context.logger.error({ requestId: request.requestId, err: error }, 'stream search failed');
