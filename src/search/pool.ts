@@ -16,10 +16,11 @@ import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js
 import type { RepositoryConfig, SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
 import { invalidRegexError } from '../query/parser.js';
-import { planTerms } from '../query/plan.js';
+import { planTerms, resultTypeOf } from '../query/plan.js';
 import type {
   CheckRegexesResult,
   CheckRegexesTask,
+  RenderedPart,
   RenderedResponse,
   RenderMergedTask,
   RenderSpec,
@@ -62,6 +63,9 @@ export interface SearchCall {
   signal?: SearchSignal;
 }
 
+/** A part of a streamed search: a SearchResponse whose files are UTF-8 JSON. */
+export type StreamPart = Omit<SearchResponse, 'files'> & { files: Uint8Array };
+
 /** How a streamed search ended: its parts' stats summed (`accumulateStats`), and whether they hold every match. */
 export interface StreamSummary {
   accumulatedStats: SearchStats;
@@ -83,6 +87,11 @@ export interface SearchJson {
  * search path"); a bigger one, or one with whole files, is built by a worker.
  */
 const FRONT_END_RENDER_LINES = 1000;
+
+/** Whether a response of `ranges` match ranges is built on the front end (FRONT_END_RENDER_LINES); type:file and type:repo ones always are (files without chunks). */
+function buildsHere(request: SearchRequest, query: QueryNode, ranges: number): boolean {
+  return resultTypeOf(query) !== undefined || (!request.whole && ranges * (1 + 2 * (request.contextLines ?? 0)) <= FRONT_END_RENDER_LINES);
+}
 
 /** A search's response rendered by a worker, or what is left to render here: a small one's, or a failed worker's. */
 type Rendering = { waitMs: number } & ({ rendered: RenderedResponse } | { here: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } });
@@ -193,29 +202,65 @@ export class SearchPool {
 
   /**
    * Like `search`, handing each shard group's part of the response to `onPart` as the group completes,
-   * within the match budget (the parts are not ranked against each other, and no whole response is built).
+   * within what is left of `matches` (the parts are not ranked against each other, and no whole response
+   * is built). A part too big to build here cheaply (`buildsHere`) is built by a worker.
    */
-  async stream(query: QueryNode, request: SearchRequest, call: SearchCall, onPart: (part: SearchResponse) => void): Promise<StreamSummary> {
+  async stream(query: QueryNode, request: SearchRequest, call: SearchCall, onPart: (part: StreamPart) => void): Promise<StreamSummary> {
     return this.admit(call, async (signal, timings) => {
       const accumulatedStats = emptyStats();
       let isSearchExhaustive = true;
-      let budget = request.matches;
-      const waitMs = await this.runGroups(request, query, signal, timings, this.groupsFor(call), (outcome, shardFiles) => {
-        // A part is built with what is left of `matches`; once that is spent, a group's matches are counted, not returned.
-        const spent = budget <= 0;
-        const found = this.shards.resolve(outcome.matches, shardFiles, outcome.stats);
-        const part = buildResponse(collectFiles, { ...request, matches: Math.max(budget, 0) }, query, spent ? [] : found, [outcome], this.options.publicUrl, searchedNow(timings));
-        budget -= resultsCounted(query, part);
+      const take = (part: StreamPart) => {
         accumulateStats(accumulatedStats, part.stats);
-        isSearchExhaustive &&= spent ? outcome.matches.length === 0 && outcome.stop === 'complete' : part.isSearchExhaustive;
-        if (part.files.length > 0) onPart(part);
+        isSearchExhaustive &&= part.isSearchExhaustive;
+        if (part.repositoryInfo.length > 0) onPart(part);
+      };
+      const building: Promise<void>[] = [];
+      let budget = request.matches;
+      const waitMs = await this.runGroups(request, query, signal, timings, this.groupsFor(call), ({ matches, ...outcome }, shardFiles) => {
+        const partRequest = { ...request, matches: Math.max(budget, 0) };
+        if (budget <= 0) {
+          // `matches` is spent: the group's matches are counted, not returned.
+          take(this.partHere(partRequest, query, [], outcome, shardFiles, timings));
+          isSearchExhaustive &&= matches.length === 0 && outcome.stop === 'complete';
+        } else if (buildsHere(request, query, Math.min(budget, outcome.totalRanges))) {
+          const part = this.partHere(partRequest, query, matches, outcome, shardFiles, timings);
+          budget -= part.counted;
+          take(part);
+        } else {
+          // The worker's part holds this many unless the content bound cuts it shorter.
+          budget -= Math.min(budget, outcome.totalRanges);
+          building.push(this.partByWorker(partRequest, query, matches, outcome, shardFiles, timings).then(take));
+        }
       });
+      await Promise.all(building);
       accumulatedStats.wait = nanoseconds(waitMs);
       accumulatedStats.duration = nanoseconds(performance.now() - timings.started);
       if (!isSearchExhaustive && accumulatedStats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') accumulatedStats.flushReason = 'FLUSH_REASON_MAX_SIZE';
       this.shardFailures += accumulatedStats.crashes;
       return { accumulatedStats, isSearchExhaustive };
     });
+  }
+
+  /** A stream's part built on this thread, with the results it counts against `matches`. */
+  private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], timings: Timings): StreamPart & { counted: number } {
+    const found = this.shards.resolve(matches, shardFiles, outcome.stats);
+    const part = buildResponse(collectFiles, request, query, found, [outcome], this.options.publicUrl, searchedNow(timings));
+    const { stats, repositoryInfo, isSearchExhaustive } = part;
+    return { stats, files: Buffer.from(JSON.stringify(part.files)), repositoryInfo, isSearchExhaustive, counted: resultsCounted(query, part) };
+  }
+
+  /** A stream's part built by a worker (renderPart); here when that fails (its worker died). */
+  private async partByWorker(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], timings: Timings): Promise<StreamPart> {
+    const { timeOrigin } = performance;
+    const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned };
+    const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes: [outcome], render };
+    try {
+      return (await this.workers.run(task, 'renderPart')) as RenderedPart;
+    } catch (error) {
+      if (error instanceof SearchPoolClosingError) throw error;
+      this.workerFailures++;
+      return this.partHere(request, query, matches, outcome, shardFiles, timings);
+    }
   }
 
   /**
@@ -272,7 +317,7 @@ export class SearchPool {
       outcomes.push(outcome);
     });
     const ranges = Math.min(request.matches, outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0));
-    if (!request.whole && ranges * (1 + 2 * (request.contextLines ?? 0)) <= FRONT_END_RENDER_LINES) return { here: { matches, shardFiles, outcomes }, waitMs };
+    if (buildsHere(request, query, ranges)) return { here: { matches, shardFiles, outcomes }, waitMs };
     const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes, render };
     try {
       return { rendered: (await this.workers.run(task, 'renderMerged')) as RenderedResponse, waitMs };

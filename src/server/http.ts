@@ -61,7 +61,7 @@ export interface StreamSink {
    * whose unread bytes would pass STREAM_LIMITS.bufferedBytesInAll with every
    * other stream's, is cut off (the response is then aborted).
    */
-  write(text: string): Promise<void>;
+  write(piece: string | Uint8Array): Promise<void>;
   /** Whether the response is over (complete or aborted): nothing more will be sent. */
   isClosed(): boolean;
   /** Cuts the client off: the connection is closed and the response aborted. */
@@ -181,15 +181,15 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
   const sink: StreamSink = {
     isClosed: () => done,
     cut,
-    write(text) {
+    write(piece) {
       if (done) return Promise.resolve();
       let ok = true;
       res.cork(() => {
-        ok = res.write(text);
+        ok = res.write(piece);
       });
       if (ok) return Promise.resolve();
       // uWS holds what the client has not taken: count it until it drains, and wait at most streamStallMs.
-      const held = Buffer.byteLength(text);
+      const held = typeof piece === 'string' ? Buffer.byteLength(piece) : piece.byteLength;
       bufferedInAll += held;
       if (bufferedInAll > STREAM_LIMITS.bufferedBytesInAll) {
         bufferedInAll -= held;

@@ -4,7 +4,7 @@
  * Everything here is structured-cloneable; the signal is a SharedArrayBuffer
  * view, so it is shared, not copied.
  */
-import type { SearchRequest, SearchStats } from '../api/types.js';
+import type { RepositoryInfo, SearchRequest, SearchStats } from '../api/types.js';
 import type { SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
 
@@ -115,6 +115,19 @@ export interface RenderMergedTask {
   /** Each task's outcome, without its matches. */
   outcomes: Omit<ShardsOutcome, 'matches'>[];
   render: RenderSpec;
+}
+
+/**
+ * One part of a streamed search, built by a worker from a group's outcome (a RenderMergedTask with
+ * one outcome and no slot) so that a broad stream costs the front end's thread little more than
+ * writing it: the part's files as UTF-8 JSON, the rest as the part's SearchResponse has it.
+ */
+export interface RenderedPart {
+  kind: 'part';
+  stats: SearchStats;
+  files: Uint8Array;
+  repositoryInfo: RepositoryInfo[];
+  isSearchExhaustive: boolean;
 }
 
 /**

@@ -12,7 +12,7 @@ import { buildResponse, foundIn, membersAfterStats, renderFiles, type Found } fr
 import { placeMembers, type RenderSlotsShare } from '../search/response/render-slots.js';
 import { searchShards } from '../search/shard/evaluate.js';
 import { ShardCache } from '../search/shard-cache.js';
-import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
+import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedPart, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
 
 const cache = new ShardCache();
 /** The front end's render slots (the pool passes them as the workers' workerData). */
@@ -46,12 +46,25 @@ export function renderMerged(task: RenderMergedTask): RenderedResponse {
   return render(task.render, task.query, cache.resolve(task.matches, task.shardFiles, task.outcomes[0]!.stats), task.outcomes);
 }
 
+/** A part of a streamed search: the one outcome of `task`, built within its request's `matches`. */
+export function renderPart(task: RenderMergedTask): RenderedPart {
+  cache.advance(task.generation);
+  const { stats, files, repositoryInfo, isSearchExhaustive } = built(task.render, task.query, cache.resolve(task.matches, task.shardFiles, task.outcomes[0]!.stats), task.outcomes);
+  // A copy of the bytes only: the writer's buffer is larger, and the answer would copy all of it.
+  return { kind: 'part', stats, files: new Uint8Array(files), repositoryInfo, isSearchExhaustive };
+}
+
 function render(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]): RenderedResponse {
-  const local = (epochMs: number) => epochMs - performance.timeOrigin;
-  const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
-  const { stats, files, repositoryInfo, isSearchExhaustive } = buildResponse(renderFiles, spec.request, query, found, outcomes, spec.publicUrl, timings);
+  const { stats, files, repositoryInfo, isSearchExhaustive } = built(spec, query, found, outcomes);
   const members = membersAfterStats(files, repositoryInfo, isSearchExhaustive);
   return { kind: 'rendered', stats, ...placeMembers(slots, spec.slot, members) };
+}
+
+/** The response `spec` asks for, its files as UTF-8 JSON, timed from when the front end started the search. */
+function built(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]) {
+  const local = (epochMs: number) => epochMs - performance.timeOrigin;
+  const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
+  return buildResponse(renderFiles, spec.request, query, found, outcomes, spec.publicUrl, timings);
 }
 
 /** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */

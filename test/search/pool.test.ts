@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
-import type { SearchRequest, SearchResponse } from '../../src/api/types.js';
+import type { FileResult, SearchRequest, SearchResponse } from '../../src/api/types.js';
 import { loadCatalog } from '../../src/search/catalog.js';
 import { SearchPool, type SearchCall } from '../../src/search/pool.js';
 import { PREFIX_ROOM } from '../../src/search/response/render-slots.js';
@@ -200,9 +200,9 @@ t.test('a streamed search hands over each group as a part within `matches`, and 
   t.teardown(() => pool.close());
   pool.setCatalog(loadCatalog(config));
   const everything = () => true;
-  const streamed = async (request: SearchRequest) => {
+  const streamed = async (request: SearchRequest, visible: SearchCall['visible'] = everything) => {
     const parts: SearchResponse[] = [];
-    const summary = await pool.stream(await pool.plan(request), request, { visible: everything }, (part) => parts.push(part));
+    const summary = await pool.stream(await pool.plan(request), request, { visible }, (part) => parts.push({ ...part, files: JSON.parse(Buffer.from(part.files).toString()) as FileResult[] }));
     const sum = (count: (part: SearchResponse) => number) => parts.reduce((total, part) => total + count(part), 0);
     return { parts, summary, sum };
   };
@@ -214,6 +214,15 @@ t.test('a streamed search hands over each group as a part within `matches`, and 
   t.same([all.summary.isSearchExhaustive, all.summary.accumulatedStats.flushReason], [true, 'FLUSH_REASON_FINAL_FLUSH']);
   const whole = await searched(pool, { query: 'needle', matches: 1000 }, { visible: everything });
   t.same(new Set(all.parts.flatMap((part) => part.files.map((file) => file.fileName.text))), new Set(whole.files.map((file) => file.fileName.text)), 'the parts hold the files of the whole response');
+  // At least 20 ranges × (1 + 2 × 30) lines of results per group, or whole files: parts a worker builds, the same files as the whole response's.
+  for (const big of [{ query: 'needle', matches: 1000, contextLines: 30 }, { query: 'needle', matches: 1000, whole: true }]) {
+    const byWorker = await streamed(big);
+    const expected = await searched(pool, big, { visible: everything });
+    const byName = (files: FileResult[]) => Object.fromEntries(files.map((file) => [file.fileName.text, file]));
+    t.same(byName(byWorker.parts.flatMap((part) => part.files)), byName(expected.files), `${JSON.stringify(big)}: the parts' files are the response's`);
+    t.same([byWorker.summary.accumulatedStats.actualMatchCount, byWorker.summary.isSearchExhaustive], [60, true]);
+  }
+  t.equal(pool.failedTasks, 0, 'no part fell back to the front end');
 
   const cut = await streamed({ query: 'needle', matches: 7 });
   t.ok(cut.sum((part) => part.stats.actualMatchCount) <= 7, 'the parts hold at most `matches` ranges in all');
@@ -224,11 +233,9 @@ t.test('a streamed search hands over each group as a part within `matches`, and 
   t.equal(files.summary.isSearchExhaustive, false, 'and is cut past them');
   // Two visible shards, two groups, one file found in each: whichever completes first spends `matches`,
   // and the other's file, counted and not returned, makes the stream not exhaustive.
-  const request = { query: 'type:file needle_(one|two)_0;', isRegexEnabled: true, matches: 1 };
-  const parts: SearchResponse[] = [];
-  const spent = await pool.stream(await pool.plan(request), request, { visible: (repo) => repo.name !== 'example.com/three' }, (part) => parts.push(part));
-  t.same([parts.length, parts[0]?.files.length, parts[0]?.isSearchExhaustive], [1, 1, true], 'one part with one file, complete in itself');
-  t.same([spent.isSearchExhaustive, spent.accumulatedStats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'the stream is cut');
+  const spent = await streamed({ query: 'type:file needle_(one|two)_0;', isRegexEnabled: true, matches: 1 }, (repo) => repo.name !== 'example.com/three');
+  t.same([spent.parts.length, spent.parts[0]?.files.length, spent.parts[0]?.isSearchExhaustive], [1, 1, true], 'one part with one file, complete in itself');
+  t.same([spent.summary.isSearchExhaustive, spent.summary.accumulatedStats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'the stream is cut');
 });
 
 t.test('a closing pool answers the searches it runs and refuses new ones', async (t) => {

@@ -37,6 +37,7 @@ t.test('POST /api/stream_search', async (t) => {
     t.equal(final.type, 'final');
     assertSchema(t, SearchStats, final.accumulatedStats, 'accumulated stats');
     t.equal(final.isSearchExhaustive, true);
+    t.equal(final.accumulatedStats.actualMatchCount, chunks.reduce((sum, chunk) => sum + chunk.stats.actualMatchCount, 0), 'the final stats sum the chunks\'');
     const files = chunks.flatMap((chunk) => chunk.files.map((file: { fileName: { text: string } }) => file.fileName.text));
     t.same(new Set(files), new Set(['src/parser.c', 'src/parser.h', 'docs/guide.md', 'README.md']));
   });
@@ -91,6 +92,10 @@ t.test('POST /api/stream_search', async (t) => {
     const chunks = payloads.slice(0, -2).map((payload) => JSON.parse(payload));
     const ranges = chunks.reduce((sum, chunk) => sum + chunk.stats.actualMatchCount, 0);
     t.equal(ranges, 60000, 'every match range arrived');
+    t.equal(chunks.reduce((sum, chunk) => sum + chunk.files.reduce((n: number, file: { chunks: { matchRanges: unknown[] }[] }) => n + file.chunks.reduce((m, c) => m + c.matchRanges.length, 0), 0), 0), 60000, 'in the files, as their stats say');
+    t.same([final.accumulatedStats.actualMatchCount, final.accumulatedStats.fileCount], [60000, chunks.reduce((sum, chunk) => sum + chunk.stats.fileCount, 0)], 'the final stats sum the chunks\'');
+    for (const chunk of chunks) assertSchema(t, SearchResponse, { ...chunk, isSearchExhaustive: false, type: undefined }, 'chunk event');
+    t.same(Object.keys(chunks[0]), ['type', 'files', 'repositoryInfo', 'stats'], 'members in the spec\'s order');
     t.ok(text.length > 4 << 20, `a stream larger than socket buffers (${text.length} bytes)`);
   });
 });

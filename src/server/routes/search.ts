@@ -1,10 +1,10 @@
 /** POST /api/search and POST /api/stream_search (spec/api.md §3). */
 import { ApiError } from '../../api/errors.js';
 import { SearchRequest, SearchResponse } from '../../api/schemas.js';
-import type { SearchResponse as SearchResponseBody } from '../../api/types.js';
 import { parseBody, validator } from '../../api/validate.js';
 import type { QueryNode } from '../../query/ast.js';
 import { queryClass } from '../../query/query-class.js';
+import type { StreamPart } from '../../search/pool.js';
 import { cancelSearch, createSignal } from '../../search/signal.js';
 import { audit, type Caller } from '../access.js';
 import { JSON_TYPE, type Request } from '../http.js';
@@ -57,9 +57,15 @@ export const searchRoute: Route = {
 
 const DONE = 'data: [DONE]\n\n';
 const event = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+const CHUNK_OPENING = Buffer.from('data: {"type":"chunk","files":');
 
-/** Characters of events (about their bytes) one stream may hold for a client that is behind; past it the client is cut off and its search stopped. */
-const STREAM_BACKLOG_CHARACTERS = 32 << 20;
+/** A part's chunk event, `{"type":"chunk",files,repositoryInfo,stats}`, its files' JSON as the pool made it. */
+function chunkEvent({ files, repositoryInfo, stats }: StreamPart): Buffer {
+  return Buffer.concat([CHUNK_OPENING, files, Buffer.from(`,"repositoryInfo":${JSON.stringify(repositoryInfo)},"stats":${JSON.stringify(stats)}}\n\n`)]);
+}
+
+/** Bytes of events one stream may hold for a client that is behind; past it the client is cut off and its search stopped. */
+const STREAM_BACKLOG_BYTES = 32 << 20;
 
 export const streamSearchRoute: Route = {
   method: 'post',
@@ -93,10 +99,10 @@ export const streamSearchRoute: Route = {
         };
         const unsubscribe = context.auth.onChange(() => void callerStillValid());
         let writing = sink.write(': search started\n\n');
-        const write = (produce: () => string | null) =>
+        const write = (produce: () => string | Buffer | null) =>
           (writing = writing.then(() => {
-            const text = produce();
-            return text === null ? undefined : sink.write(text);
+            const piece = produce();
+            return piece === null ? undefined : sink.write(piece);
           }));
         // Chunk events are made as results arrive and wait for the client: their bytes are bounded.
         let backlog = 0;
@@ -107,22 +113,21 @@ export const streamSearchRoute: Route = {
         };
         let last: unknown;
         try {
-          const onPart = (partial: SearchResponseBody) => {
+          const onPart = (part: StreamPart) => {
             if (sink.isClosed()) return;
-            const text = event({ type: 'chunk', files: partial.files, repositoryInfo: partial.repositoryInfo, stats: partial.stats });
-            backlog += text.length;
-            if (backlog > STREAM_BACKLOG_CHARACTERS) {
+            const bytes = chunkEvent(part);
+            backlog += bytes.length;
+            if (backlog > STREAM_BACKLOG_BYTES) {
               cancelSearch(signal);
               sink.cut();
               return;
             }
             write(() => {
-              backlog -= text.length;
-              // The caller's view now, not when the results were found: a credential that expired since, or a grant removed.
+              backlog -= bytes.length;
+              // The caller's view now, not when the results were found: a credential that expired since, or a grant
+              // removed. A part that shows a repository the caller can no longer see is not sent at all.
               if (!callerStillValid()) return null;
-              const visible = partial.files.filter((file) => stillVisible(file.repository));
-              if (visible.length === partial.files.length) return text;
-              return visible.length === 0 ? null : event({ type: 'chunk', files: visible, repositoryInfo: partial.repositoryInfo.filter((info) => stillVisible(info.name)), stats: partial.stats });
+              return part.repositoryInfo.every((info) => stillVisible(info.name)) ? bytes : null;
             });
           };
           const summary = await timedSearch(context, query, () => context.pool.stream(query, search, { visible: caller.canSee, signal }, onPart));
