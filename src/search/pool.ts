@@ -229,7 +229,9 @@ export class SearchPool {
         } else {
           // The worker's part holds this many unless the content bound cuts it shorter.
           budget -= Math.min(budget, outcome.totalRanges);
-          building.push(this.partByWorker(partRequest, query, matches, outcome, shardFiles, timings).then(take));
+          const built = this.partByWorker(partRequest, query, matches, outcome, shardFiles, timings).then(take);
+          built.catch(() => {}); // awaited below, unless another group's task failed first (the pool closing)
+          building.push(built);
         }
       });
       await Promise.all(building);
