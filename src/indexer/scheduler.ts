@@ -1,9 +1,11 @@
 /**
  * Live indexing: watches every repository (a git repository's HEAD and refs,
  * a plain directory's files) with chokidar, queues the repositories that
- * changed, and runs index passes one at a time on an index thread. A periodic
- * full pass catches what the watchers missed (the pass skips unchanged
- * repositories cheaply). After every pass, `onPublished` reloads the catalog.
+ * changed, and runs index passes one at a time on an index thread, which is
+ * started for a pass and ends once idle for `threadIdleMs` (an idle daemon
+ * keeps no isolate for it). A periodic full pass catches what the watchers
+ * missed (the pass skips unchanged repositories cheaply). After every pass,
+ * `onPublished` reloads the catalog.
  */
 import { Worker } from 'node:worker_threads';
 import type { FSWatcher } from 'chokidar';
@@ -20,12 +22,15 @@ export interface SchedulerOptions {
   rescanIntervalMs: number;
   /** Changes closer together than this are indexed in one pass. */
   debounceMs: number;
+  /** The index thread ends once it has had no pass to run for this long. */
+  threadIdleMs: number;
   /** Called after each pass, from the main thread. */
   onPublished(outcomes: RepositoryOutcome[]): void;
 }
 
 export class IndexScheduler {
-  private readonly thread: Worker;
+  private thread: Worker | null = null;
+  private threadIdle: NodeJS.Timeout | null = null;
   private readonly watchers = new Map<string, FSWatcher>();
   private readonly queued = new Set<string>();
   private fullPassQueued = false;
@@ -43,9 +48,6 @@ export class IndexScheduler {
 
   constructor(private options: SchedulerOptions) {
     this.firstPass = new Promise((resolve) => (this.firstPassDone = resolve));
-    this.thread = new Worker(threadUrl('index-thread'));
-    this.thread.on('message', (reply: IndexReply) => this.onReply(reply));
-    this.thread.on('error', (error) => options.logger.error({ err: error }, 'index thread failed'));
   }
 
   /** Starts watching, queues a full pass, and resolves once that first pass is published. */
@@ -61,6 +63,11 @@ export class IndexScheduler {
       this.rescan.unref();
     }
     return this.firstPass;
+  }
+
+  /** Whether the index thread is running (a pass is under way, or was within `threadIdleMs`). */
+  get threadRunning(): boolean {
+    return this.thread !== null;
   }
 
   isIndexing(name: string): boolean {
@@ -136,7 +143,37 @@ export class IndexScheduler {
       this.covered.set(name, since);
       this.dirtySince.delete(name);
     }
-    this.thread.postMessage(request);
+    this.indexThread().postMessage(request);
+  }
+
+  /** The index thread, started if it is not running; it is not ended while it has a pass. */
+  private indexThread(): Worker {
+    if (this.threadIdle) clearTimeout(this.threadIdle);
+    this.threadIdle = null;
+    if (this.thread) return this.thread;
+    const thread = new Worker(threadUrl('index-thread'));
+    thread.on('message', (reply: IndexReply) => this.onReply(reply));
+    thread.on('error', (error) => this.options.logger.error({ err: error }, 'index thread failed'));
+    thread.on('exit', () => {
+      if (this.thread !== thread) return; // ended when idle, or replaced
+      this.thread = null;
+      // It died with a pass under way (an error, above): that pass failed.
+      if (this.running && !this.closed) this.onReply({ type: 'failed', error: 'the index thread exited' });
+    });
+    this.thread = thread;
+    return thread;
+  }
+
+  /** Ends the index thread once it has been idle for `threadIdleMs`. */
+  private endThreadWhenIdle(): void {
+    if (this.running || this.closed || !this.thread || this.threadIdle) return;
+    this.threadIdle = setTimeout(() => {
+      const thread = this.thread;
+      this.thread = null;
+      this.threadIdle = null;
+      void thread?.terminate();
+    }, this.options.threadIdleMs);
+    this.threadIdle.unref();
   }
 
   private onReply(reply: IndexReply): void {
@@ -161,6 +198,7 @@ export class IndexScheduler {
     }
     if (!request.only) this.firstPassDone();
     this.next();
+    this.endThreadWhenIdle();
   }
 
   /** Stops watching and waits for a pass in progress to finish (its shards are published whole or not at all). */
@@ -168,11 +206,12 @@ export class IndexScheduler {
     this.closed = true;
     if (this.debounce) clearTimeout(this.debounce);
     if (this.rescan) clearInterval(this.rescan);
+    if (this.threadIdle) clearTimeout(this.threadIdle);
     await Promise.all([...this.watchers.values()].map((watcher) => watcher.close()));
     // A pass in progress is abandoned, not awaited: re-indexing a large repository takes minutes, longer than a
     // service manager waits for a stop. Shards and the manifest are published atomically, so the data directory
     // keeps the last published generation, and the next pass removes the files an abandoned one left.
     if (this.running) this.options.logger.info({ repositories: [...this.indexing] }, 'stopping: the index pass in progress is abandoned');
-    await this.thread.terminate();
+    await this.thread?.terminate();
   }
 }

@@ -23,6 +23,12 @@ import { ROUTES } from './routes/index.js';
 import { startWatchdog } from './watchdog.js';
 import { loadWebApp } from './web-app.js';
 
+/**
+ * How long the index thread outlives its last pass: a burst of commits keeps it (and the modules it
+ * loaded) for the next one, an idle daemon gives its isolate back (docs/design.md, "Start").
+ */
+const INDEX_THREAD_IDLE_MS = 30_000;
+
 type Status = 'starting' | 'ok' | 'stopping';
 
 export class Daemon {
@@ -71,6 +77,7 @@ export class Daemon {
       logger,
       rescanIntervalMs: config.server.rescanIntervalSeconds * 1000,
       debounceMs: 100,
+      threadIdleMs: INDEX_THREAD_IDLE_MS,
       onPublished: () => catalog.publish(loadCatalog(daemon?.config ?? config)),
     });
     const singleSignOn = new SingleSignOn(() => daemon?.config ?? config);
