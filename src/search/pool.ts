@@ -106,6 +106,8 @@ export class SearchPool {
   private readonly workers: SearchWorkers;
   private readonly shards = new ShardCache();
   private readonly renderSlots: RenderSlots;
+  /** Where a response built here is rendered before jsonOf copies it out: no buffer of its own per response. */
+  private readonly renderScratch = Buffer.allocUnsafeSlow(64 * 1024);
   private catalog: Catalog = { generation: -1, repositories: [] };
   private inFlight = 0;
   private workerFailures = 0;
@@ -286,7 +288,7 @@ export class SearchPool {
           return this.renderedJson(answer.rendered, answer.waitMs, slot);
         }
         const { matches, shardFiles, outcomes } = answer.here;
-        return jsonOf(this.respond(renderFiles, request, query, this.shards.resolve(matches, shardFiles, outcomes[0]!.stats), outcomes, timings, answer.waitMs));
+        return jsonOf(this.respond(() => renderFiles(this.renderScratch), request, query, this.shards.resolve(matches, shardFiles, outcomes[0]!.stats), outcomes, timings, answer.waitMs));
       } finally {
         if (slot !== undefined && !slotHandedOver) this.renderSlots.release(slot);
       }

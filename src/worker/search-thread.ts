@@ -15,6 +15,11 @@ import { ShardCache } from '../search/shard-cache.js';
 import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedPart, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
 
 const cache = new ShardCache();
+/**
+ * Where this thread renders responses: each is copied out (into a render slot, or bytes of its own) before
+ * the next, so no response allocates memory of its own unless it outgrows this (docs/design.md, "The hot path's memory").
+ */
+const scratch = Buffer.allocUnsafeSlow(64 * 1024);
 /** The front end's render slots (the pool passes them as the workers' workerData). */
 const slots = workerData as RenderSlotsShare;
 
@@ -64,7 +69,7 @@ function render(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: re
 function built(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]) {
   const local = (epochMs: number) => epochMs - performance.timeOrigin;
   const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
-  return buildResponse(renderFiles, spec.request, query, found, outcomes, spec.publicUrl, timings);
+  return buildResponse(() => renderFiles(scratch), spec.request, query, found, outcomes, spec.publicUrl, timings);
 }
 
 /** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */

@@ -65,9 +65,12 @@ export function collectFiles(): FileSink<FileResult[]> {
   return { add: (file) => files.push(fileObject(file)), result: () => files };
 }
 
-/** The files as the UTF-8 JSON of their array, the same as JSON.stringify of collectFiles' result. */
-export function renderFiles(): FileSink<Buffer> {
-  const json = new JsonWriter();
+/**
+ * The files as the UTF-8 JSON of their array, the same as JSON.stringify of collectFiles' result;
+ * written from the start of `scratch` when given (the result is then valid until it is reused).
+ */
+export function renderFiles(scratch?: Buffer): FileSink<Buffer> {
+  const json = new JsonWriter(scratch);
   json.raw('[');
   let first = true;
   return {

@@ -19,8 +19,9 @@ export class JsonWriter {
   private bytes: Buffer;
   private length = 0;
 
-  constructor(initialBytes = 16 * 1024) {
-    this.bytes = Buffer.allocUnsafeSlow(initialBytes);
+  /** `memory`: where to start writing (a thread's scratch, reused response after response), or how many bytes to allocate. */
+  constructor(memory: Buffer | number = 16 * 1024) {
+    this.bytes = typeof memory === 'number' ? Buffer.allocUnsafeSlow(memory) : memory;
   }
 
   /** The JSON written so far: a view of this writer's memory. */
