@@ -218,6 +218,9 @@ export class SearchPool {
       };
       const building: Promise<void>[] = [];
       let budget = request.matches;
+      // type:repo: a repository whose shards fell in several groups is returned by the first part only.
+      const repositoriesReturned = new Set<number>();
+      const notYetReturned = (match: Found) => !repositoriesReturned.has(match.shard.meta.repository.id);
       const waitMs = await this.runGroups(request, query, signal, timings, this.groupsFor(call), ({ matches, ...outcome }, shardFiles) => {
         const partRequest = { ...request, matches: Math.max(budget, 0) };
         if (budget <= 0) {
@@ -225,8 +228,9 @@ export class SearchPool {
           take(this.partHere(partRequest, query, [], outcome, shardFiles, timings));
           isSearchExhaustive &&= matches.length === 0 && outcome.stop === 'complete';
         } else if (buildsHere(request, query, Math.min(budget, outcome.totalRanges))) {
-          const part = this.partHere(partRequest, query, matches, outcome, shardFiles, timings);
+          const part = this.partHere(partRequest, query, matches, outcome, shardFiles, timings, resultTypeOf(query) === 'repo' ? notYetReturned : undefined);
           budget -= part.counted;
+          for (const info of part.repositoryInfo) repositoriesReturned.add(info.id);
           take(part);
         } else {
           // The worker's part holds this many unless the content bound cuts it shorter.
@@ -245,10 +249,10 @@ export class SearchPool {
     });
   }
 
-  /** A stream's part built on this thread, with the results it counts against `matches`. */
-  private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], timings: Timings): StreamPart & { counted: number } {
+  /** A stream's part built on this thread, of the matches `keep` keeps (all by default), with the results it counts against `matches`. */
+  private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], timings: Timings, keep?: (match: Found) => boolean): StreamPart & { counted: number } {
     const found = this.shards.resolve(matches, shardFiles, outcome.stats);
-    const part = buildResponse(collectFiles, request, query, found, [outcome], this.options.publicUrl, searchedNow(timings));
+    const part = buildResponse(collectFiles, request, query, keep ? found.filter(keep) : found, [outcome], this.options.publicUrl, searchedNow(timings));
     const { stats, repositoryInfo, isSearchExhaustive } = part;
     return { stats, files: Buffer.from(JSON.stringify(part.files)), repositoryInfo, isSearchExhaustive, counted: resultsCounted(query, part) };
   }

@@ -238,6 +238,24 @@ t.test('a streamed search hands over each group as a part within `matches`, and 
   t.same([spent.summary.isSearchExhaustive, spent.summary.accumulatedStats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'the stream is cut');
 });
 
+t.test('a streamed type:repo search returns a repository once, whichever groups hold its shards', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'big');
+  makeRepository(repoDir, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}.txt`, `needle ${i} `.repeat(6000).slice(0, 60 * 1024)])));
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/big', path: repoDir, public: true }], index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' } }, 'test');
+  await runIndex(config);
+  const catalog = loadCatalog(config);
+  t.ok(catalog.repositories[0]!.shards.length >= 2, `the repository is split into ${catalog.repositories[0]!.shards.length} shards`);
+  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+  t.teardown(() => pool.close());
+  pool.setCatalog(catalog);
+  const request = { query: 'type:repo needle', matches: 10 };
+  const returned: string[] = [];
+  const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) => returned.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[]).map((file) => file.repository)));
+  t.same(returned, ['example.com/big'], 'one result for the repository');
+  t.equal(summary.isSearchExhaustive, true);
+});
+
 t.test('a closing pool answers the searches it runs and refuses new ones', async (t) => {
   const root = tempDir(t);
   const repoDir = path.join(root, 'repo');
