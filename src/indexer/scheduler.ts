@@ -2,8 +2,8 @@
  * Live indexing: watches every repository (a git repository's HEAD and refs,
  * a plain directory's files) with chokidar, queues the repositories that
  * changed, and runs index passes one at a time on an index thread, which is
- * started for a pass and ends once idle for `threadIdleMs` (an idle daemon
- * keeps no isolate for it). A periodic full pass catches what the watchers
+ * started when a change is seen (or a pass is due) and ends once idle for
+ * `threadIdleMs` (an idle daemon keeps no isolate for it). A periodic full pass catches what the watchers
  * missed (the pass skips unchanged repositories cheaply). After every pass,
  * `onPublished` reloads the catalog.
  */
@@ -102,6 +102,7 @@ export class IndexScheduler {
   /** Queues a pass over one repository (after the debounce). */
   changed(name: string): void {
     if (this.closed) return;
+    this.indexThread(); // started now, it loads its modules during the debounce
     if (!this.dirtySince.has(name)) this.dirtySince.set(name, Date.now());
     this.queued.add(name);
     if (this.debounce) clearTimeout(this.debounce);
