@@ -3,9 +3,9 @@
  * a plain directory's files) with chokidar, queues the repositories that
  * changed, and runs index passes one at a time on an index thread, which is
  * started when a change is seen (or a pass is due) and ends once idle for
- * `threadIdleMs` (an idle daemon keeps no isolate for it). A periodic full pass catches what the watchers
- * missed (the pass skips unchanged repositories cheaply). After every pass,
- * `onPublished` reloads the catalog.
+ * `threadIdleMs` (an idle daemon keeps no isolate for it). A periodic full
+ * pass catches what the watchers missed (the pass skips unchanged
+ * repositories cheaply). After every pass, `onPublished` reloads the catalog.
  */
 import { Worker } from 'node:worker_threads';
 import type { FSWatcher } from 'chokidar';
