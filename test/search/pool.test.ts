@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { validateConfig } from '../../src/config/config.js';
@@ -19,6 +19,23 @@ const NO_DEADLINE_MS = 600_000;
 /** A search as the routes run it: planned first, then searched. */
 const searched = async (pool: SearchPool, request: SearchRequest, call: SearchCall) => pool.search(await pool.plan(request), request, call);
 const searchedJson = async (pool: SearchPool, request: SearchRequest, call: SearchCall) => pool.searchJson(await pool.plan(request), request, call);
+
+/**
+ * Indexes three repositories under `root`, example.com/one, two and three (`files` of each name), and
+ * starts a pool of two workers on their catalog (setCatalog returns before a shard is mapped); closed when the test ends.
+ */
+async function twoWorkersOver(t: Test, root: string, files: (name: string) => Record<string, string>) {
+  const repos = ['one', 'two', 'three'].map((name) => {
+    makeRepository(path.join(root, name), files(name));
+    return { name: `example.com/${name}`, path: path.join(root, name), public: true };
+  });
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
+  await runIndex(config);
+  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+  t.teardown(() => pool.close());
+  pool.setCatalog(loadCatalog(config));
+  return { pool, config };
+}
 
 t.test('a saturated pool runs searches in the order they were submitted', async (t) => {
   const root = tempDir(t);
@@ -61,15 +78,7 @@ t.test('search workers run at a lower priority than the front end', async (t) =>
 
 t.test("a new generation's shards are mapped in the background, by the front end and by every worker", async (t) => {
   const root = tempDir(t);
-  const repos = ['one', 'two', 'three'].map((name) => {
-    makeRepository(path.join(root, name), { 'main.c': `int ${name} = 1;\n` });
-    return { name: `example.com/${name}`, path: path.join(root, name), public: true };
-  });
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
-  await runIndex(config);
-  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://127.0.0.1:1', contexts: {} });
-  t.teardown(() => pool.close());
-  pool.setCatalog(loadCatalog(config));
+  const { pool, config } = await twoWorkersOver(t, root, (name) => ({ 'main.c': `int ${name} = 1;\n` }));
   t.equal(pool.shardsMapped, 0, 'setCatalog returns before mapping a shard');
   await waitFor(async () => pool.shardsMapped === 3 && pool.workerShardsMapped === 3, 10_000, 'the three shards to be mapped by the front end and each worker');
   t.equal(pool.shardsMapped, 3);
@@ -190,15 +199,7 @@ t.test('a search answered as JSON is the search, whether its worker or the front
 
 t.test('a streamed search hands over each group as a part within `matches`, and sums their stats', async (t) => {
   const root = tempDir(t);
-  const repos = ['one', 'two', 'three'].map((name) => {
-    makeRepository(path.join(root, name), Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`src/${name}${i}.c`, `int needle_${name}_${i};\n`.repeat(5)])));
-    return { name: `example.com/${name}`, path: path.join(root, name), public: true };
-  });
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
-  await runIndex(config);
-  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
-  t.teardown(() => pool.close());
-  pool.setCatalog(loadCatalog(config));
+  const { pool } = await twoWorkersOver(t, root, (name) => Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`src/${name}${i}.c`, `int needle_${name}_${i};\n`.repeat(5)])));
   const everything = () => true;
   const streamed = async (request: SearchRequest, visible: SearchCall['visible'] = everything) => {
     const parts: SearchResponse[] = [];
