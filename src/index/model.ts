@@ -49,6 +49,17 @@ export interface DocumentSymbol {
   parent?: SymbolParent;
 }
 
+/**
+ * A document's definitions as the indexer hands them to the shard writer, by start offset: per symbol
+ * the shard's symbol record (SYMBOL_RECORD_WORDS numbers: start, end, kind, parent name + 1, parent
+ * kind + 1, docs/index-format.md) with names and kinds as indexes into `strings`, 0 for no parent.
+ * One typed array crosses from the symbol thread without a copy or an object per symbol.
+ */
+export interface PackedSymbols {
+  fields: Uint32Array;
+  strings: string[];
+}
+
 export interface DocumentInput {
   /** Repository-relative path with '/' separators. */
   path: string;
@@ -63,5 +74,5 @@ export interface DocumentInput {
   /** DocumentFlags bits. */
   flags: number;
   /** Definitions sorted by start offset. */
-  symbols: DocumentSymbol[];
+  symbols: PackedSymbols;
 }

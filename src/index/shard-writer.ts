@@ -15,12 +15,14 @@ import {
   SECTION_ALIGNMENT,
   SHARD_FORMAT_VERSION,
   SHARD_MAGIC,
+  SYMBOL_RECORD_WORDS,
   Section,
   TOC_ENTRY_SIZE,
   assertLittleEndianHost,
   type SectionTag,
 } from './format.js';
 import { GrowableUint32Array } from './growable.js';
+import { StringTable } from './string-table.js';
 import { TrigramPostingsBuilder, type TrigramPostings } from './posting-builder.js';
 import { AtomicFileWriter } from './atomic-file.js';
 import type { DocumentInput, ShardMeta } from './model.js';
@@ -31,26 +33,6 @@ interface PendingSection {
   tag: SectionTag;
   chunks: Uint8Array[];
   length: number;
-}
-
-/** Interns strings to dense indexes. */
-class StringTable {
-  readonly values: string[] = [];
-  private readonly index = new Map<string, number>();
-
-  constructor(initial: string[] = []) {
-    for (const value of initial) this.intern(value);
-  }
-
-  intern(value: string): number {
-    let id = this.index.get(value);
-    if (id === undefined) {
-      id = this.values.length;
-      this.values.push(value);
-      this.index.set(value, id);
-    }
-    return id;
-  }
 }
 
 export class ShardWriter {
@@ -84,18 +66,8 @@ export class ShardWriter {
     const content = document.content ?? Buffer.alloc(0);
     const language = this.languages.intern(document.language);
     if (language > 0xffff) throw new RangeError('a shard can hold at most 65536 languages');
-    const firstSymbol = this.symbols.length / 5;
-    for (const [i, symbol] of document.symbols.entries()) {
-      if (!(symbol.start <= symbol.end && symbol.end <= content.length)) {
-        throw new RangeError(`${document.path}: symbol range ${symbol.start}-${symbol.end} is outside the content`);
-      }
-      if (i > 0 && symbol.start < document.symbols[i - 1]!.start) throw new RangeError(`${document.path}: symbols are not ordered by start`);
-      this.symbols.push(symbol.start);
-      this.symbols.push(symbol.end);
-      this.symbols.push(this.symbolKinds.intern(symbol.kind));
-      this.symbols.push(symbol.parent ? 1 + this.parentNames.intern(symbol.parent.symbol) : 0);
-      this.symbols.push(symbol.parent ? 1 + this.symbolKinds.intern(symbol.parent.kind) : 0);
-    }
+    const firstSymbol = this.symbols.length / SYMBOL_RECORD_WORDS;
+    const symbolCount = this.addSymbols(document, content.length);
     const record = [
       this.pathBytes,
       path.length,
@@ -103,7 +75,7 @@ export class ShardWriter {
       content.length,
       document.originalSize,
       firstSymbol,
-      document.symbols.length,
+      symbolCount,
       Number(document.branchMask & 0xffffffffn),
       Number((document.branchMask >> 32n) & 0xffffffffn),
       (document.flags << 16) | language,
@@ -125,6 +97,32 @@ export class ShardWriter {
       this.contentTrigrams.addDocument(content);
     }
     this.documentCount++;
+  }
+
+  /** Appends a document's symbols with their kinds and parents interned in the shard's tables; returns their count. */
+  private addSymbols(document: DocumentInput, contentLength: number): number {
+    const { fields, strings } = document.symbols;
+    const count = fields.length / SYMBOL_RECORD_WORDS;
+    if (!Number.isInteger(count)) throw new RangeError(`${document.path}: symbol fields are not a whole number of symbols`);
+    const text = (ref: number) => {
+      const value = strings[ref];
+      if (value === undefined) throw new RangeError(`${document.path}: symbol string ${ref} does not exist`);
+      return value;
+    };
+    for (let at = 0; at < fields.length; at += SYMBOL_RECORD_WORDS) {
+      const start = fields[at]!;
+      const end = fields[at + 1]!;
+      if (!(start <= end && end <= contentLength)) throw new RangeError(`${document.path}: symbol range ${start}-${end} is outside the content`);
+      if (at > 0 && start < fields[at - SYMBOL_RECORD_WORDS]!) throw new RangeError(`${document.path}: symbols are not ordered by start`);
+      const parentName = fields[at + 3]!;
+      const parentKind = fields[at + 4]!;
+      this.symbols.push(start);
+      this.symbols.push(end);
+      this.symbols.push(this.symbolKinds.intern(text(fields[at + 2]!)));
+      this.symbols.push(parentName === 0 ? 0 : 1 + this.parentNames.intern(text(parentName - 1)));
+      this.symbols.push(parentKind === 0 ? 0 : 1 + this.symbolKinds.intern(text(parentKind - 1)));
+    }
+    return count;
   }
 
   /** Builds every section and publishes the shard at filePath atomically. Returns its size in bytes. */

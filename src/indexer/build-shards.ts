@@ -9,6 +9,7 @@ import { ShardWriter } from '../index/shard-writer.js';
 import { DocumentFlags, SHARD_FILE_EXTENSION } from '../index/format.js';
 import { detectLanguage } from '../index/languages.js';
 import { sortByStaticRank } from '../index/rank.js';
+import { noSymbols } from '../index/symbols.js';
 import type { DocumentInput, RepositoryMeta } from '../index/model.js';
 import type { IndexConfig } from '../config/config.js';
 import type { SymbolExtractor } from './symbol-extractor.js';
@@ -89,7 +90,7 @@ async function prepareDocument(file: SourceFile, options: BuildOptions, warnings
     language: '',
     branchMask: file.branchMask,
     flags: 0,
-    symbols: [],
+    symbols: noSymbols(),
   };
   if (bytes.length > options.index.maxFileBytes) {
     document.flags = DocumentFlags.tooLarge;

@@ -5,13 +5,13 @@
  * serves a whole indexing pass.
  */
 import { Worker } from 'node:worker_threads';
-import type { DocumentSymbol } from '../index/model.js';
+import type { PackedSymbols } from '../index/model.js';
 import type { SymbolRequest, SymbolResponse, SymbolWorkerOptions } from '../worker/symbol-protocol.js';
 import { threadUrl } from '../worker/thread-url.js';
 
 export class SymbolExtractor {
   private worker: Worker | null = null;
-  private readonly pending = new Map<number, { resolve: (symbols: DocumentSymbol[]) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (symbols: PackedSymbols) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   private failure: Error | null = null;
   private onClosed: (() => void) | null = null;
@@ -19,7 +19,7 @@ export class SymbolExtractor {
   constructor(private readonly options: SymbolWorkerOptions) {}
 
   /** ctags definitions of one document. Rejects when ctags fails on it. */
-  symbols(path: string, content: Buffer, language: string): Promise<DocumentSymbol[]> {
+  symbols(path: string, content: Buffer, language: string): Promise<PackedSymbols> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

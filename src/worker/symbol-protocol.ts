@@ -1,5 +1,5 @@
 /** Messages between the indexer and its symbol worker (symbol-thread.ts). */
-import type { DocumentSymbol } from '../index/model.js';
+import type { PackedSymbols } from '../index/model.js';
 
 export interface SymbolWorkerOptions {
   ctagsCommand: string;
@@ -11,6 +11,6 @@ export type SymbolRequest =
   | { type: 'close' };
 
 export type SymbolResponse =
-  | { type: 'symbols'; id: number; symbols: DocumentSymbol[] }
+  | { type: 'symbols'; id: number; symbols: PackedSymbols }
   | { type: 'failed'; id: number; message: string }
   | { type: 'closed' };

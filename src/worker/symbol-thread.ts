@@ -20,7 +20,10 @@ port.on('message', (request: SymbolRequest) => {
   }
   const content = Buffer.from(request.content.buffer, request.content.byteOffset, request.content.byteLength);
   pool.tags(request.path, content, request.language).then(
-    (tags) => reply({ type: 'symbols', id: request.id, symbols: symbolsFromTags(content, tags) }),
+    (tags) => {
+      const symbols = symbolsFromTags(content, tags);
+      port.postMessage({ type: 'symbols', id: request.id, symbols } satisfies SymbolResponse, [symbols.fields.buffer as ArrayBuffer]);
+    },
     (error: Error) => reply({ type: 'failed', id: request.id, message: error.message }),
   );
 });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ShardWriter } from '../../src/index/shard-writer.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import type { DocumentSymbol } from '../../src/index/model.js';
+import { packSymbols } from '../helpers/symbols.js';
 import { tempDir } from '../helpers/tmp.js';
 
 // A read that decodes only part of a document's records must agree with the full decode.
@@ -21,7 +22,7 @@ t.test('symbolsOverlapping agrees with the full decode', async (t) => {
     branches: [{ name: 'HEAD', commit: 'c'.repeat(40) }],
     shardIndex: 0,
   });
-  writer.add({ path: 'a.txt', content, originalSize: content.length, language: '', branchMask: 1n, flags: 0, symbols });
+  writer.add({ path: 'a.txt', content, originalSize: content.length, language: '', branchMask: 1n, flags: 0, symbols: packSymbols(symbols) });
   const file = path.join(tempDir(t), 's.trawl');
   writer.write(file);
   const shard = Shard.open(file);

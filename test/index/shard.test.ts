@@ -7,7 +7,8 @@ import { Shard } from '../../src/index/shard-reader.js';
 import { ShardFormatError } from '../../src/index/errors.js';
 import { BLOCKED_DOCUMENT_BYTES, BLOCK_BYTES, BLOCK_REACH, DOCUMENT_RECORD_WORDS, DocumentField, DocumentFlags, HEADER_SIZE, TOC_ENTRY_SIZE, Section } from '../../src/index/format.js';
 import { caseVariants, nextByteBit, trigramAt } from '../../src/index/trigrams.js';
-import type { DocumentInput, ShardMeta } from '../../src/index/model.js';
+import type { DocumentInput, DocumentSymbol, ShardMeta } from '../../src/index/model.js';
+import { packSymbols } from '../helpers/symbols.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const identity: Pick<ShardMeta, 'repository' | 'branches' | 'shardIndex'> = {
@@ -21,17 +22,17 @@ const identity: Pick<ShardMeta, 'repository' | 'branches' | 'shardIndex'> = {
 
 function doc(path: string, text: string | null, extra: Partial<DocumentInput> = {}): DocumentInput {
   const content = text === null ? null : Buffer.from(text, 'utf8');
-  return { path, content, originalSize: content?.length ?? 5000, language: '', branchMask: 1n, flags: 0, symbols: [], ...extra };
+  return { path, content, originalSize: content?.length ?? 5000, language: '', branchMask: 1n, flags: 0, symbols: packSymbols([]), ...extra };
 }
 
 const documents: DocumentInput[] = [
   doc('src/main.go', 'package main\n\nfunc Main() {\n\treturn\n}\n', {
     language: 'Go',
     branchMask: 3n,
-    symbols: [
+    symbols: packSymbols([
       { start: 8, end: 12, kind: 'package', parent: { symbol: 'root', kind: 'namespace' } },
       { start: 19, end: 23, kind: 'function' },
-    ],
+    ]),
   }),
   doc('docs/héllo wörld.md', 'Grüße, 世界!\r\nsecond line', { language: 'Markdown', branchMask: 2n }),
   doc('assets/logo.png', null, { flags: DocumentFlags.binary, originalSize: 1234, branchMask: 1n }),
@@ -73,7 +74,7 @@ t.test('a written shard reads back document by document', async (t) => {
 });
 
 t.test('the writer refuses symbols outside their document or out of order', async (t) => {
-  const symbolsOf = (symbols: DocumentInput['symbols']) => () => new ShardWriter(identity).add(doc('a.c', 'int a, b;\n', { symbols }));
+  const symbolsOf = (symbols: DocumentSymbol[]) => () => new ShardWriter(identity).add(doc('a.c', 'int a, b;\n', { symbols: packSymbols(symbols) }));
   t.throws(symbolsOf([{ start: 4, end: 40, kind: 'variable' }]), { name: 'RangeError', message: /outside the content/ });
   t.throws(symbolsOf([{ start: 7, end: 8, kind: 'variable' }, { start: 4, end: 5, kind: 'variable' }]), { name: 'RangeError', message: /not ordered by start/ });
   t.doesNotThrow(symbolsOf([{ start: 4, end: 5, kind: 'variable' }, { start: 7, end: 8, kind: 'variable' }]));

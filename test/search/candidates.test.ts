@@ -6,6 +6,7 @@ import { requiredLiterals } from '../../src/query/literals.js';
 import { candidates, type CandidateStats } from '../../src/search/shard/candidates.js';
 import { compileMatcher } from '../../src/search/shard/matcher.js';
 import { trigramAt } from '../../src/index/trigrams.js';
+import { noSymbols } from '../../src/index/symbols.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function corpus(dir: string, texts: string[]): Shard {
@@ -15,7 +16,7 @@ function corpus(dir: string, texts: string[]): Shard {
     shardIndex: 0,
   });
   texts.forEach((text, i) =>
-    writer.add({ path: `f${i}.txt`, content: Buffer.from(text), originalSize: Buffer.byteLength(text), language: '', branchMask: 1n, flags: 0, symbols: [] }),
+    writer.add({ path: `f${i}.txt`, content: Buffer.from(text), originalSize: Buffer.byteLength(text), language: '', branchMask: 1n, flags: 0, symbols: noSymbols() }),
   );
   const file = path.join(dir, 'corpus.trawl');
   writer.write(file);

@@ -3,11 +3,12 @@ import path from 'node:path';
 import { ShardWriter } from '../../src/index/shard-writer.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { DocumentFlags } from '../../src/index/format.js';
-import type { DocumentInput } from '../../src/index/model.js';
+import type { DocumentInput, DocumentSymbol } from '../../src/index/model.js';
 import { parseQuery } from '../../src/query/parser.js';
 import { searchShard, type ShardSearchLimits } from '../../src/search/shard/shard-search.js';
 import { compileMatcher } from '../../src/search/shard/matcher.js';
 import { checkContexts, UnknownSearchContextError } from '../../src/query/plan.js';
+import { packSymbols } from '../helpers/symbols.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const documents: DocumentInput[] = [
@@ -18,8 +19,8 @@ const documents: DocumentInput[] = [
   { ...doc('assets/big.bin', '', '', 1n), content: null, originalSize: 4096, flags: DocumentFlags.binary },
 ];
 
-function doc(p: string, text: string, language: string, branchMask: bigint, symbols: DocumentInput['symbols'] = []): DocumentInput {
-  return { path: p, content: Buffer.from(text), originalSize: Buffer.byteLength(text), language, branchMask, flags: 0, symbols };
+function doc(p: string, text: string, language: string, branchMask: bigint, symbols: DocumentSymbol[] = []): DocumentInput {
+  return { path: p, content: Buffer.from(text), originalSize: Buffer.byteLength(text), language, branchMask, flags: 0, symbols: packSymbols(symbols) };
 }
 
 function openShard(dir: string): Shard {

@@ -1,0 +1,59 @@
+import t from 'tap';
+import { symbolsFromTags } from '../../src/index/symbols.js';
+import { SYMBOL_RECORD_WORDS } from '../../src/index/format.js';
+import type { PackedSymbols } from '../../src/index/model.js';
+
+/** The packed symbols as readable rows: [name as it stands in the content, kind, parent name, parent kind]. */
+function rows(content: Buffer, { fields, strings }: PackedSymbols): string[][] {
+  const out: string[][] = [];
+  for (let at = 0; at < fields.length; at += SYMBOL_RECORD_WORDS) {
+    const [start, end, kind, parentName, parentKind] = fields.subarray(at, at + SYMBOL_RECORD_WORDS);
+    const row = [content.subarray(start, end).toString(), strings[kind!]!];
+    if (parentName) row.push(strings[parentName - 1]!, strings[parentKind! - 1]!);
+    out.push(row);
+  }
+  return out;
+}
+
+t.test('tags become byte ranges of their names on their lines, by start, with their parents', async (t) => {
+  const content = Buffer.from('struct größe {\n  int wert;\n};\nint größe_of(void);\n');
+  const symbols = symbolsFromTags(content, [
+    { name: 'größe_of', line: 4, kind: 'prototype' },
+    { name: 'wert', line: 2, kind: 'member', scope: 'größe', scopeKind: 'struct' },
+    { name: 'größe', line: 1, kind: 'struct' },
+  ]);
+  t.same(rows(content, symbols), [
+    ['größe', 'struct'],
+    ['wert', 'member', 'größe', 'struct'],
+    ['größe_of', 'prototype'],
+  ]);
+  t.equal(symbols.fields[0], 7, 'byte offsets, not characters');
+  t.same(symbols.strings, ['prototype', 'member', 'größe', 'struct'], 'each string once');
+});
+
+t.test('a tag whose name is not on its line, or whose line does not exist, is dropped', async (t) => {
+  const content = Buffer.from('#define A(x) x##_gen\nA(foo)\n');
+  const symbols = symbolsFromTags(content, [
+    { name: 'foo_gen', line: 2, kind: 'function' },
+    { name: '__anon1', line: 1, kind: 'struct' },
+    { name: 'A', line: 9, kind: 'macro' },
+    { name: 'A', line: 0, kind: 'macro' },
+    { name: 'A', line: 1, kind: 'macro' },
+  ]);
+  t.same(rows(content, symbols), [['A', 'macro']]);
+  t.same(rows(content, symbolsFromTags(content, [])), []);
+});
+
+t.test('symbols at the same start are ordered by end, ties in the order ctags gave', async (t) => {
+  const content = Buffer.from('ab\n');
+  const symbols = symbolsFromTags(content, [
+    { name: 'ab', line: 1, kind: 'second' },
+    { name: 'a', line: 1, kind: 'first' },
+    { name: 'ab', line: 1, kind: 'third' },
+  ]);
+  t.same(rows(content, symbols), [
+    ['a', 'first'],
+    ['ab', 'second'],
+    ['ab', 'third'],
+  ]);
+});
