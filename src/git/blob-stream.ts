@@ -22,6 +22,8 @@ export class BlobStream {
   /** Size of the blob whose bytes are being received, or -1 while a header is expected. */
   private expecting = -1;
   private failure: Error | null = null;
+  /** Request lines not yet written (`request`). */
+  private requests = '';
 
   constructor(readonly repositoryPath: string) {
     // safe.directory: the daemon's user need not own the repositories it indexes read-only.
@@ -46,8 +48,20 @@ export class BlobStream {
     if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
     return new Promise((resolve, reject) => {
       this.pending.push({ oid, resolve, reject });
-      this.child.stdin.write(`${oid}\n`);
+      this.request(`${oid}\n`);
     });
+  }
+
+  /** Queues a request line: the lines of one tick reach git in one write, not a system call each. */
+  private request(line: string): void {
+    if (this.requests === '') process.nextTick(() => this.flushRequests());
+    this.requests += line;
+  }
+
+  private flushRequests(): void {
+    const lines = this.requests;
+    this.requests = '';
+    if (!this.child.stdin.writableEnded) this.child.stdin.write(lines);
   }
 
   close(): void {
