@@ -1,7 +1,6 @@
 /** Commit listings, single commits and commit authors for GET /api/commits, /api/commit and /api/commits/authors. */
 import type NodeGit from 'nodegit';
 import { nodegit } from './nodegit.js';
-import type RE2 from 're2';
 import { checkReadLimit, type ReadLimit } from './errors.js';
 import type { GitRepository } from './repository.js';
 
@@ -19,13 +18,16 @@ export interface CommitSummary {
   refs: string;
 }
 
+/** Whether each of `texts` matches (a regex tested off this thread: server/routes/git.ts). */
+export type TextMatcher = (texts: string[]) => Promise<ArrayLike<number | boolean>>;
+
 export interface CommitFilter {
   /** Only commits that change this path (file or directory). */
   path?: string;
   /** Matched against the whole message. */
-  query?: RE2;
+  query?: TextMatcher;
   /** Matched against `Name <email>` of the author, as `git log --author` does. */
-  author?: RE2;
+  author?: TextMatcher;
   since?: Date;
   until?: Date;
 }
@@ -51,10 +53,11 @@ async function walkCommits(repository: GitRepository, start: NodeGit.Commit, fil
   walk.push(start.id());
   let walked = 0;
   let sameTime: NodeGit.Commit[] = [];
+  const textMatches = new WeakSet<NodeGit.Commit>();
   const flush = async () => {
     for (const commit of childrenFirst(sameTime)) {
       checkReadLimit(limit, 'walking the history', 'narrow it (a path, since or until)');
-      if (await passes(repository, commit, filter)) visit(commit);
+      if (textMatches.has(commit) && (await passes(repository, commit, filter))) visit(commit);
     }
     sameTime = [];
   };
@@ -64,6 +67,7 @@ async function walkCommits(repository: GitRepository, start: NodeGit.Commit, fil
     const batch = await walk.commitWalk(Math.min(WALK_BATCH, MAX_COMMITS_WALKED - walked)).catch(() => [] as NodeGit.Commit[]);
     if (batch.length === 0) break;
     walked += batch.length;
+    for (const commit of await matchingTexts(batch, filter)) textMatches.add(commit);
     for (const commit of batch) {
       if (sameTime.length > 0 && sameTime[0]!.time() !== commit.time()) await flush();
       sameTime.push(commit);
@@ -192,15 +196,28 @@ function summarize(commit: NodeGit.Commit, refs: Map<string, string>): CommitSum
   };
 }
 
+/** The commits of `commits` whose message and author match the filter's `query` and `author`. */
+async function matchingTexts(commits: NodeGit.Commit[], filter: CommitFilter): Promise<NodeGit.Commit[]> {
+  let kept = commits;
+  if (filter.query) kept = keep(kept, await filter.query(kept.map((commit) => commit.message())));
+  if (filter.author && kept.length > 0) {
+    const authors = kept.map((commit) => {
+      const author = commit.author();
+      return `${author.name()} <${author.email()}>`;
+    });
+    kept = keep(kept, await filter.author(authors));
+  }
+  return kept;
+}
+
+function keep<T>(items: T[], matched: ArrayLike<number | boolean>): T[] {
+  return items.filter((_, i) => matched[i]);
+}
+
 async function passes(repository: GitRepository, commit: NodeGit.Commit, filter: CommitFilter): Promise<boolean> {
   const date = commit.date();
   if (filter.since && date < filter.since) return false;
   if (filter.until && date > filter.until) return false;
-  if (filter.query && !filter.query.test(commit.message())) return false;
-  if (filter.author) {
-    const author = commit.author();
-    if (!filter.author.test(`${author.name()} <${author.email()}>`)) return false;
-  }
   return filter.path === undefined || (await changesPath(repository, commit, filter.path));
 }
 

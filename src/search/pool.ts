@@ -20,6 +20,8 @@ import { planTerms, resultTypeOf } from '../query/plan.js';
 import type {
   CheckRegexesResult,
   CheckRegexesTask,
+  MatchTextsResult,
+  MatchTextsTask,
   RenderedPart,
   RenderedResponse,
   RenderMergedTask,
@@ -194,6 +196,17 @@ export class SearchPool {
       const failure = (await this.workers.run(task, 'checkRegexes')) as CheckRegexesResult;
       if (failure) throw invalidRegexError(request.query, parsed.regexTerms[failure.index]!, failure.message);
       return parsed.node;
+    });
+  }
+
+  /**
+   * Which of `texts` match the RE2 regex `pattern` with `flags`, tested by a worker (query/text-regex.ts),
+   * counted as a search in flight. Throws SearchQueueFullError.
+   */
+  async matchTexts(pattern: string, flags: string, texts: string[]): Promise<MatchTextsResult> {
+    return this.admitted(async () => {
+      const task: MatchTextsTask = { pattern, flags, texts };
+      return (await this.workers.run(task, 'matchTexts')) as MatchTextsResult;
     });
   }
 

@@ -46,7 +46,7 @@ export function startWorkerThreads(options: { workers: number; maxQueuedSearches
 }
 
 /** The functions search-thread.ts exports besides its default (a search task). */
-export type TaskName = 'mapShard' | 'checkRegexes' | 'renderMerged' | 'renderPart' | 'ping';
+export type TaskName = 'mapShard' | 'checkRegexes' | 'matchTexts' | 'renderMerged' | 'renderPart' | 'ping';
 
 export class SearchWorkers {
   private readonly piscina: Piscina;

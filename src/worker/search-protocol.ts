@@ -7,6 +7,7 @@
 import type { RepositoryInfo, SearchRequest, SearchStats } from '../api/types.js';
 import type { SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
+import type { TextsMatched } from '../query/text-regex.js';
 
 /** A search's cooperative control block (search/signal.ts reads and writes it). */
 export type SearchSignal = Int32Array;
@@ -143,6 +144,14 @@ export interface MapShardTask {
 /** Compile these regexes (a query's, parser.ts RegexTerm values): answered with the first RE2 refuses, or null. */
 export type CheckRegexesTask = string[];
 export type CheckRegexesResult = { index: number; message: string } | null;
+
+/** Test `texts` against the RE2 regex `pattern` with `flags` (query/text-regex.ts). */
+export interface MatchTextsTask {
+  pattern: string;
+  flags: string;
+  texts: string[];
+}
+export type MatchTextsResult = TextsMatched;
 
 /**
  * The group's matches (`shard` indexes SearchTask.shardFiles) and counters, a

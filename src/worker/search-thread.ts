@@ -7,12 +7,13 @@
 import { workerData } from 'node:worker_threads';
 import type { Shard } from '../index/shard-reader.js';
 import { firstInvalidRegex } from '../query/parser.js';
+import { textsMatching } from '../query/text-regex.js';
 import type { QueryNode } from '../query/ast.js';
 import { buildResponse, foundIn, membersAfterStats, renderFiles, type Found } from '../search/response/build.js';
 import { placeMembers, type RenderSlotsShare } from '../search/response/render-slots.js';
 import { searchShards } from '../search/shard/evaluate.js';
 import { ShardCache } from '../search/shard-cache.js';
-import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, RenderedPart, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
+import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, MatchTextsResult, MatchTextsTask, RenderedPart, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
 
 const cache = new ShardCache();
 /**
@@ -82,6 +83,11 @@ export function mapShard(task: MapShardTask): number {
 /** Compiles a query's regexes off the front end's thread (RE2 can take 100 ms over a 4 KiB pattern). */
 export function checkRegexes(task: CheckRegexesTask): CheckRegexesResult {
   return firstInvalidRegex(task);
+}
+
+/** Tests texts against a regex (/api/commits' filters) off the front end's thread. */
+export function matchTexts(task: MatchTextsTask): MatchTextsResult {
+  return textsMatching(task.pattern, task.flags, task.texts);
 }
 
 /** The watchdog's liveness probe: answered only by a worker that takes tasks. */

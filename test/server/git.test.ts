@@ -91,6 +91,13 @@ t.test('git endpoints', async (t) => {
     t.same(byPath.map((commit: { hash: string }) => commit.hash), [repo.second], 'only commits that change the path');
     const byMessage = await (await daemon.fetch(`/api/commits?${q({ repo: name, query: 'LEXER' })}`)).json();
     t.equal(byMessage.length, 1);
+    const byAuthor = await (await daemon.fetch(`/api/commits?${q({ repo: name, author: 'test author <AUTHOR@example' })}`)).json();
+    t.equal(byAuthor.length, commits.length, 'the author as `Name <email>`, case-insensitive');
+    t.same(await (await daemon.fetch(`/api/commits?${q({ repo: name, query: 'LEXER', author: 'nobody' })}`)).json(), []);
+    // RE2 spends 100 ms and more on these: the search workers compile them, not the front end.
+    t.same(await (await daemon.fetch(`/api/commits?${q({ repo: name, query: '[\\p{L}\\p{N}]{300}' })}`)).json(), [], 'a costly pattern RE2 accepts');
+    await expectError(t, await daemon.fetch(`/api/commits?${q({ repo: name, query: '[\\p{L}\\p{N}]{1000}' })}`), 400, 'INVALID_QUERY_PARAMS', /`query`: invalid regular expression .*too large/);
+    await expectError(t, await daemon.fetch(`/api/commits?${q({ repo: name, author: 'a(b' })}`), 400, 'INVALID_QUERY_PARAMS', /`author`: invalid regular expression/);
     const future = await (await daemon.fetch(`/api/commits?${q({ repo: name, since: '2999-01-01T00:00:00Z' })}`)).json();
     t.same(future, []);
     await expectError(t, await daemon.fetch(`/api/commits?${q({ repo: name, since: 'yesterday-ish' })}`), 400, 'INVALID_QUERY_PARAMS');
