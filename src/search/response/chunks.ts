@@ -10,7 +10,7 @@ import type { DocumentSymbol } from '../../index/model.js';
 import { LineIndex, NEWLINE, RANGE_WORDS } from './positions.js';
 import { byStart } from '../../index/ranges.js';
 import { SymbolSpans } from '../symbol-spans.js';
-import type { JsonWriter } from './json-writer.js';
+import { encodedJson, type JsonWriter } from './json-writer.js';
 
 export interface ChunkInput {
   content: Buffer;
@@ -85,20 +85,32 @@ export function chunkObjects(content: Buffer, { chunks, positions }: ChunksLayou
   });
 }
 
+const FIRST_CHUNK = encodedJson('{"content":');
+const NEXT_CHUNK = encodedJson(',{"content":');
+const MATCH_RANGES = encodedJson(',"matchRanges":');
+const CONTENT_START = encodedJson(',"contentStart":{"byteOffset":');
+const LINE_NUMBER = encodedJson(',"lineNumber":');
+const FIRST_COLUMN = encodedJson(',"column":1}');
+const FIRST_RANGE = encodedJson('{"start":{"byteOffset":');
+const NEXT_RANGE = encodedJson(',{"start":{"byteOffset":');
+const COLUMN = encodedJson(',"column":');
+const RANGE_END = encodedJson('},"end":{"byteOffset":');
+const RANGE_CLOSE = encodedJson('}}');
+
 /** Writes JSON.stringify(chunkObjects(layout)) without the objects; `content` is the file's, the chunks' text is escaped from it. */
 export function writeChunks(json: JsonWriter, content: Buffer, { chunks, positions }: ChunksLayout): void {
   json.raw('[');
   for (let i = 0; i < chunks.length; i++) {
     const { byteOffset, to, lineNumber, firstRange, ranges, symbols } = chunks[i]!;
-    json.raw(i > 0 ? ',{"content":' : '{"content":');
+    json.encoded(i > 0 ? NEXT_CHUNK : FIRST_CHUNK);
     json.utf8String(content, byteOffset, to);
-    json.raw(',"matchRanges":');
+    json.encoded(MATCH_RANGES);
     writeRanges(json, positions, firstRange, ranges);
-    json.raw(',"contentStart":{"byteOffset":');
+    json.encoded(CONTENT_START);
     json.integer(byteOffset);
-    json.raw(',"lineNumber":');
+    json.encoded(LINE_NUMBER);
     json.integer(lineNumber);
-    json.raw(',"column":1}');
+    json.encoded(FIRST_COLUMN);
     if (symbols) {
       json.raw(',"symbols":');
       json.value(symbols);
@@ -124,19 +136,19 @@ export function rangeObjects(positions: readonly number[], first: number, count:
 export function writeRanges(json: JsonWriter, positions: readonly number[], first: number, count: number): void {
   json.raw('[');
   for (let at = first * RANGE_WORDS, end = at + count * RANGE_WORDS; at < end; at += RANGE_WORDS) {
-    json.raw(at > first * RANGE_WORDS ? ',{"start":{"byteOffset":' : '{"start":{"byteOffset":');
+    json.encoded(at > first * RANGE_WORDS ? NEXT_RANGE : FIRST_RANGE);
     json.integer(positions[at]!);
-    json.raw(',"lineNumber":');
+    json.encoded(LINE_NUMBER);
     json.integer(positions[at + 1]!);
-    json.raw(',"column":');
+    json.encoded(COLUMN);
     json.integer(positions[at + 2]!);
-    json.raw('},"end":{"byteOffset":');
+    json.encoded(RANGE_END);
     json.integer(positions[at + 3]!);
-    json.raw(',"lineNumber":');
+    json.encoded(LINE_NUMBER);
     json.integer(positions[at + 4]!);
-    json.raw(',"column":');
+    json.encoded(COLUMN);
     json.integer(positions[at + 5]!);
-    json.raw('}}');
+    json.encoded(RANGE_CLOSE);
   }
   json.raw(']');
 }
