@@ -1,7 +1,11 @@
 import t from 'tap';
+import fs from 'node:fs';
 import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { validateConfig } from '../../src/config/config.js';
 import { IndexScheduler } from '../../src/indexer/scheduler.js';
+import { shardDirectory } from '../../src/index/data-directory.js';
+import { readManifest } from '../../src/index/manifest.js';
 import { createLogger } from '../../src/obs/logger.js';
 import type { RepositoryOutcome } from '../../src/worker/index-protocol.js';
 import { waitFor } from '../helpers/daemon.js';
@@ -40,4 +44,44 @@ t.test('the index thread runs for passes and ends when idle; a change starts it 
   t.same(threadAtPass, [true, true], 'each pass ran on a running thread');
   await waitFor(async () => !scheduler.threadRunning, 10_000, 'the thread to end again');
   t.pass('and then ends');
+});
+
+t.test('an index thread that dies mid-pass fails that pass only: the published index stays, the next change is indexed', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  makeRepository(repoDir, { 'src/main.c': 'int first;\n' });
+  const dataDir = path.join(root, 'data');
+  const config = validateConfig({ dataDir, repos: [{ name: 'example.com/repo', path: repoDir, public: true }], index: { ctagsCommand: '' } }, 'test');
+  const passes: RepositoryOutcome[][] = [];
+  const scheduler = new IndexScheduler({
+    config,
+    logger: createLogger('test', 'silent'),
+    rescanIntervalMs: 0,
+    debounceMs: 50,
+    threadIdleMs: 60_000,
+    onPublished: (outcomes) => passes.push(outcomes),
+  });
+  t.teardown(() => scheduler.close());
+  await scheduler.start();
+  const published = readManifest(dataDir).repositories['example.com/repo']!;
+  t.ok(published, 'the first pass published the repository');
+
+  // A change big enough that its pass is still running when the thread is killed as the repository starts.
+  const inside = scheduler as unknown as { thread: Worker | null; indexing: Set<string> };
+  writeFiles(repoDir, Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`gen/file${i}.c`, `int generated_${i} = ${i};\n`.repeat(40)])));
+  commitAll(repoDir, 'many files');
+  await waitFor(async () => inside.indexing.has('example.com/repo'), 15_000, 'the pass of the change to start');
+  await inside.thread!.terminate();
+  await waitFor(async () => !scheduler.threadRunning && inside.indexing.size === 0, 10_000, 'the killed pass to be failed');
+  t.equal(passes.length, 1, 'the killed pass published nothing');
+  t.same(readManifest(dataDir).repositories['example.com/repo'], published, 'the published index is the first pass’s, whole');
+
+  writeFiles(repoDir, { 'src/main.c': 'int second;\n' });
+  commitAll(repoDir, 'one more change');
+  await waitFor(async () => passes.length === 2, 30_000, 'the next change to be indexed');
+  t.same(passes[1]!.map((outcome) => outcome.status), ['indexed'], 'a new thread indexed it');
+  t.equal(passes[1]![0]!.status === 'indexed' && passes[1]![0]!.documents, 3001, 'with the killed pass’s files');
+  const manifest = readManifest(dataDir);
+  const named = new Set([...Object.values(manifest.repositories).flatMap((entry) => entry.shards), ...(manifest.retired ?? []).map((entry) => entry.file)]);
+  t.same(fs.readdirSync(shardDirectory(dataDir)).filter((file) => !named.has(file)), [], 'nothing the killed pass wrote is left on disk');
 });
