@@ -1,5 +1,5 @@
 import t from 'tap';
-import { symbolsFromTags } from '../../src/index/symbols.js';
+import { symbolsFromTags, type CtagsTag } from '../../src/index/symbols.js';
 import { SYMBOL_RECORD_WORDS } from '../../src/index/format.js';
 import type { PackedSymbols } from '../../src/index/model.js';
 
@@ -13,6 +13,12 @@ function rows(content: Buffer, { fields, strings }: PackedSymbols): string[][] {
     out.push(row);
   }
   return out;
+}
+
+/** The rows of `text` tagged with `tags`. */
+function tagged(text: string, tags: CtagsTag[]): string[][] {
+  const content = Buffer.from(text);
+  return rows(content, symbolsFromTags(content, tags));
 }
 
 t.test('tags become byte ranges of their names on their lines, by start, with their parents', async (t) => {
@@ -32,26 +38,25 @@ t.test('tags become byte ranges of their names on their lines, by start, with th
 });
 
 t.test('a tag whose name is not on its line, or whose line does not exist, is dropped', async (t) => {
-  const content = Buffer.from('#define A(x) x##_gen\nA(foo)\n');
-  const symbols = symbolsFromTags(content, [
+  const text = '#define A(x) x##_gen\nA(foo)\n';
+  const tags = [
     { name: 'foo_gen', line: 2, kind: 'function' },
     { name: '__anon1', line: 1, kind: 'struct' },
     { name: 'A', line: 9, kind: 'macro' },
     { name: 'A', line: 0, kind: 'macro' },
     { name: 'A', line: 1, kind: 'macro' },
-  ]);
-  t.same(rows(content, symbols), [['A', 'macro']]);
-  t.same(rows(content, symbolsFromTags(content, [])), []);
+  ];
+  t.same(tagged(text, tags), [['A', 'macro']]);
+  t.same(tagged(text, []), []);
 });
 
 t.test('symbols at the same start are ordered by end, ties in the order ctags gave', async (t) => {
-  const content = Buffer.from('ab\n');
-  const symbols = symbolsFromTags(content, [
+  const tags = [
     { name: 'ab', line: 1, kind: 'second' },
     { name: 'a', line: 1, kind: 'first' },
     { name: 'ab', line: 1, kind: 'third' },
-  ]);
-  t.same(rows(content, symbols), [
+  ];
+  t.same(tagged('ab\n', tags), [
     ['a', 'first'],
     ['ab', 'second'],
     ['ab', 'third'],
