@@ -33,7 +33,7 @@ import type {
   ShardsOutcome,
 } from '../worker/search-protocol.js';
 import { groupShards, shardFiles, type Catalog } from './catalog.js';
-import { accumulateStats, buildResponse, collectFiles, emptyStats, renderFiles, responseJson, resultsCounted, type Built, type FileSink, type Found } from './response/build.js';
+import { accumulateStats, buildResponse, collectFiles, emptyStats, renderFiles, responseJson, type Built, type FileSink, type Found } from './response/build.js';
 import type { RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
 import { ShardCache } from './shard-cache.js';
@@ -262,12 +262,27 @@ export class SearchPool {
     });
   }
 
-  /** A stream's part built on this thread, of the matches `keep` keeps (all by default), with the results it counts against `matches`. */
+  /**
+   * A stream's part built on this thread, of the matches `keep` keeps (all by default), with the results it
+   * counts against `matches`: match ranges, or files for type:file and type:repo.
+   */
   private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], timings: Timings, keep?: (match: Found) => boolean): StreamPart & { counted: number } {
     const found = this.shards.resolve(matches, shardFiles, outcome.stats);
-    const part = buildResponse(collectFiles, request, query, keep ? found.filter(keep) : found, [outcome], this.options.publicUrl, searchedNow(timings));
+    let filesReturned = 0;
+    const countedFiles = (): FileSink<Buffer> => {
+      const files = renderFiles(this.renderScratch);
+      return {
+        add: (file) => {
+          filesReturned++;
+          files.add(file);
+        },
+        result: () => files.result(),
+      };
+    };
+    const part = buildResponse(countedFiles, request, query, keep ? found.filter(keep) : found, [outcome], this.options.publicUrl, searchedNow(timings));
     const { stats, repositoryInfo, isSearchExhaustive } = part;
-    return { stats, files: Buffer.from(JSON.stringify(part.files)), repositoryInfo, isSearchExhaustive, counted: resultsCounted(query, part) };
+    // A copy: the files were written into the scratch the next response reuses.
+    return { stats, files: Buffer.from(part.files), repositoryInfo, isSearchExhaustive, counted: resultTypeOf(query) ? filesReturned : stats.actualMatchCount };
   }
 
   /** A stream's part built by a worker (renderPart); here when that fails (its worker died). */

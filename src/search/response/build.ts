@@ -351,10 +351,6 @@ function branchesOf(shard: Shard, doc: number): string[] {
   return shard.meta.branches.filter((_, bit) => (mask >> BigInt(bit)) & 1n).map((branch) => branch.name);
 }
 
-/** What a response holds of what `matches` caps: files for type:file and type:repo results, else match ranges. */
-export function resultsCounted(query: QueryNode, response: SearchResponse): number {
-  return resultTypeOf(query) ? response.files.length : response.stats.actualMatchCount;
-}
 
 /** Object.assign, not `{ ...emptyEvaluationStats(), … }`: docs/design.md, "The hot path's memory". */
 export function emptyStats(): SearchStats {
