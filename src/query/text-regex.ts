@@ -8,8 +8,11 @@ import RE2 from 're2';
 /** 1 per text that matches, 0 per text that does not; or why RE2 refuses the pattern. */
 export type TextsMatched = { matched: Uint8Array } | { invalid: string };
 
-/** Compiled patterns (or refusals) kept per thread, the oldest dropped first. */
-const KEPT_PATTERNS = 16;
+/**
+ * Compiled patterns (or refusals) kept per thread, the least recently used dropped first: a request's batches
+ * reuse its pattern; few, because a costly pattern RE2 accepts holds ≈ 7 MiB (`[\p{L}\p{N}]{300}`).
+ */
+const KEPT_PATTERNS = 4;
 const compiled = new Map<string, RE2 | string>();
 
 /** Which of `texts` match `pattern` compiled with `flags` (not `g` or `y`: a test must not move `lastIndex`). */
@@ -31,7 +34,9 @@ function compiledPattern(pattern: string, flags: string): RE2 | string {
       regex = (error as Error).message;
     }
     if (compiled.size >= KEPT_PATTERNS) compiled.delete(compiled.keys().next().value!);
-    compiled.set(key, regex);
+  } else {
+    compiled.delete(key); // set again below: the most recently used last
   }
+  compiled.set(key, regex);
   return regex;
 }
