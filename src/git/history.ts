@@ -53,11 +53,11 @@ async function walkCommits(repository: GitRepository, start: NodeGit.Commit, fil
   walk.push(start.id());
   let walked = 0;
   let sameTime: NodeGit.Commit[] = [];
-  const textMatches = new WeakSet<NodeGit.Commit>();
+  const rejectedByText = new Set<NodeGit.Commit>();
   const flush = async () => {
     for (const commit of childrenFirst(sameTime)) {
       checkReadLimit(limit, 'walking the history', 'narrow it (a path, since or until)');
-      if (textMatches.has(commit) && (await passes(repository, commit, filter))) visit(commit);
+      if (!rejectedByText.has(commit) && (await passes(repository, commit, filter))) visit(commit);
     }
     sameTime = [];
   };
@@ -67,7 +67,7 @@ async function walkCommits(repository: GitRepository, start: NodeGit.Commit, fil
     const batch = await walk.commitWalk(Math.min(WALK_BATCH, MAX_COMMITS_WALKED - walked)).catch(() => [] as NodeGit.Commit[]);
     if (batch.length === 0) break;
     walked += batch.length;
-    for (const commit of await matchingTexts(batch, filter)) textMatches.add(commit);
+    for (const commit of await textRejects(batch, filter)) rejectedByText.add(commit);
     for (const commit of batch) {
       if (sameTime.length > 0 && sameTime[0]!.time() !== commit.time()) await flush();
       sameTime.push(commit);
@@ -196,22 +196,26 @@ function summarize(commit: NodeGit.Commit, refs: Map<string, string>): CommitSum
   };
 }
 
-/** The commits of `commits` whose message and author match the filter's `query` and `author`. */
-async function matchingTexts(commits: NodeGit.Commit[], filter: CommitFilter): Promise<NodeGit.Commit[]> {
+/** The commits of `commits` whose message or author the filter's `query` or `author` rejects (none without them). */
+async function textRejects(commits: NodeGit.Commit[], filter: CommitFilter): Promise<NodeGit.Commit[]> {
+  const rejected: NodeGit.Commit[] = [];
   let kept = commits;
-  if (filter.query) kept = keep(kept, await filter.query(kept.map((commit) => commit.message())));
+  if (filter.query) kept = split(kept, await filter.query(kept.map((commit) => commit.message())), rejected);
   if (filter.author && kept.length > 0) {
     const authors = kept.map((commit) => {
       const author = commit.author();
       return `${author.name()} <${author.email()}>`;
     });
-    kept = keep(kept, await filter.author(authors));
+    kept = split(kept, await filter.author(authors), rejected);
   }
-  return kept;
+  return rejected;
 }
 
-function keep<T>(items: T[], matched: ArrayLike<number | boolean>): T[] {
-  return items.filter((_, i) => matched[i]);
+/** The items `matched` marks, the others appended to `rejected`. */
+function split<T>(items: T[], matched: ArrayLike<number | boolean>, rejected: T[]): T[] {
+  const kept: T[] = [];
+  for (const [i, item] of items.entries()) (matched[i] ? kept : rejected).push(item);
+  return kept;
 }
 
 async function passes(repository: GitRepository, commit: NodeGit.Commit, filter: CommitFilter): Promise<boolean> {
