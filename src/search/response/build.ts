@@ -351,7 +351,6 @@ function branchesOf(shard: Shard, doc: number): string[] {
   return shard.meta.branches.filter((_, bit) => (mask >> BigInt(bit)) & 1n).map((branch) => branch.name);
 }
 
-
 /** Object.assign, not `{ ...emptyEvaluationStats(), … }`: docs/design.md, "The hot path's memory". */
 export function emptyStats(): SearchStats {
   return Object.assign(emptyEvaluationStats(), {
