@@ -1,7 +1,7 @@
 {
   "target_defaults": {
     "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
-    "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS"],
+    "defines": ["NAPI_VERSION=9", "NAPI_DISABLE_CPP_EXCEPTIONS"],
     "cflags_cc": ["-std=c++17", "-O2", "-Wall", "-Wextra"]
   },
   "targets": [

@@ -83,8 +83,9 @@ export interface NativeAddon {
    */
   findLiteralIgnoringCase(haystack: Uint8Array, needle: Uint8Array, from: number, out: Uint32Array): number;
   /**
-   * Compiles an RE2-syntax pattern (node-re2's `internalSource`, which carries
-   * the flags as `(?m)` and the like); throws an Error with RE2's message when it does not compile.
+   * Compiles an RE2-syntax pattern (src/query/re2-syntax.ts, which carries the
+   * flags as `(?m)` and the like); throws a SyntaxError with RE2's message when
+   * RE2 refuses it, or "duplicate capture group name" (node-re2's refusal).
    */
   compileRegex(source: string, caseSensitive: boolean): NativeRegex;
   /**
@@ -94,6 +95,8 @@ export interface NativeAddon {
    * loop finds them; returns how many pairs it wrote.
    */
   findRegex(regex: NativeRegex, haystack: Uint8Array, from: number, out: Uint32Array): number;
+  /** Whether regex matches anywhere in haystack, an empty match included (as RegExp's `test`). */
+  testRegex(regex: NativeRegex, haystack: Uint8Array): boolean;
   /** Frees the regex's RE2 now (findRegex then throws); otherwise it is freed some time after it is collected. */
   freeRegex(regex: NativeRegex): void;
   /**

@@ -1,9 +1,12 @@
 // compileRegex(source, caseSensitive) -> handle, findRegex(handle, haystack,
 // from, out) -> count and freeRegex(handle): the matches node-re2's exec loop finds (the same RE2, the
 // same Match call: the text before `from` is context for ^ and \b), written as
-// [start, end] byte pairs, without a JavaScript call or an array per match.
-// `source` is RE2 syntax: node-re2's translation of a JavaScript pattern (its
-// internalSource), which carries the flags as (?m) and the like.
+// [start, end] byte pairs, without a JavaScript call or an array per match;
+// testRegex(handle, haystack) -> whether it matches at all, as RegExp's test.
+// `source` is RE2 syntax (src/query/re2-syntax.ts translates a JavaScript-style
+// pattern to it, as node-re2 does), which carries the flags as (?m) and the like.
+// A pattern RE2 refuses, or one naming two groups alike (node-re2 refuses those
+// too), throws a SyntaxError whose message is RE2's, as node-re2's does.
 //
 // A handle's RE2 is freed by freeRegex, or else when the handle is collected:
 // Node runs that finalizer on a later turn of the event loop, which a busy
@@ -14,6 +17,7 @@
 #include <re2/re2.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "args.h"
@@ -39,6 +43,22 @@ RegexHandle* HandleArg(const Napi::CallbackInfo& info, const char* message) {
   return info[0].As<Napi::External<RegexHandle>>().Data();
 }
 
+// The RE2 of the handle argument of function `name`, or nullptr (with an error thrown) when it is not one or was freed.
+const re2::RE2* LiveRegexArg(const Napi::CallbackInfo& info, const std::string& name) {
+  RegexHandle* handle = HandleArg(info, (name + ": regex must come from compileRegex").c_str());
+  if (handle == nullptr) return nullptr;
+  if (handle->regex == nullptr) Napi::Error::New(info.Env(), name + ": the regex was freed").ThrowAsJavaScriptException();
+  return handle->regex;
+}
+
+bool HasDuplicateGroupName(const re2::RE2& regex) {
+  std::set<std::string> names;
+  for (const auto& [index, name] : regex.CapturingGroupNames()) {
+    if (!names.insert(name).second) return true;
+  }
+  return false;
+}
+
 Napi::Value CompileRegex(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsString() || !info[1].IsBoolean()) {
@@ -49,10 +69,11 @@ Napi::Value CompileRegex(const Napi::CallbackInfo& info) {
   options.set_case_sensitive(info[1].As<Napi::Boolean>().Value());
   options.set_log_errors(false);
   auto* regex = new re2::RE2(info[0].As<Napi::String>().Utf8Value(), options);
-  if (!regex->ok()) {
-    std::string error = regex->error();
+  const char* refusal = !regex->ok() ? regex->error().c_str() : HasDuplicateGroupName(*regex) ? "duplicate capture group name" : nullptr;
+  if (refusal != nullptr) {
+    Napi::SyntaxError error = Napi::SyntaxError::New(env, refusal);
     delete regex;
-    Napi::Error::New(env, "compileRegex: " + error).ThrowAsJavaScriptException();
+    error.ThrowAsJavaScriptException();
     return env.Undefined();
   }
   return Napi::External<RegexHandle>::New(env, new RegexHandle{regex}, DeleteHandle);
@@ -76,13 +97,8 @@ size_t NextCharacter(const uint8_t* text, size_t length, size_t at) {
 
 Napi::Value FindRegex(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  RegexHandle* handle = HandleArg(info, "findRegex: regex must come from compileRegex");
-  if (handle == nullptr) return env.Undefined();
-  if (handle->regex == nullptr) {
-    Napi::Error::New(env, "findRegex: the regex was freed").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  const re2::RE2* regex = handle->regex;
+  const re2::RE2* regex = LiveRegexArg(info, "findRegex");
+  if (regex == nullptr) return env.Undefined();
   TypedView haystack = TypedArg(info, 1, napi_uint8_array, "findRegex: haystack (Uint8Array)");
   if (env.IsExceptionPending()) return env.Undefined();
   int64_t from;
@@ -116,11 +132,23 @@ Napi::Value FindRegex(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(count));
 }
 
+// Whether the regex matches anywhere in the haystack, an empty match included (RE2::PartialMatch).
+Napi::Value TestRegex(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const re2::RE2* regex = LiveRegexArg(info, "testRegex");
+  if (regex == nullptr) return env.Undefined();
+  TypedView haystack = TypedArg(info, 1, napi_uint8_array, "testRegex: haystack (Uint8Array)");
+  if (env.IsExceptionPending()) return env.Undefined();
+  const re2::StringPiece text(reinterpret_cast<const char*>(haystack.data), haystack.length);
+  return Napi::Boolean::New(env, regex->Match(text, 0, haystack.length, re2::RE2::UNANCHORED, nullptr, 0));
+}
+
 }  // namespace
 
 void RegisterRegex(Napi::Env env, Napi::Object exports) {
   exports.Set("compileRegex", Napi::Function::New(env, CompileRegex, "compileRegex"));
   exports.Set("findRegex", Napi::Function::New(env, FindRegex, "findRegex"));
+  exports.Set("testRegex", Napi::Function::New(env, TestRegex, "testRegex"));
   exports.Set("freeRegex", Napi::Function::New(env, FreeRegex, "freeRegex"));
 }
 

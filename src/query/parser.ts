@@ -10,10 +10,10 @@
  * Over 300 lines: the grammar of docs/query-syntax.md in one recursive-descent
  * parser; its lexing decides on the parser's backtracking, so they stay together.
  */
-import RE2 from 're2';
 import { resolveLanguage } from '../index/languages.js';
 import type { PatternNode, PatternTarget, QueryNode } from './ast.js';
 import { MATCH_NOTHING } from './ast.js';
+import { regexRefusal } from './compiled-regex.js';
 import { QueryParseError } from './errors.js';
 import { simplify } from './simplify.js';
 
@@ -91,11 +91,8 @@ export function parseQueryTerms(query: string, options: ParseOptions): { node: Q
 /** The first of `values` that RE2 refuses, with its reason; null when it takes them all. */
 export function firstInvalidRegex(values: readonly string[]): { index: number; message: string } | null {
   for (let index = 0; index < values.length; index++) {
-    try {
-      new RE2(values[index]!, 'u');
-    } catch (error) {
-      return { index, message: (error as Error).message };
-    }
+    const message = regexRefusal(values[index]!);
+    if (message !== null) return { index, message };
   }
   return null;
 }

@@ -200,12 +200,12 @@ export class SearchPool {
   }
 
   /**
-   * Which of `texts` match the RE2 regex `pattern` with `flags`, tested by a worker (query/text-regex.ts),
+   * Which of `texts` match the case-insensitive RE2 regex `pattern`, tested by a worker (query/text-regex.ts),
    * counted as a search in flight. Throws SearchQueueFullError.
    */
-  async matchTexts(pattern: string, flags: string, texts: string[]): Promise<MatchTextsResult> {
+  async matchTexts(pattern: string, texts: string[]): Promise<MatchTextsResult> {
     return this.admitted(async () => {
-      const task: MatchTextsTask = { pattern, flags, texts };
+      const task: MatchTextsTask = { pattern, texts };
       return (await this.workers.run(task, 'matchTexts')) as MatchTextsResult;
     });
   }

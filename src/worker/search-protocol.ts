@@ -145,10 +145,9 @@ export interface MapShardTask {
 export type CheckRegexesTask = string[];
 export type CheckRegexesResult = { index: number; message: string } | null;
 
-/** Test `texts` against the RE2 regex `pattern` with `flags` (query/text-regex.ts). */
+/** Test `texts` against the case-insensitive RE2 regex `pattern` (query/text-regex.ts). */
 export interface MatchTextsTask {
   pattern: string;
-  flags: string;
   texts: string[];
 }
 export type MatchTextsResult = TextsMatched;

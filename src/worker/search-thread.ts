@@ -6,6 +6,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import type { Shard } from '../index/shard-reader.js';
+import { freeRetiredRegexes } from '../query/compiled-regex.js';
 import { firstInvalidRegex } from '../query/parser.js';
 import { textsMatching } from '../query/text-regex.js';
 import type { QueryNode } from '../query/ast.js';
@@ -82,12 +83,14 @@ export function mapShard(task: MapShardTask): number {
 
 /** Compiles a query's regexes off the front end's thread (RE2 can take 100 ms over a 4 KiB pattern). */
 export function checkRegexes(task: CheckRegexesTask): CheckRegexesResult {
+  freeRetiredRegexes();
   return firstInvalidRegex(task);
 }
 
 /** Tests texts against a regex (/api/commits' filters) off the front end's thread. */
 export function matchTexts(task: MatchTextsTask): MatchTextsResult {
-  return textsMatching(task.pattern, task.flags, task.texts);
+  freeRetiredRegexes();
+  return textsMatching(task.pattern, task.texts);
 }
 
 /** The watchdog's liveness probe: answered only by a worker that takes tasks. */

@@ -312,7 +312,7 @@ t.test('findLiteral stops at out.length, resumes from `from`, and rejects bad ar
   t.throws(() => native.findLiteral(haystack, needle, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
 });
 
-t.test('findRegex writes [start, end] pairs up to out.length, sees the text before `from`, and rejects bad arguments', async (t) => {
+t.test('findRegex writes [start, end] pairs up to out.length, sees the text before `from`; testRegex; both reject bad arguments', async (t) => {
   const haystack = Buffer.from('one two\nthree four\n');
   const words = native.compileRegex('(?m)^\\w+', true);
   const out = new Uint32Array(2);
@@ -324,13 +324,18 @@ t.test('findRegex writes [start, end] pairs up to out.length, sees the text befo
   t.equal(native.findRegex(words, haystack, 9, rest), 0, 'no word starts a line after offset 9');
   t.equal(native.findRegex(native.compileRegex('FOUR', false), haystack, 0, rest), 1, 'case-insensitive');
   t.same([...rest.subarray(0, 2)], [14, 18]);
-  t.throws(() => native.compileRegex('(', true), { name: 'Error', message: /compileRegex: missing \)/ });
+  t.throws(() => native.compileRegex('(', true), { name: 'SyntaxError', message: 'missing ): (' });
+  t.throws(() => native.compileRegex('(?P<a>x)(?P<a>y)', true), { name: 'SyntaxError', message: 'duplicate capture group name' });
   t.throws(() => native.compileRegex(7 as unknown as string, true), { name: 'TypeError' });
   t.throws(() => native.findRegex({} as never, haystack, 0, rest), { name: 'TypeError', message: /must come from compileRegex/ });
   t.throws(() => native.findRegex(words, haystack, haystack.length + 1, rest), { name: 'RangeError', message: /from must be within/ });
   t.throws(() => native.findRegex(words, haystack, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
+  t.ok(native.testRegex(words, haystack), 'testRegex: a match');
+  t.notOk(native.testRegex(native.compileRegex('five', true), haystack), 'testRegex: none');
+  t.ok(native.testRegex(native.compileRegex('x*', true), Buffer.alloc(0)), 'testRegex: an empty match counts, as RegExp.test');
   native.freeRegex(words);
   t.throws(() => native.findRegex(words, haystack, 0, rest), { name: 'Error', message: /the regex was freed/ }, 'a freed regex is refused, not used');
+  t.throws(() => native.testRegex(words, haystack), { name: 'Error', message: /testRegex: the regex was freed/ });
   t.doesNotThrow(() => native.freeRegex(words), 'freeing twice is harmless');
   t.throws(() => native.freeRegex({} as never), { name: 'TypeError' });
 });

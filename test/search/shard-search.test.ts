@@ -51,6 +51,8 @@ t.test('every term kind and prefix selects the right files and ranges', async (t
   t.same(paths('rev:* TODO').sort(), ['src/main.go', 'src/release.go', 'src/util.go'], 'rev:* searches every branch');
   t.same(paths('rev:^release$ TODO').sort(), ['src/main.go', 'src/release.go'], 'rev: picks branches by regex');
   t.same(paths('rev:nosuch TODO'), [], 'no matching branch, no results');
+  t.same(paths('rev:x* TODO').sort(), ['src/main.go', 'src/release.go', 'src/util.go'], 'a rev: regex that matches empty names every branch');
+  t.same(paths('rev:RELEASE TODO').sort(), ['src/main.go', 'src/release.go'], 'rev: follows the query\'s case');
   t.same(paths('main'), ['src/main.go', 'docs/README.md'], 'bare terms match content or path, case-insensitively');
   t.same(paths('Main', { regex: false, caseSensitive: true }), ['src/main.go']);
   t.same(paths('content:main'), ['src/main.go', 'docs/README.md']);

@@ -12,9 +12,9 @@
  * match at line boundaries. `.` does not match a newline; `\s` does, so a
  * regex may span lines. `\w`, `\d` and `\b` are ASCII (RE2's definition).
  */
-import RE2 from 're2';
 import { native, type NativeRegex } from '../../../native/index.js';
 import type { PatternNode } from '../../query/ast.js';
+import { checkedRegex } from '../../query/compiled-regex.js';
 import { escapeRegExp } from '../../query/escape.js';
 
 export interface Matcher {
@@ -29,45 +29,10 @@ export interface Matcher {
 export function compileMatcher(pattern: Pick<PatternNode, 'value' | 'regex' | 'caseSensitive'>): Matcher {
   if (!pattern.regex && pattern.caseSensitive) return literalMatcher(Buffer.from(pattern.value, 'utf8'), native.findLiteral);
   const source = pattern.regex ? pattern.value : escapeRegExp(pattern.value);
-  const regex = () => regexMatcher(compiledRegex(source, pattern.caseSensitive));
+  const regex = () => regexMatcher(checkedRegex(source, { caseSensitive: pattern.caseSensitive, multiline: true }));
   // RE2 stays the authority: the addon hands a text back to it where U+212A or U+017F could match a k or s.
   if (!pattern.regex && ASCII.test(pattern.value)) return literalMatcher(Buffer.from(pattern.value, 'utf8'), native.findLiteralIgnoringCase, regex);
   return regex();
-}
-
-/** Compiled regexes this thread keeps across searches, the least recently used dropped first. */
-const KEPT_REGEXES = 16;
-const keptRegexes = new Map<string, NativeRegex>();
-/** Regexes dropped from keptRegexes, which a search in progress may still use. */
-const retiredRegexes: NativeRegex[] = [];
-
-/**
- * The addon's RE2 for a pattern, compiled once per thread while it is in
- * use (node-re2 checks the pattern and translates it to RE2's syntax; the
- * addon compiles that translation). Their native memory is freed
- * explicitly: left to V8's collector, it grew with the load (docs/design.md,
- * "Per-file work is linear").
- */
-function compiledRegex(source: string, caseSensitive: boolean): NativeRegex {
-  const key = `${caseSensitive ? 's' : 'i'}${source}`;
-  let regex = keptRegexes.get(key);
-  if (regex === undefined) {
-    regex = native.compileRegex(new RE2(source, caseSensitive ? 'gmu' : 'gimu').internalSource, caseSensitive);
-    if (keptRegexes.size >= KEPT_REGEXES) {
-      const [oldest, dropped] = keptRegexes.entries().next().value!;
-      keptRegexes.delete(oldest);
-      retiredRegexes.push(dropped);
-    }
-  } else {
-    keptRegexes.delete(key);
-  }
-  keptRegexes.set(key, regex);
-  return regex;
-}
-
-/** Frees the regexes dropped since the last call: call it as a search starts, when no earlier search's matcher is used again. */
-export function freeRetiredRegexes(): void {
-  for (const regex of retiredRegexes.splice(0)) native.freeRegex(regex);
 }
 
 const ASCII = /^[\x00-\x7f]*$/;

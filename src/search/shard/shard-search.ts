@@ -12,7 +12,7 @@
  * Over 300 lines: one evaluator, each node type's candidates and its
  * per-document decision side by side, so that the two cannot disagree.
  */
-import RE2 from 're2';
+import { native, type NativeRegex } from '../../../native/index.js';
 import type { Shard, TrigramTable } from '../../index/shard-reader.js';
 import type { PatternNode, QueryNode } from '../../query/ast.js';
 import type { DocumentSymbol } from '../../index/model.js';
@@ -22,7 +22,8 @@ import type { SearchContextConfig } from '../../config/config.js';
 import { recycleIdLists } from '../../index/id-lists.js';
 import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates, type TrigramKeys } from './candidates.js';
 import { cached } from './memo.js';
-import { compileMatcher, freeRetiredRegexes, type Matcher } from './matcher.js';
+import { compileMatcher, type Matcher } from './matcher.js';
+import { checkedRegex, freeRetiredRegexes } from '../../query/compiled-regex.js';
 import { UnknownSearchContextError } from '../../query/plan.js';
 import type { DocumentMatch, StopReason } from '../../worker/search-protocol.js';
 
@@ -107,8 +108,6 @@ export function searchShard(
 
 /** Stands for "rev:HEAD" when the query names no branch: the default branch is bit 0 of every shard. */
 const DEFAULT_BRANCH: PatternNode = { type: 'pattern', target: 'branch', value: '^HEAD$', regex: true, caseSensitive: true };
-/** Compiled once, not per search as other patterns are: most searches name no branch, and compiling it cost ≈ 10 µs each. */
-const DEFAULT_BRANCH_REGEX = new RE2(DEFAULT_BRANCH.value, 'u');
 
 function mentionsBranches(node: QueryNode): boolean {
   if (node.type === 'allBranches' || (node.type === 'pattern' && node.target === 'branch')) return true;
@@ -125,7 +124,7 @@ export class CompiledPatterns {
   private readonly matchers = new Map<PatternNode, Matcher>();
   private readonly literalPlans = new Map<PatternNode, LiteralTree>();
   private readonly symbolAnchors = new Map<PatternNode, Matcher | null>();
-  private readonly branchRegexes = new Map<PatternNode, RE2>([[DEFAULT_BRANCH, DEFAULT_BRANCH_REGEX]]);
+  private readonly branchRegexes = new Map<PatternNode, NativeRegex>();
   readonly trigramKeys: TrigramKeys = new Map();
 
   /** One per search: no matcher of an earlier search is used once a new one starts. */
@@ -149,8 +148,9 @@ export class CompiledPatterns {
     });
   }
 
-  branchRegex(node: PatternNode): RE2 {
-    return cached(this.branchRegexes, node, () => new RE2(node.value, node.caseSensitive ? 'u' : 'iu'));
+  /** A `rev:` pattern (always a regex) as it is tested against a branch's name. */
+  branchRegex(node: PatternNode): NativeRegex {
+    return cached(this.branchRegexes, node, () => checkedRegex(node.value, { caseSensitive: node.caseSensitive, multiline: false }));
   }
 }
 
@@ -309,7 +309,7 @@ class Evaluator {
     let mask = this.branchMasks.get(node);
     if (mask === undefined) {
       const regex = this.patterns.branchRegex(node);
-      const bits = this.shard.meta.branches.reduce((bits, branch, bit) => (regex.test(branch.name) ? bits | (1n << BigInt(bit)) : bits), 0n);
+      const bits = this.shard.meta.branches.reduce((bits, branch, bit) => (native.testRegex(regex, Buffer.from(branch.name)) ? bits | (1n << BigInt(bit)) : bits), 0n);
       mask = { bits, low: Number(bits & 0xffffffffn), high: Number(bits >> 32n) };
       this.branchMasks.set(node, mask);
     }

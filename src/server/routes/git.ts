@@ -152,7 +152,7 @@ function withSnakeCaseAuthor<T extends CommitSummary>(commit: T) {
 async function regexParameter(context: ServerContext, value: string | undefined, field: string): Promise<TextMatcher | undefined> {
   if (value === undefined || value === '') return undefined;
   const match = async (texts: string[]) => {
-    const result = await context.pool.matchTexts(value, 'iu', texts);
+    const result = await context.pool.matchTexts(value, texts);
     if ('invalid' in result) throw new ApiError('INVALID_QUERY_PARAMS', `query parameter \`${field}\`: invalid regular expression ${JSON.stringify(value)} (${result.invalid})`);
     return result.matched;
   };
