@@ -51,36 +51,45 @@ t.test('an index thread that dies mid-pass fails that pass only: the published i
   const repoDir = path.join(root, 'repo');
   makeRepository(repoDir, { 'src/main.c': 'int first;\n' });
   const dataDir = path.join(root, 'data');
-  const config = validateConfig({ dataDir, repos: [{ name: 'example.com/repo', path: repoDir, public: true }], index: { ctagsCommand: '' } }, 'test');
+  // A ctags that, started while `hold` exists, says so and never answers: the pass under it cannot end before the kill.
+  const hold = path.join(root, 'hold');
+  const holding = path.join(root, 'holding');
+  const ctags = path.join(root, 'ctags');
+  fs.writeFileSync(ctags, `#!/bin/sh\nif [ -e ${hold} ]; then touch ${holding}; exec cat > /dev/null; fi\nexec ctags "$@"\n`, { mode: 0o755 });
+  const config = validateConfig({ dataDir, repos: [{ name: 'example.com/repo', path: repoDir, public: true }], index: { ctagsCommand: ctags } }, 'test');
   const passes: RepositoryOutcome[][] = [];
   const scheduler = new IndexScheduler({
     config,
     logger: createLogger('test', 'silent'),
     rescanIntervalMs: 0,
     debounceMs: 50,
-    threadIdleMs: 60_000,
+    threadIdleMs: 300,
     onPublished: (outcomes) => passes.push(outcomes),
   });
   t.teardown(() => scheduler.close());
   await scheduler.start();
   const published = readManifest(dataDir).repositories['example.com/repo']!;
   t.ok(published, 'the first pass published the repository');
+  // Its thread, and the ctags processes it started, end when idle: the next pass starts ctags anew.
+  await waitFor(async () => !scheduler.threadRunning, 10_000, 'the idle thread to end');
 
-  // A change big enough that its pass is still running when the thread is killed as the repository starts.
+  fs.writeFileSync(hold, '');
   const inside = scheduler as unknown as { thread: Worker | null; indexing: Set<string> };
-  writeFiles(repoDir, Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`gen/file${i}.c`, `int generated_${i} = ${i};\n`.repeat(40)])));
-  commitAll(repoDir, 'many files');
-  await waitFor(async () => inside.indexing.has('example.com/repo'), 15_000, 'the pass of the change to start');
+  writeFiles(repoDir, Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`gen/file${i}.c`, `int generated_${i} = ${i};\n`])));
+  commitAll(repoDir, 'five files');
+  await waitFor(async () => fs.existsSync(holding), 15_000, 'the pass of the change to reach ctags');
+  t.ok(inside.indexing.has('example.com/repo'), 'the pass is under way');
   await inside.thread!.terminate();
   await waitFor(async () => !scheduler.threadRunning && inside.indexing.size === 0, 10_000, 'the killed pass to be failed');
   t.equal(passes.length, 1, 'the killed pass published nothing');
   t.same(readManifest(dataDir).repositories['example.com/repo'], published, 'the published index is the first pass’s, whole');
 
+  fs.rmSync(hold);
   writeFiles(repoDir, { 'src/main.c': 'int second;\n' });
   commitAll(repoDir, 'one more change');
   await waitFor(async () => passes.length === 2, 30_000, 'the next change to be indexed');
   t.same(passes[1]!.map((outcome) => outcome.status), ['indexed'], 'a new thread indexed it');
-  t.equal(passes[1]![0]!.status === 'indexed' && passes[1]![0]!.documents, 3001, 'with the killed pass’s files');
+  t.equal(passes[1]![0]!.status === 'indexed' && passes[1]![0]!.documents, 6, 'with the killed pass’s files');
   const manifest = readManifest(dataDir);
   const named = new Set([...Object.values(manifest.repositories).flatMap((entry) => entry.shards), ...(manifest.retired ?? []).map((entry) => entry.file)]);
   t.same(fs.readdirSync(shardDirectory(dataDir)).filter((file) => !named.has(file)), [], 'nothing the killed pass wrote is left on disk');
