@@ -6,13 +6,15 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { PackedSymbols } from '../index/model.js';
-import type { SymbolRequest, SymbolResponse, SymbolWorkerOptions } from '../worker/symbol-protocol.js';
+import type { FileToTag, SymbolRequest, SymbolResponse, SymbolWorkerOptions } from '../worker/symbol-protocol.js';
 import { threadUrl } from '../worker/thread-url.js';
 
 export class SymbolExtractor {
   private worker: Worker | null = null;
   private readonly pending = new Map<number, { resolve: (symbols: PackedSymbols) => void; reject: (error: Error) => void }>();
   private nextId = 0;
+  /** Files asked for in this turn of the event loop, posted together at its end. */
+  private queued: FileToTag[] = [];
   private failure: Error | null = null;
   private onClosed: (() => void) | null = null;
 
@@ -24,16 +26,23 @@ export class SymbolExtractor {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.post({ type: 'tag', id, path, language, content });
+      if (this.queued.push({ id, path, language, content }) === 1) setImmediate(() => this.postQueued());
     });
   }
 
   /** Stops the ctags processes and the worker. */
   async close(): Promise<void> {
+    this.postQueued();
     if (this.failure || !this.worker) return;
     const closed = new Promise<void>((resolve) => (this.onClosed = resolve));
     this.post({ type: 'close' });
     await closed;
+  }
+
+  private postQueued(): void {
+    const files = this.queued;
+    this.queued = [];
+    if (files.length > 0 && !this.failure) this.post({ type: 'tag', files });
   }
 
   private post(request: SymbolRequest): void {
@@ -58,10 +67,12 @@ export class SymbolExtractor {
       void this.worker?.terminate();
       return;
     }
-    const waiter = this.pending.get(response.id);
-    this.pending.delete(response.id);
-    if (response.type === 'symbols') waiter?.resolve(response.symbols);
-    else waiter?.reject(new Error(response.message));
+    for (const result of response.results) {
+      const waiter = this.pending.get(result.id);
+      this.pending.delete(result.id);
+      if ('symbols' in result) waiter?.resolve(result.symbols);
+      else waiter?.reject(new Error(result.failed));
+    }
   }
 
   private fail(error: Error): void {

@@ -6,24 +6,37 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { CtagsPool } from '../indexer/ctags.js';
 import { symbolsFromTags } from '../index/symbols.js';
-import type { SymbolRequest, SymbolResponse, SymbolWorkerOptions } from './symbol-protocol.js';
+import type { FileToTag, SymbolRequest, SymbolResponse, SymbolWorkerOptions, TagResult } from './symbol-protocol.js';
 
 const options = workerData as SymbolWorkerOptions;
 const pool = new CtagsPool(options.ctagsCommand, options.ctagsProcesses);
 const port = parentPort!;
-const reply = (response: SymbolResponse) => port.postMessage(response);
+/** Answers finished in this turn of the event loop, sent together at its end. */
+let finished: TagResult[] = [];
 
 port.on('message', (request: SymbolRequest) => {
   if (request.type === 'close') {
-    void pool.close().then(() => reply({ type: 'closed' }));
+    void pool.close().then(() => port.postMessage({ type: 'closed' } satisfies SymbolResponse));
     return;
   }
-  const content = Buffer.from(request.content.buffer, request.content.byteOffset, request.content.byteLength);
-  pool.tags(request.path, content, request.language).then(
-    (tags) => {
-      const symbols = symbolsFromTags(content, tags);
-      port.postMessage({ type: 'symbols', id: request.id, symbols } satisfies SymbolResponse, [symbols.fields.buffer as ArrayBuffer]);
-    },
-    (error: Error) => reply({ type: 'failed', id: request.id, message: error.message }),
-  );
+  for (const file of request.files) tag(file);
 });
+
+function tag(file: FileToTag): void {
+  const content = Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength);
+  pool.tags(file.path, content, file.language).then(
+    (tags) => answer({ id: file.id, symbols: symbolsFromTags(content, tags) }),
+    (error: Error) => answer({ id: file.id, failed: error.message }),
+  );
+}
+
+function answer(result: TagResult): void {
+  if (finished.push(result) === 1) setImmediate(sendFinished);
+}
+
+function sendFinished(): void {
+  const results = finished;
+  finished = [];
+  const transfer = results.flatMap((result) => ('symbols' in result ? [result.symbols.fields.buffer as ArrayBuffer] : []));
+  port.postMessage({ type: 'tagged', results } satisfies SymbolResponse, transfer);
+}

@@ -1,0 +1,26 @@
+import t from 'tap';
+import { SymbolExtractor } from '../../src/indexer/symbol-extractor.js';
+
+/** The names of packed symbols: each record is [start, end, kind, parent, parent kind] over the content. */
+function names(content: Buffer, fields: Uint32Array): string[] {
+  return Array.from({ length: fields.length / 5 }, (_, i) => content.subarray(fields[5 * i]!, fields[5 * i + 1]!).toString());
+}
+
+t.test('files asked for in one turn are tagged together, each answered with its own symbols', async (t) => {
+  const extractor = new SymbolExtractor({ ctagsCommand: 'ctags', ctagsProcesses: 2 });
+  t.teardown(() => extractor.close());
+  const files = Array.from({ length: 60 }, (_, i) => ({ path: `src/f${i}.c`, content: Buffer.from(`${'\n'.repeat(i)}int function_${i}(void) { return ${i}; }\n`) }));
+  const symbols = await Promise.all(files.map((file) => extractor.symbols(file.path, file.content, 'C')));
+  t.same(symbols.map((packed, i) => names(files[i]!.content, packed.fields)), files.map((_, i) => [`function_${i}`]));
+  const later = Buffer.from('struct later { int field; };\n');
+  t.same(names(later, (await extractor.symbols('later.c', later, 'C')).fields), ['later', 'field'], 'and a file asked for afterwards');
+});
+
+t.test('a file asked for in the turn close is called is failed, not left waiting, and no worker outlives close', async (t) => {
+  const extractor = new SymbolExtractor({ ctagsCommand: 'ctags', ctagsProcesses: 1 });
+  const content = Buffer.from('int last(void);\nint last(void) { return 0; }\n');
+  const symbols = extractor.symbols('last.c', content, 'C');
+  const closed = extractor.close();
+  await t.resolves(closed);
+  await t.rejects(symbols, /symbol worker exited/, 'failed with the worker');
+});
