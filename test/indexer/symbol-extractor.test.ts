@@ -16,11 +16,13 @@ t.test('files asked for in one turn are tagged together, each answered with its 
   t.same(names(later, (await extractor.symbols('later.c', later, 'C')).fields), ['later', 'field'], 'and a file asked for afterwards');
 });
 
-t.test('a file asked for in the turn close is called is failed, not left waiting, and no worker outlives close', async (t) => {
+t.test('a file asked for in the turn close is called is answered or failed, never left waiting, and no worker outlives close', async (t) => {
   const extractor = new SymbolExtractor({ ctagsCommand: 'ctags', ctagsProcesses: 1 });
   const content = Buffer.from('int last(void);\nint last(void) { return 0; }\n');
   const symbols = extractor.symbols('last.c', content, 'C');
-  const closed = extractor.close();
-  await t.resolves(closed);
-  await t.rejects(symbols, /symbol worker exited/, 'failed with the worker');
+  await t.resolves(extractor.close());
+  // ctags may finish the file before the close reaches it, or be stopped first.
+  const [outcome] = await Promise.allSettled([symbols]);
+  if (outcome!.status === 'fulfilled') t.same(names(content, outcome!.value.fields), ['last'], 'answered with its symbols');
+  else t.match(outcome!.reason, { message: /symbol worker exited/ }, 'failed with the worker');
 });
