@@ -239,6 +239,48 @@ t.test('a streamed search hands over each group as a part within `matches`, and 
   t.same([spent.summary.isSearchExhaustive, spent.summary.accumulatedStats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'the stream is cut');
 });
 
+t.test("a stream part whose worker dies before it is built is built by the front end, the same part", async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  makeRepository(repoDir, Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`src/f${i}.c`, `int needle_${i};\n`.repeat(5)])));
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/one', path: repoDir, public: true }], index: { ctagsProcesses: 1 } }, 'test');
+  await runIndex(config);
+  // One worker: the stream is one group, searched before its part is built, so killing the worker then costs the part only.
+  const pool = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+  t.teardown(() => pool.close());
+  pool.setCatalog(loadCatalog(config));
+  const workers = (pool as unknown as { workers: { run: (task: unknown, name?: string) => Promise<unknown>; piscina: { threads: Worker[] } } }).workers;
+  const run = workers.run.bind(workers);
+  let killing = false;
+  let renderParts = 0;
+  workers.run = (task, name) => {
+    if (name === 'renderPart') {
+      renderParts++;
+      // The worker is told to end before the part is posted to it: it never runs the part.
+      if (killing) for (const thread of workers.piscina.threads) void thread.terminate();
+    }
+    return run(task, name);
+  };
+  // 20 ranges × (1 + 2 × 30) lines of results: a part a worker builds.
+  const request = { query: 'needle', matches: 1000, contextLines: 30 };
+  const streamed = async () => {
+    const files: FileResult[] = [];
+    const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) => files.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[])));
+    return { files: Object.fromEntries(files.map((file) => [file.fileName.text, file])), summary };
+  };
+  const byWorker = await streamed();
+  t.equal(renderParts, 1, 'the part is built by the worker');
+  t.equal(pool.failedTasks, 0);
+  killing = true;
+  const afterDeath = await streamed();
+  t.equal(renderParts, 2, 'its worker was ended as the part was handed to it');
+  t.equal(pool.failedTasks, 1, 'the failed part is counted');
+  t.same(afterDeath.files, byWorker.files, 'and built by the front end: the same files');
+  t.same([afterDeath.summary.accumulatedStats.actualMatchCount, afterDeath.summary.isSearchExhaustive], [20, true]);
+  killing = false;
+  t.equal((await searched(pool, { query: 'needle', matches: 1000 }, { visible: () => true })).stats.actualMatchCount, 20, 'a replacement worker serves the next search');
+});
+
 t.test('a streamed type:repo search returns a repository once, whichever groups hold its shards', async (t) => {
   const root = tempDir(t);
   const repoDir = path.join(root, 'big');
