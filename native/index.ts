@@ -97,6 +97,8 @@ export interface NativeAddon {
   findRegex(regex: NativeRegex, haystack: Uint8Array, from: number, out: Uint32Array): number;
   /** Whether regex matches anywhere in haystack, an empty match included (as RegExp's `test`). */
   testRegex(regex: NativeRegex, haystack: Uint8Array): boolean;
+  /** The instructions of regex's program (RE2's ProgramSize): roughly what compiling it cost, in time and memory. */
+  regexProgramSize(regex: NativeRegex): number;
   /** Frees the regex's RE2 now (findRegex then throws); otherwise it is freed some time after it is collected. */
   freeRegex(regex: NativeRegex): void;
   /**

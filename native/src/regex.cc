@@ -2,7 +2,8 @@
 // from, out) -> count and freeRegex(handle): the matches node-re2's exec loop finds (the same RE2, the
 // same Match call: the text before `from` is context for ^ and \b), written as
 // [start, end] byte pairs, without a JavaScript call or an array per match;
-// testRegex(handle, haystack) -> whether it matches at all, as RegExp's test.
+// testRegex(handle, haystack) -> whether it matches at all, as RegExp's test;
+// regexProgramSize(handle) -> its program's instructions.
 // `source` is RE2 syntax (src/query/re2-syntax.ts translates a JavaScript-style
 // pattern to it, as node-re2 does), which carries the flags as (?m) and the like.
 // A pattern RE2 refuses, or one naming two groups alike (node-re2 refuses those
@@ -143,12 +144,21 @@ Napi::Value TestRegex(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, regex->Match(text, 0, haystack.length, re2::RE2::UNANCHORED, nullptr, 0));
 }
 
+// How many instructions the regex's program has (RE2::ProgramSize): what compiling it cost, roughly.
+Napi::Value RegexProgramSize(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const re2::RE2* regex = LiveRegexArg(info, "regexProgramSize");
+  if (regex == nullptr) return env.Undefined();
+  return Napi::Number::New(env, regex->ProgramSize());
+}
+
 }  // namespace
 
 void RegisterRegex(Napi::Env env, Napi::Object exports) {
   exports.Set("compileRegex", Napi::Function::New(env, CompileRegex, "compileRegex"));
   exports.Set("findRegex", Napi::Function::New(env, FindRegex, "findRegex"));
   exports.Set("testRegex", Napi::Function::New(env, TestRegex, "testRegex"));
+  exports.Set("regexProgramSize", Napi::Function::New(env, RegexProgramSize, "regexProgramSize"));
   exports.Set("freeRegex", Napi::Function::New(env, FreeRegex, "freeRegex"));
 }
 

@@ -6,7 +6,7 @@
 
 namespace trawl {
 
-// Adds compileRegex, findRegex, testRegex and freeRegex to the addon's exports.
+// Adds compileRegex, findRegex, testRegex, regexProgramSize and freeRegex to the addon's exports.
 void RegisterRegex(Napi::Env env, Napi::Object exports);
 
 }  // namespace trawl

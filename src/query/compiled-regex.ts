@@ -51,7 +51,7 @@ function compile(pattern: string, options: RegexOptions): CompiledRegex {
   }
 }
 
-/** `pattern` compiled with `options`, for a caller whose patterns were checked (regexRefusal): a refusal is a fault. */
+/** `pattern` compiled with `options`, for a caller whose patterns were checked (checkedPattern): a refusal is a fault. */
 export function checkedRegex(pattern: string, options: RegexOptions): NativeRegex {
   const compiled = compiledRegex(pattern, options);
   if ('refused' in compiled) throw new Error(`a regex that was checked does not compile: ${compiled.refused}`);
@@ -59,14 +59,14 @@ export function checkedRegex(pattern: string, options: RegexOptions): NativeRege
 }
 
 /**
- * Why RE2 refuses `pattern`, or null when it takes it. Compiled as a case-sensitive search runs it (so that
- * search finds it kept); the message quotes the pattern without the `(?m)` it was compiled with.
+ * Why RE2 refuses `pattern`, or how many instructions its program has. Compiled as a case-sensitive search
+ * runs it (so that search finds it kept); a refusal quotes the pattern without the `(?m)` it was compiled with.
  */
-export function regexRefusal(pattern: string): string | null {
+export function checkedPattern(pattern: string): { refused: string } | { instructions: number } {
   const compiled = compiledRegex(pattern, { caseSensitive: true, multiline: true });
-  if ('regex' in compiled) return null;
+  if ('regex' in compiled) return { instructions: native.regexProgramSize(compiled.regex) };
   const plain = compiledRegex(pattern, { caseSensitive: true, multiline: false });
-  return 'refused' in plain ? plain.refused : compiled.refused;
+  return 'refused' in plain ? plain : compiled;
 }
 
 /** Frees the regexes dropped since the last call: call it as a task starts, when no earlier task's regex is used again. */

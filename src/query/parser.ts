@@ -13,7 +13,7 @@
 import { resolveLanguage } from '../index/languages.js';
 import type { PatternNode, PatternTarget, QueryNode } from './ast.js';
 import { MATCH_NOTHING } from './ast.js';
-import { regexRefusal } from './compiled-regex.js';
+import { checkedPattern } from './compiled-regex.js';
 import { QueryParseError } from './errors.js';
 import { simplify } from './simplify.js';
 
@@ -88,11 +88,25 @@ export function parseQueryTerms(query: string, options: ParseOptions): { node: Q
   return { node: parser.parse(), regexTerms: parser.regexTerms };
 }
 
-/** The first of `values` that RE2 refuses, with its reason; null when it takes them all. */
+/**
+ * RE2 instructions the regexes of one query may compile to together: what one request can make a worker
+ * compile (≈ 0.5 µs each) and hold (≈ 17 bytes each). One pattern as costly as RE2 takes is ≈ 400,000.
+ */
+export const QUERY_REGEX_INSTRUCTIONS = 1_000_000;
+
+/**
+ * The first of `values` that RE2 refuses, with its reason, or the first past QUERY_REGEX_INSTRUCTIONS
+ * with the others before it; null when it takes them all.
+ */
 export function firstInvalidRegex(values: readonly string[]): { index: number; message: string } | null {
+  let instructions = 0;
   for (let index = 0; index < values.length; index++) {
-    const message = regexRefusal(values[index]!);
-    if (message !== null) return { index, message };
+    const checked = checkedPattern(values[index]!);
+    if ('refused' in checked) return { index, message: checked.refused };
+    instructions += checked.instructions;
+    if (instructions > QUERY_REGEX_INSTRUCTIONS) {
+      return { index, message: `the query's regexes compile to more than ${QUERY_REGEX_INSTRUCTIONS.toLocaleString('en-US')} RE2 instructions together` };
+    }
   }
   return null;
 }

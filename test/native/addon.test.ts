@@ -331,11 +331,13 @@ t.test('findRegex writes [start, end] pairs up to out.length, sees the text befo
   t.throws(() => native.findRegex(words, haystack, haystack.length + 1, rest), { name: 'RangeError', message: /from must be within/ });
   t.throws(() => native.findRegex(words, haystack, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
   t.ok(native.testRegex(words, haystack), 'testRegex: a match');
+  t.equal(native.regexProgramSize(native.compileRegex('[a-z]{1000}', true)), 1004, 'regexProgramSize: its program\'s instructions');
   t.notOk(native.testRegex(native.compileRegex('five', true), haystack), 'testRegex: none');
   t.ok(native.testRegex(native.compileRegex('x*', true), Buffer.alloc(0)), 'testRegex: an empty match counts, as RegExp.test');
   native.freeRegex(words);
   t.throws(() => native.findRegex(words, haystack, 0, rest), { name: 'Error', message: /the regex was freed/ }, 'a freed regex is refused, not used');
   t.throws(() => native.testRegex(words, haystack), { name: 'Error', message: /testRegex: the regex was freed/ });
+  t.throws(() => native.regexProgramSize(words), { name: 'Error', message: /regexProgramSize: the regex was freed/ });
   t.doesNotThrow(() => native.freeRegex(words), 'freeing twice is harmless');
   t.throws(() => native.freeRegex({} as never), { name: 'TypeError' });
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseQuery, type ParseOptions } from '../../src/query/parser.js';
+import { parseQuery, QUERY_REGEX_INSTRUCTIONS, type ParseOptions } from '../../src/query/parser.js';
 import { QueryParseError } from '../../src/query/errors.js';
 import type { QueryNode } from '../../src/query/ast.js';
 
@@ -196,4 +196,15 @@ t.test('deep nesting is bounded, not a stack overflow', async (t) => {
   const started = Date.now();
   t.throws(() => parseQuery(unclosed, literal), QueryParseError);
   t.ok(Date.now() - started < 2000, 'a long run of unclosed parentheses is handled quickly');
+});
+
+t.test('the regexes of a query compile to a bounded program together', async (t) => {
+  const costly = (letter: string) => `[\\p{L}\\p{N}]{300}${letter}`; // ≈ 400,000 RE2 instructions each
+  t.doesNotThrow(() => parseQuery(`${costly('a')} or ${costly('b')}`, regex), 'two as costly as that');
+  const query = ['a', 'b', 'c'].map(costly).join(' or ');
+  t.throws(() => parseQuery(query, regex), {
+    name: 'QueryParseError',
+    problem: `invalid regex ${JSON.stringify(costly('c'))} (the query's regexes compile to more than ${QUERY_REGEX_INSTRUCTIONS.toLocaleString('en-US')} RE2 instructions together)`,
+    position: query.indexOf(costly('c')),
+  }, 'a third is refused, naming it');
 });

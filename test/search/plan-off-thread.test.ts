@@ -1,6 +1,6 @@
 import t from 'tap';
 import { native } from '../../native/index.js';
-import { regexRefusal } from '../../src/query/compiled-regex.js';
+import { checkedPattern } from '../../src/query/compiled-regex.js';
 import { plan } from '../../src/query/plan.js';
 import { SearchPool } from '../../src/search/pool.js';
 
@@ -38,6 +38,6 @@ t.test("a query's regexes are compiled by a worker, not on the front end's threa
   await t.rejects(pool.plan({ query: 'repo:a( x', matches: 1 }), { message: /repo: has an invalid regex "a\(" .* at column 1/ });
   t.same(await pool.plan(plain), expected.plain, 'a query without regexes needs no worker');
   t.equal(compiledHere, 0, 'no regex was compiled on this thread');
-  regexRefusal('counted(here)?');
+  checkedPattern('counted(here)?');
   t.equal(compiledHere, 1, 'while one compiled here is counted');
 });

@@ -51,6 +51,8 @@ t.test('POST /api/search', async (t) => {
     await expectError(t, await daemon.post('/api/search', { query: 'x'.repeat(5000), matches: 1 }), 400, 'INVALID_REQUEST_BODY', /`query`/);
     await expectError(t, await daemon.post('/api/search', { query: 'foo "bar', matches: 1 }), 400, 'FAILED_TO_PARSE_QUERY', /column 5 of "foo \\"bar"/);
     await expectError(t, await daemon.post('/api/search', { query: '(a', matches: 1, isRegexEnabled: true }), 400, 'FAILED_TO_PARSE_QUERY');
+    const costly = Array.from({ length: 3 }, (_, i) => `[\\p{L}\\p{N}]{300}${i}`).join(' or ');
+    await expectError(t, await daemon.post('/api/search', { query: costly, matches: 1, isRegexEnabled: true }), 400, 'FAILED_TO_PARSE_QUERY', /regexes compile to more than 1,000,000 RE2 instructions together/);
     await expectError(t, await daemon.post('/api/search', { query: 'context:nope x', matches: 1 }), 404, 'SEARCH_CONTEXT_NOT_FOUND', /nope/);
     const ok = await daemon.post('/api/search', { query: 'parse_expression', matches: 1 });
     t.equal(ok.status, 200, 'still serving');
