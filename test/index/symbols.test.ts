@@ -1,24 +1,11 @@
 import t from 'tap';
 import { symbolsFromTags, type CtagsTag } from '../../src/index/symbols.js';
-import { SYMBOL_RECORD_WORDS } from '../../src/index/format.js';
-import type { PackedSymbols } from '../../src/index/model.js';
-
-/** The packed symbols as readable rows: [name as it stands in the content, kind, parent name, parent kind]. */
-function rows(content: Buffer, { fields, strings }: PackedSymbols): string[][] {
-  const out: string[][] = [];
-  for (let at = 0; at < fields.length; at += SYMBOL_RECORD_WORDS) {
-    const [start, end, kind, parentName, parentKind] = fields.subarray(at, at + SYMBOL_RECORD_WORDS);
-    const row = [content.subarray(start, end).toString(), strings[kind!]!];
-    if (parentName) row.push(strings[parentName - 1]!, strings[parentKind! - 1]!);
-    out.push(row);
-  }
-  return out;
-}
+import { symbolRows } from '../helpers/symbols.js';
 
 /** The rows of `text` tagged with `tags`. */
 function tagged(text: string, tags: CtagsTag[]): string[][] {
   const content = Buffer.from(text);
-  return rows(content, symbolsFromTags(content, tags));
+  return symbolRows(content, symbolsFromTags(content, tags));
 }
 
 t.test('tags become byte ranges of their names on their lines, by start, with their parents', async (t) => {
@@ -28,7 +15,7 @@ t.test('tags become byte ranges of their names on their lines, by start, with th
     { name: 'wert', line: 2, kind: 'member', scope: 'größe', scopeKind: 'struct' },
     { name: 'größe', line: 1, kind: 'struct' },
   ]);
-  t.same(rows(content, symbols), [
+  t.same(symbolRows(content, symbols), [
     ['größe', 'struct'],
     ['wert', 'member', 'größe', 'struct'],
     ['größe_of', 'prototype'],
