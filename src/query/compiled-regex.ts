@@ -58,11 +58,14 @@ export function checkedRegex(pattern: string, options: RegexOptions): NativeRege
   return compiled.regex;
 }
 
+/** Why RE2 refuses a pattern, or how many instructions its program has: the same for a pattern in every thread. */
+export type PatternCheck = { refused: string } | { instructions: number };
+
 /**
  * Why RE2 refuses `pattern`, or how many instructions its program has. Compiled as a case-sensitive search
  * runs it (so that search finds it kept); a refusal quotes the pattern without the `(?m)` it was compiled with.
  */
-export function checkedPattern(pattern: string): { refused: string } | { instructions: number } {
+export function checkedPattern(pattern: string): PatternCheck {
   const compiled = compiledRegex(pattern, { caseSensitive: true, multiline: true });
   if ('regex' in compiled) return { instructions: native.regexProgramSize(compiled.regex) };
   const plain = compiledRegex(pattern, { caseSensitive: true, multiline: false });

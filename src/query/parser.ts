@@ -13,7 +13,7 @@
 import { resolveLanguage } from '../index/languages.js';
 import type { PatternNode, PatternTarget, QueryNode } from './ast.js';
 import { MATCH_NOTHING } from './ast.js';
-import { checkedPattern } from './compiled-regex.js';
+import { checkedPattern, type PatternCheck } from './compiled-regex.js';
 import { QueryParseError } from './errors.js';
 import { simplify } from './simplify.js';
 
@@ -96,12 +96,16 @@ export const QUERY_REGEX_INSTRUCTIONS = 1_000_000;
 
 /**
  * The first of `values` that RE2 refuses, with its reason, or the first past QUERY_REGEX_INSTRUCTIONS
- * with the others before it; null when it takes them all.
+ * with the others before it; null when it takes them all. `check` tells each one's outcome, in order,
+ * up to the one that decides.
  */
-export function firstInvalidRegex(values: readonly string[]): { index: number; message: string } | null {
+export function firstInvalidRegex(
+  values: readonly string[],
+  check: (value: string, index: number) => PatternCheck = checkedPattern,
+): { index: number; message: string } | null {
   let instructions = 0;
   for (let index = 0; index < values.length; index++) {
-    const checked = checkedPattern(values[index]!);
+    const checked = check(values[index]!, index);
     if ('refused' in checked) return { index, message: checked.refused };
     instructions += checked.instructions;
     if (instructions > QUERY_REGEX_INSTRUCTIONS) {

@@ -15,7 +15,7 @@
 import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import type { RepositoryConfig, SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
-import { invalidRegexError } from '../query/parser.js';
+import { firstInvalidRegex, invalidRegexError } from '../query/parser.js';
 import { planTerms, resultTypeOf } from '../query/plan.js';
 import type {
   CheckRegexesResult,
@@ -36,6 +36,7 @@ import { groupShards, shardFiles, type Catalog } from './catalog.js';
 import { accumulateStats, buildResponse, collectFiles, emptyStats, renderFiles, responseJson, type Built, type FileSink, type Found } from './response/build.js';
 import type { RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
+import { PatternChecks } from './pattern-checks.js';
 import { ShardCache } from './shard-cache.js';
 import { cancelSearch, createSignal } from './signal.js';
 import { SearchPoolClosingError, startWorkerThreads, type SearchWorkers, type WorkerThreads } from './workers.js';
@@ -110,6 +111,7 @@ export class SearchPool {
   private readonly renderSlots: RenderSlots;
   /** Where a response built here is rendered before jsonOf copies it out: no buffer of its own per response. */
   private readonly renderScratch = Buffer.allocUnsafeSlow(64 * 1024);
+  private readonly patternChecks = new PatternChecks();
   private catalog: Catalog = { generation: -1, repositories: [] };
   private inFlight = 0;
   private workerFailures = 0;
@@ -184,19 +186,24 @@ export class SearchPool {
   }
 
   /**
-   * The query of `request` (query/plan.ts), its regexes compiled by a worker: RE2 takes up to 100 ms and
-   * more over a 4 KiB pattern, time every request waits for on this thread. Throws what `plan` throws,
-   * and SearchQueueFullError.
+   * The query of `request` (query/plan.ts), its regexes compiled by a worker (RE2 takes up to 100 ms and
+   * more over a 4 KiB pattern, time every request would wait for on this thread) unless a worker has checked
+   * them all before (PatternChecks). Throws what `plan` throws, and SearchQueueFullError.
    */
   async plan(request: SearchRequest): Promise<QueryNode> {
     const parsed = planTerms(request, this.options.contexts);
     if (parsed.regexTerms.length === 0) return parsed.node; // planned here and now, never counted in flight
-    return this.admitted(async () => {
-      const task: CheckRegexesTask = parsed.regexTerms.map((term) => term.value);
-      const failure = (await this.workers.run(task, 'checkRegexes')) as CheckRegexesResult;
-      if (failure) throw invalidRegexError(request.query, parsed.regexTerms[failure.index]!, failure.message);
-      return parsed.node;
-    });
+    const patterns: CheckRegexesTask = parsed.regexTerms.map((term) => term.value);
+    const checks = this.patternChecks.recall(patterns) ?? (await this.checkedByWorker(patterns));
+    const failure = firstInvalidRegex(patterns, (_, index) => checks[index]!);
+    if (failure) throw invalidRegexError(request.query, parsed.regexTerms[failure.index]!, failure.message);
+    return parsed.node;
+  }
+
+  private async checkedByWorker(patterns: CheckRegexesTask): Promise<CheckRegexesResult> {
+    const checks = await this.admitted(async () => (await this.workers.run(patterns, 'checkRegexes')) as CheckRegexesResult);
+    this.patternChecks.rememberAll(patterns, checks);
+    return checks;
   }
 
   /**

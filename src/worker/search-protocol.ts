@@ -7,6 +7,7 @@
 import type { RepositoryInfo, SearchRequest, SearchStats } from '../api/types.js';
 import type { SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from '../query/ast.js';
+import type { PatternCheck } from '../query/compiled-regex.js';
 import type { TextsMatched } from '../query/text-regex.js';
 
 /** A search's cooperative control block (search/signal.ts reads and writes it). */
@@ -141,9 +142,12 @@ export interface MapShardTask {
   shardFile: string;
 }
 
-/** Compile these regexes (a query's, parser.ts RegexTerm values): answered with the first RE2 refuses, or null. */
+/**
+ * Compile these regexes (a query's, parser.ts RegexTerm values): answered with their checks in order, up to
+ * the one that decides parser.ts `firstInvalidRegex` (all of them when none does).
+ */
 export type CheckRegexesTask = string[];
-export type CheckRegexesResult = { index: number; message: string } | null;
+export type CheckRegexesResult = PatternCheck[];
 
 /** Test `texts` against the case-insensitive RE2 regex `pattern` (query/text-regex.ts). */
 export interface MatchTextsTask {

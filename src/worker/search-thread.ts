@@ -6,7 +6,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import type { Shard } from '../index/shard-reader.js';
-import { freeRetiredRegexes } from '../query/compiled-regex.js';
+import { checkedPattern, freeRetiredRegexes } from '../query/compiled-regex.js';
 import { firstInvalidRegex } from '../query/parser.js';
 import { textsMatching } from '../query/text-regex.js';
 import type { QueryNode } from '../query/ast.js';
@@ -84,7 +84,13 @@ export function mapShard(task: MapShardTask): number {
 /** Compiles a query's regexes off the front end's thread (RE2 can take 100 ms over a 4 KiB pattern). */
 export function checkRegexes(task: CheckRegexesTask): CheckRegexesResult {
   freeRetiredRegexes();
-  return firstInvalidRegex(task);
+  const checks: CheckRegexesResult = [];
+  firstInvalidRegex(task, (value) => {
+    const check = checkedPattern(value);
+    checks.push(check);
+    return check;
+  });
+  return checks;
 }
 
 /** Tests texts against a regex (/api/commits' filters) off the front end's thread. */
