@@ -276,7 +276,7 @@ export class SearchPool {
   private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], timings: Timings, keep?: (match: Found) => boolean): StreamPart & { counted: number } {
     const found = this.shards.resolve(matches, shardFiles, outcome.stats);
     let filesReturned = 0;
-    const countedFiles = (): FileSink<Buffer> => {
+    const countedFiles = (): FileSink<Buffer[]> => {
       const files = renderFiles(this.renderScratch);
       return {
         add: (file) => {
@@ -289,7 +289,7 @@ export class SearchPool {
     const part = buildResponse(countedFiles, request, query, keep ? found.filter(keep) : found, [outcome], this.options.publicUrl, searchedNow(timings));
     const { stats, repositoryInfo, isSearchExhaustive } = part;
     // A copy: the files were written into the scratch the next response reuses.
-    return { stats, files: Buffer.from(part.files), repositoryInfo, isSearchExhaustive, counted: resultTypeOf(query) ? filesReturned : stats.actualMatchCount };
+    return { stats, files: Buffer.concat(part.files), repositoryInfo, isSearchExhaustive, counted: resultTypeOf(query) ? filesReturned : stats.actualMatchCount };
   }
 
   /** A stream's part built by a worker (renderPart); here when that fails (its worker died). */
@@ -497,7 +497,7 @@ export class SearchPool {
 
 const noRelease = () => {};
 
-function jsonOf(response: Built<Buffer>): SearchJson {
+function jsonOf(response: Built<Buffer[]>): SearchJson {
   return { stats: response.stats, body: responseJson(response), release: noRelease };
 }
 

@@ -57,8 +57,8 @@ export function renderMerged(task: RenderMergedTask): RenderedResponse {
 export function renderPart(task: RenderMergedTask): RenderedPart {
   cache.advance(task.generation);
   const { stats, files, repositoryInfo, isSearchExhaustive } = built(task.render, task.query, cache.resolve(task.matches, task.shardFiles, task.outcomes[0]!.stats), task.outcomes);
-  // A copy of the bytes only: the writer's buffer is larger, and the answer would copy all of it.
-  return { kind: 'part', stats, files: new Uint8Array(files), repositoryInfo, isSearchExhaustive };
+  // A copy of the bytes only: the writer's memory is larger, and the answer would copy all of it.
+  return { kind: 'part', stats, files: Buffer.concat(files), repositoryInfo, isSearchExhaustive };
 }
 
 function render(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]): RenderedResponse {

@@ -153,7 +153,7 @@ t.test("files rendered to JSON as they are made are the object response's JSON, 
   for (const [query, extra, bound] of queries) {
     const objects = search(request(query, extra), shards, { ...environment, ...bound });
     const rendered = searchInto(renderFiles, request(query, extra), shards, { ...environment, ...bound });
-    t.equal(rendered.files.toString(), JSON.stringify(objects.files), `${query}: the files`);
+    t.equal(Buffer.concat(rendered.files).toString(), JSON.stringify(objects.files), `${query}: the files`);
     // The timings differ from run to run; every count must not.
     const counts = (stats: object) => Object.fromEntries(Object.entries(stats).filter(([key]) => !['duration', 'matchTreeConstruction', 'matchTreeSearch'].includes(key)));
     t.same(counts(JSON.parse(responseJson(rendered).toString()).stats as object), counts(objects.stats), `${query}: the stats`);

@@ -14,6 +14,9 @@ function randomBytes(random: () => number, length: number): Buffer {
   return Buffer.from(bytes);
 }
 
+/** What `json` wrote, its pieces joined. */
+const written = (json: JsonWriter) => Buffer.concat(json.pieces());
+
 function seeded(seed: number): () => number {
   return () => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -32,13 +35,13 @@ t.test('content is escaped from its bytes as JSON.stringify escapes the string t
     json.utf8String(content, from, to);
     const expected = JSON.stringify(content.toString('utf8', from, to));
     // Compared as bytes: raw ill-formed bytes would decode to the same replacement characters.
-    if (!json.view().equals(Buffer.from(expected))) failures.push(`${content.subarray(from, to).toString('hex')}: ${json.view().toString('hex')} ≠ ${Buffer.from(expected).toString('hex')}`);
+    if (!written(json).equals(Buffer.from(expected))) failures.push(`${content.subarray(from, to).toString('hex')}: ${written(json).toString('hex')} ≠ ${Buffer.from(expected).toString('hex')}`);
   }
   t.same(failures.slice(0, 5), [], '3,000 random slices, well-formed and not, each cut anywhere');
   const every = Buffer.from(Array.from({ length: 0x80 }, (_, byte) => byte));
   const json = new JsonWriter(1);
   json.utf8String(every, 0, every.length);
-  t.equal(json.view().toString(), JSON.stringify(every.toString('latin1')), 'every ASCII byte, the writer growing from one byte');
+  t.equal(written(json).toString(), JSON.stringify(every.toString('latin1')), 'every ASCII byte, the writer growing from one byte');
 });
 
 t.test('integers, strings and values are written as JSON.stringify writes them', async (t) => {
@@ -57,5 +60,27 @@ t.test('integers, strings and values are written as JSON.stringify writes them',
   json.raw(',');
   json.value({ symbol: 'é"\n', kind: 'function', parent: { symbol: 'x', kind: 'struct' } });
   json.raw(']');
-  t.ok(json.view().equals(Buffer.from(JSON.stringify([...values, ...strings, { symbol: 'é"\n', kind: 'function', parent: { symbol: 'x', kind: 'struct' } }]))), 'the same bytes');
+  t.ok(written(json).equals(Buffer.from(JSON.stringify([...values, ...strings, { symbol: 'é"\n', kind: 'function', parent: { symbol: 'x', kind: 'struct' } }]))), 'the same bytes');
+});
+
+t.test('what is written stays where it was written: the writer grows by pieces, never by a copy', async (t) => {
+  const scratch = Buffer.alloc(64);
+  const json = new JsonWriter(scratch);
+  const texts = Array.from({ length: 2000 }, (_, index) => `text ${index} "quoted"`);
+  json.raw('[');
+  texts.forEach((text, index) => {
+    if (index > 0) json.raw(',');
+    json.string(text);
+  });
+  json.raw(']');
+  const pieces = json.pieces();
+  t.ok(pieces.length > 5, `in ${pieces.length} pieces`);
+  t.equal(pieces[0]!.buffer, scratch.buffer, 'the first piece is the scratch it was given');
+  t.equal(pieces[0]!.byteOffset, 0);
+  t.ok(pieces.every((piece) => piece.length > 0), 'no empty piece');
+  t.equal(Buffer.concat(pieces).toString(), JSON.stringify(texts), 'the pieces joined are the JSON');
+  const long = 'x'.repeat(100_000);
+  const single = new JsonWriter(16);
+  single.string(long);
+  t.same(single.pieces().map((piece) => piece.length), [long.length + 2], 'a write larger than twice the last piece gets a piece of its own size');
 });

@@ -66,10 +66,10 @@ export function collectFiles(): FileSink<FileResult[]> {
 }
 
 /**
- * The files as the UTF-8 JSON of their array, the same as JSON.stringify of collectFiles' result;
- * written from the start of `scratch` when given (the result is then valid until it is reused).
+ * The files as the UTF-8 JSON of their array, in pieces (JsonWriter), the same as JSON.stringify of
+ * collectFiles' result; written from the start of `scratch` when given (the result is then valid until it is reused).
  */
-export function renderFiles(scratch?: Buffer): FileSink<Buffer> {
+export function renderFiles(scratch?: Buffer): FileSink<Buffer[]> {
   const json = new JsonWriter(scratch);
   json.raw('[');
   let first = true;
@@ -81,7 +81,7 @@ export function renderFiles(scratch?: Buffer): FileSink<Buffer> {
     },
     result: () => {
       json.raw(']');
-      return json.view();
+      return json.pieces();
     },
   };
 }
@@ -90,13 +90,13 @@ export function renderFiles(scratch?: Buffer): FileSink<Buffer> {
 export type Built<T> = Omit<SearchResponse, 'files'> & { files: T };
 
 /** A built response's UTF-8 JSON: SearchResponse's members in its order, the rendered files as they are. */
-export function responseJson({ stats, files, repositoryInfo, isSearchExhaustive }: Built<Buffer>): Buffer {
+export function responseJson({ stats, files, repositoryInfo, isSearchExhaustive }: Built<Buffer[]>): Buffer {
   return Buffer.concat([Buffer.from(`{"stats":${JSON.stringify(stats)},`), ...membersAfterStats(files, repositoryInfo, isSearchExhaustive)]);
 }
 
 /** The members after `stats`, and the closing brace, in parts: what a worker renders (render-slots.ts). */
-export function membersAfterStats(files: Buffer, repositoryInfo: readonly RepositoryInfo[], isSearchExhaustive: boolean): Buffer[] {
-  return [FILES_MEMBER, files, Buffer.from(`,"repositoryInfo":${JSON.stringify(repositoryInfo)},"isSearchExhaustive":${isSearchExhaustive}}`)];
+export function membersAfterStats(files: readonly Buffer[], repositoryInfo: readonly RepositoryInfo[], isSearchExhaustive: boolean): Buffer[] {
+  return [FILES_MEMBER, ...files, Buffer.from(`,"repositoryInfo":${JSON.stringify(repositoryInfo)},"isSearchExhaustive":${isSearchExhaustive}}`)];
 }
 
 const FILES_MEMBER = Buffer.from('"files":');

@@ -1,9 +1,9 @@
 /**
- * JSON text written as UTF-8 straight into one growing buffer: how a
- * response's files are rendered, with no object per range and no string per
- * member to encode again (docs/design.md, "The hot path's memory"). A file's
- * content is escaped from its bytes in the shard, as JSON.stringify escapes
- * the string they decode to.
+ * JSON text written as UTF-8 straight into memory, in pieces: how a response's
+ * files are rendered, with no object per range and no string per member to
+ * encode again, and no copy to grow (docs/design.md, "The hot path's memory").
+ * A file's content is escaped from its bytes in the shard, as JSON.stringify
+ * escapes the string they decode to.
  */
 
 /** JSON.stringify's escape of each byte below 0x20 and of '"' and '\', as bytes; 0 for a byte written as it is. */
@@ -20,18 +20,24 @@ export function encodedJson(ascii: string): Uint8Array {
   return Buffer.from(ascii, 'latin1');
 }
 
+/** A new piece of memory is twice the last one, up to this, or what one write needs when that is more. */
+const MAX_PIECE_BYTES = 16 * 1024 * 1024;
+
 export class JsonWriter {
+  /** The piece being written, and how much of it is. */
   private bytes: Buffer;
   private length = 0;
+  /** The pieces written before `bytes`, in order. */
+  private readonly written: Buffer[] = [];
 
   /** `memory`: where to start writing (a thread's scratch, reused response after response), or how many bytes to allocate. */
   constructor(memory: Buffer | number = 16 * 1024) {
     this.bytes = typeof memory === 'number' ? Buffer.allocUnsafeSlow(memory) : memory;
   }
 
-  /** The JSON written so far: a view of this writer's memory. */
-  view(): Buffer {
-    return this.bytes.subarray(0, this.length);
+  /** The JSON written so far, in order: views of this writer's memory. */
+  pieces(): Buffer[] {
+    return [...this.written, this.bytes.subarray(0, this.length)];
   }
 
   /** Text that is already JSON and ASCII: punctuation and member names. */
@@ -132,11 +138,12 @@ export class JsonWriter {
     this.length = at;
   }
 
+  /** Room for `bytes` more in one piece: the rest of this one, or a new one (what is written is never copied). */
   private reserve(bytes: number): void {
     if (this.length + bytes <= this.bytes.length) return;
-    const grown = Buffer.allocUnsafeSlow(Math.max(2 * this.bytes.length, this.length + bytes));
-    this.bytes.copy(grown, 0, 0, this.length);
-    this.bytes = grown;
+    if (this.length > 0) this.written.push(this.bytes.subarray(0, this.length));
+    this.bytes = Buffer.allocUnsafeSlow(Math.max(bytes, Math.min(2 * this.bytes.length, MAX_PIECE_BYTES)));
+    this.length = 0;
   }
 }
 
