@@ -10,7 +10,7 @@
  * (response/build.ts) from this thread's own mappings of the same shards.
  *
  * Over 300 lines: admission, the one-task path and the fan-out share the
- * search's signal, timings and render slot, which one class keeps together.
+ * search's signal, SearchRun and render slot, which one class keeps together.
  */
 import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import type { RepositoryConfig, SearchContextConfig } from '../config/config.js';
@@ -64,6 +64,11 @@ export interface SearchCall {
   visible: (repo: RepositoryConfig) => boolean;
   /** Set by the caller to cancel (client gone); the pool also sets it when the search ends. */
   signal?: SearchSignal;
+  /**
+   * Who asks (server/rate-limit.ts `callerKey`): tasks waiting for a worker are taken caller by caller in
+   * turn (caller-queue.ts). Searches without one take their turns together.
+   */
+  caller?: string;
 }
 
 /** A part of a streamed search: a SearchResponse whose files are UTF-8 JSON. */
@@ -99,10 +104,12 @@ function buildsHere(request: SearchRequest, query: QueryNode, ranges: number): b
 /** A search's response rendered by a worker, or what is left to render here: a small one's, or a failed worker's. */
 type Rendering = { waitMs: number } & ({ rendered: RenderedResponse } | { here: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } });
 
-/** When a search started and when its query was planned (performance.now() of this thread). */
-interface Timings {
+/** When a search started and when its query was planned (performance.now() of this thread), and whose it is. */
+interface SearchRun {
   started: number;
   planned: number;
+  /** SearchCall's `caller`: the search's tasks wait in its turns (caller-queue.ts). */
+  caller: string | undefined;
 }
 
 export class SearchPool {
@@ -188,38 +195,38 @@ export class SearchPool {
   /**
    * The query of `request` (query/plan.ts), its regexes compiled by a worker (RE2 takes up to 100 ms and
    * more over a 4 KiB pattern, time every request would wait for on this thread) unless a worker has checked
-   * them all before (PatternChecks). Throws what `plan` throws, and SearchQueueFullError.
+   * them all before (PatternChecks), in the turns of `caller` (SearchCall). Throws what `plan` throws, and SearchQueueFullError.
    */
-  async plan(request: SearchRequest): Promise<QueryNode> {
+  async plan(request: SearchRequest, caller?: string): Promise<QueryNode> {
     const parsed = planTerms(request, this.options.contexts);
     if (parsed.regexTerms.length === 0) return parsed.node; // planned here and now, never counted in flight
     const patterns: CheckRegexesTask = parsed.regexTerms.map((term) => term.value);
-    const checks = this.patternChecks.recall(patterns) ?? (await this.checkedByWorker(patterns));
+    const checks = this.patternChecks.recall(patterns) ?? (await this.checkedByWorker(patterns, caller));
     const failure = firstInvalidRegex(patterns, (_, index) => checks[index]!);
     if (failure) throw invalidRegexError(request.query, parsed.regexTerms[failure.index]!, failure.message);
     return parsed.node;
   }
 
-  private async checkedByWorker(patterns: CheckRegexesTask): Promise<CheckRegexesResult> {
-    const checks = await this.admitted(async () => (await this.workers.run(patterns, 'checkRegexes')) as CheckRegexesResult);
+  private async checkedByWorker(patterns: CheckRegexesTask, caller: string | undefined): Promise<CheckRegexesResult> {
+    const checks = await this.admitted(async () => (await this.workers.run(patterns, 'checkRegexes', caller)) as CheckRegexesResult);
     this.patternChecks.rememberAll(patterns, checks);
     return checks;
   }
 
   /**
    * Which of `texts` match the case-insensitive RE2 regex `pattern`, tested by a worker (query/text-regex.ts),
-   * counted as a search in flight. Throws SearchQueueFullError.
+   * counted as a search in flight, in the turns of `caller` (SearchCall). Throws SearchQueueFullError.
    */
-  async matchTexts(pattern: string, texts: string[]): Promise<MatchTextsResult> {
+  async matchTexts(pattern: string, texts: string[], caller?: string): Promise<MatchTextsResult> {
     return this.admitted(async () => {
       const task: MatchTextsTask = { pattern, texts };
-      return (await this.workers.run(task, 'matchTexts')) as MatchTextsResult;
+      return (await this.workers.run(task, 'matchTexts', caller)) as MatchTextsResult;
     });
   }
 
   /** Runs one search of `query`, planned from `request` (`plan`). Throws SearchQueueFullError when too many searches are in flight. */
   async search(query: QueryNode, request: SearchRequest, call: SearchCall): Promise<SearchResponse> {
-    return this.admit(call, (signal, timings) => this.fanOut(request, query, signal, timings, this.groupsFor(call)));
+    return this.admit(call, (signal, searchRun) => this.fanOut(request, query, signal, searchRun, this.groupsFor(call)));
   }
 
   /**
@@ -228,7 +235,7 @@ export class SearchPool {
    * is built). A part too big to build here cheaply (`buildsHere`) is built by a worker.
    */
   async stream(query: QueryNode, request: SearchRequest, call: SearchCall, onPart: (part: StreamPart) => void): Promise<StreamSummary> {
-    return this.admit(call, async (signal, timings) => {
+    return this.admit(call, async (signal, searchRun) => {
       const accumulatedStats = emptyStats();
       let isSearchExhaustive = true;
       const take = (part: StreamPart) => {
@@ -241,28 +248,28 @@ export class SearchPool {
       // type:repo: a repository whose shards fell in several groups is returned by the first part only.
       const repositoriesReturned = new Set<number>();
       const notYetReturned = (match: Found) => !repositoriesReturned.has(match.shard.meta.repository.id);
-      const waitMs = await this.runGroups(request, query, signal, timings, this.groupsFor(call), ({ matches, ...outcome }, shardFiles) => {
+      const waitMs = await this.runGroups(request, query, signal, searchRun, this.groupsFor(call), ({ matches, ...outcome }, shardFiles) => {
         const partRequest = { ...request, matches: Math.max(budget, 0) };
         if (budget <= 0) {
           // `matches` is spent: the group's matches are counted, not returned.
-          take(this.partHere(partRequest, query, [], outcome, shardFiles, timings));
+          take(this.partHere(partRequest, query, [], outcome, shardFiles, searchRun));
           isSearchExhaustive &&= matches.length === 0 && outcome.stop === 'complete';
         } else if (buildsHere(request, query, Math.min(budget, outcome.totalRanges))) {
-          const part = this.partHere(partRequest, query, matches, outcome, shardFiles, timings, resultTypeOf(query) === 'repo' ? notYetReturned : undefined);
+          const part = this.partHere(partRequest, query, matches, outcome, shardFiles, searchRun, resultTypeOf(query) === 'repo' ? notYetReturned : undefined);
           budget -= part.counted;
           for (const info of part.repositoryInfo) repositoriesReturned.add(info.id);
           take(part);
         } else {
           // The worker's part holds this many unless the content bound cuts it shorter.
           budget -= Math.min(budget, outcome.totalRanges);
-          const built = this.partByWorker(partRequest, query, matches, outcome, shardFiles, timings).then(take);
+          const built = this.partByWorker(partRequest, query, matches, outcome, shardFiles, searchRun).then(take);
           built.catch(() => {}); // awaited below, unless another group's task failed first (the pool closing)
           building.push(built);
         }
       });
       await Promise.all(building);
       accumulatedStats.wait = nanoseconds(waitMs);
-      accumulatedStats.duration = nanoseconds(performance.now() - timings.started);
+      accumulatedStats.duration = nanoseconds(performance.now() - searchRun.started);
       if (!isSearchExhaustive && accumulatedStats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') accumulatedStats.flushReason = 'FLUSH_REASON_MAX_SIZE';
       this.shardFailures += accumulatedStats.crashes;
       return { accumulatedStats, isSearchExhaustive };
@@ -273,7 +280,7 @@ export class SearchPool {
    * A stream's part built on this thread, of the matches `keep` keeps (all by default), with the results it
    * counts against `matches`: match ranges, or files for type:file and type:repo.
    */
-  private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], timings: Timings, keep?: (match: Found) => boolean): StreamPart & { counted: number } {
+  private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], searchRun: SearchRun, keep?: (match: Found) => boolean): StreamPart & { counted: number } {
     const found = this.shards.resolve(matches, shardFiles, outcome.stats);
     let filesReturned = 0;
     const countedFiles = (): FileSink<Buffer[]> => {
@@ -286,23 +293,23 @@ export class SearchPool {
         result: () => files.result(),
       };
     };
-    const part = buildResponse(countedFiles, request, query, keep ? found.filter(keep) : found, [outcome], this.options.publicUrl, searchedNow(timings));
+    const part = buildResponse(countedFiles, request, query, keep ? found.filter(keep) : found, [outcome], this.options.publicUrl, searchedNow(searchRun));
     const { stats, repositoryInfo, isSearchExhaustive } = part;
     // A copy: the files were written into the scratch the next response reuses.
     return { stats, files: Buffer.concat(part.files), repositoryInfo, isSearchExhaustive, counted: resultTypeOf(query) ? filesReturned : stats.actualMatchCount };
   }
 
   /** A stream's part built by a worker (renderPart); here when that fails (its worker died). */
-  private async partByWorker(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], timings: Timings): Promise<StreamPart> {
+  private async partByWorker(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], searchRun: SearchRun): Promise<StreamPart> {
     const { timeOrigin } = performance;
-    const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned };
+    const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + searchRun.started, plannedEpochMs: timeOrigin + searchRun.planned };
     const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes: [outcome], render };
     try {
-      return (await this.workers.run(task, 'renderPart')) as RenderedPart;
+      return (await this.workers.run(task, 'renderPart', searchRun.caller)) as RenderedPart;
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
       this.workerFailures++;
-      return this.partHere(request, query, matches, outcome, shardFiles, timings);
+      return this.partHere(request, query, matches, outcome, shardFiles, searchRun);
     }
   }
 
@@ -312,22 +319,22 @@ export class SearchPool {
    * is small, by one more task given the groups' outcomes.
    */
   async searchJson(query: QueryNode, request: SearchRequest, call: SearchCall): Promise<SearchJson> {
-    return this.admit(call, async (signal, timings) => {
+    return this.admit(call, async (signal, searchRun) => {
       const groups = this.groupsFor(call);
       const { timeOrigin } = performance;
       const slot = this.renderSlots.acquire();
-      const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + timings.started, plannedEpochMs: timeOrigin + timings.planned, slot };
+      const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + searchRun.started, plannedEpochMs: timeOrigin + searchRun.planned, slot };
       // The slot goes with a response written into it; otherwise it is free again once the task answered
       // (a task that failed, its worker dying say, writes nothing after that).
       let slotHandedOver = false;
       try {
-        const answer = groups.length === 1 ? await this.searchRendered(request, query, signal, timings, groups[0]!, render) : await this.fanOutRendered(request, query, signal, timings, groups, render);
+        const answer = groups.length === 1 ? await this.searchRendered(request, query, signal, searchRun, groups[0]!, render) : await this.fanOutRendered(request, query, signal, searchRun, groups, render);
         if ('rendered' in answer) {
           slotHandedOver = answer.rendered.results === null;
           return this.renderedJson(answer.rendered, answer.waitMs, slot);
         }
         const { matches, shardFiles, outcomes } = answer.here;
-        return jsonOf(this.respond(() => renderFiles(this.renderScratch), request, query, this.shards.resolve(matches, shardFiles, outcomes[0]!.stats), outcomes, timings, answer.waitMs));
+        return jsonOf(this.respond(() => renderFiles(this.renderScratch), request, query, this.shards.resolve(matches, shardFiles, outcomes[0]!.stats), outcomes, searchRun, answer.waitMs));
       } finally {
         if (slot !== undefined && !slotHandedOver) this.renderSlots.release(slot);
       }
@@ -335,9 +342,9 @@ export class SearchPool {
   }
 
   /** The search as one task that renders its response; a crash outcome (its worker failed) when it could not. */
-  private async searchRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, shardFiles: string[], render: RenderSpec): Promise<Rendering> {
+  private async searchRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, shardFiles: string[], render: RenderSpec): Promise<Rendering> {
     const submitted = performance.now();
-    const result = await this.runTask(this.task(request, query, signal, timings, shardFiles, render));
+    const result = await this.runTask(this.task(request, query, signal, searchRun, shardFiles, render), searchRun.caller);
     const waitMs = performance.now() - submitted;
     return result.kind === 'rendered' ? { rendered: result, waitMs } : { here: { matches: result.matches, shardFiles, outcomes: [result] }, waitMs };
   }
@@ -347,11 +354,11 @@ export class SearchPool {
    * small (FRONT_END_RENDER_LINES); when it is, or that task fails, those outcomes (the matches indexing
    * every group's files, one group's after the other's).
    */
-  private async fanOutRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, groups: string[][], render: RenderSpec): Promise<Rendering> {
+  private async fanOutRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], render: RenderSpec): Promise<Rendering> {
     const shardFiles: string[] = [];
     const matches: ScoredMatch[] = [];
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
-    const waitMs = await this.runGroups(request, query, signal, timings, groups, ({ matches: groupMatches, ...outcome }, groupFiles) => {
+    const waitMs = await this.runGroups(request, query, signal, searchRun, groups, ({ matches: groupMatches, ...outcome }, groupFiles) => {
       for (const match of groupMatches) {
         match.shard += shardFiles.length;
         matches.push(match);
@@ -363,7 +370,7 @@ export class SearchPool {
     if (buildsHere(request, query, ranges)) return { here: { matches, shardFiles, outcomes }, waitMs };
     const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes, render };
     try {
-      return { rendered: (await this.workers.run(task, 'renderMerged')) as RenderedResponse, waitMs };
+      return { rendered: (await this.workers.run(task, 'renderMerged', searchRun.caller)) as RenderedResponse, waitMs };
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
       this.workerFailures++;
@@ -392,13 +399,13 @@ export class SearchPool {
   }
 
   /** `run` admitted, with the search's signal (cancelled when it ends) and its start. */
-  private async admit<T>(call: Pick<SearchCall, 'signal'>, run: (signal: SearchSignal, timings: Timings) => Promise<T>): Promise<T> {
+  private async admit<T>(call: Pick<SearchCall, 'signal' | 'caller'>, run: (signal: SearchSignal, searchRun: SearchRun) => Promise<T>): Promise<T> {
     const started = performance.now();
     return this.admitted(async () => {
       const signal = call.signal ?? createSignal();
       this.searchSignals.add(signal);
       try {
-        return await run(signal, { started, planned: performance.now() });
+        return await run(signal, { started, planned: performance.now(), caller: call.caller });
       } finally {
         this.searchSignals.delete(signal);
         cancelSearch(signal); // tasks still queued for a finished search return at once
@@ -418,37 +425,37 @@ export class SearchPool {
   }
 
   /** One literal, not a spread plus members: docs/design.md, "The hot path's memory". */
-  private task(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, shardFiles: string[], render?: RenderSpec): SearchTask {
+  private task(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, shardFiles: string[], render?: RenderSpec): SearchTask {
     return {
       generation: this.catalog.generation,
       shardFiles,
       query,
       contexts: this.options.contexts,
       wanted: request.matches + 1,
-      deadlineEpochMs: performance.timeOrigin + timings.started + this.options.timeBudgetMs,
+      deadlineEpochMs: performance.timeOrigin + searchRun.started + this.options.timeBudgetMs,
       signal,
       render,
     };
   }
 
   /** The search over `groups`, one task each, merged and built here as objects. */
-  private async fanOut(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, groups: string[][]): Promise<SearchResponse> {
+  private async fanOut(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][]): Promise<SearchResponse> {
     const found: Found[] = [];
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
-    const waitMs = await this.runGroups(request, query, signal, timings, groups, (outcome, shardFiles) => {
+    const waitMs = await this.runGroups(request, query, signal, searchRun, groups, (outcome, shardFiles) => {
       found.push(...this.shards.resolve(outcome.matches, shardFiles, outcome.stats));
       outcomes.push(outcome);
     });
-    return this.respond(collectFiles, request, query, found, outcomes, timings, waitMs);
+    return this.respond(collectFiles, request, query, found, outcomes, searchRun, waitMs);
   }
 
   /** One task per group; each outcome goes to `onOutcome` as it comes. Resolves with the longest wait for a task. */
-  private async runGroups(request: SearchRequest, query: QueryNode, signal: SearchSignal, timings: Timings, groups: string[][], onOutcome: (outcome: ShardsOutcome, shardFiles: string[]) => void): Promise<number> {
+  private async runGroups(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], onOutcome: (outcome: ShardsOutcome, shardFiles: string[]) => void): Promise<number> {
     let waitMs = 0;
     await Promise.all(
       groups.map(async (shardFiles) => {
         const submitted = performance.now();
-        const outcome = await this.runTask(this.task(request, query, signal, timings, shardFiles));
+        const outcome = await this.runTask(this.task(request, query, signal, searchRun, shardFiles), searchRun.caller);
         if (outcome.kind !== 'matches') throw new Error('a search task without `render` answered a rendered response');
         waitMs = Math.max(waitMs, performance.now() - submitted);
         onOutcome(outcome, shardFiles);
@@ -457,17 +464,17 @@ export class SearchPool {
     return waitMs;
   }
 
-  private respond<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, found: Found[], outcomes: Omit<ShardsOutcome, 'matches'>[], timings: Timings, waitMs: number): Built<T> {
-    const response = buildResponse(files, request, query, found, outcomes, this.options.publicUrl, searchedNow(timings));
+  private respond<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, found: Found[], outcomes: Omit<ShardsOutcome, 'matches'>[], searchRun: SearchRun, waitMs: number): Built<T> {
+    const response = buildResponse(files, request, query, found, outcomes, this.options.publicUrl, searchedNow(searchRun));
     response.stats.wait = nanoseconds(waitMs);
     this.shardFailures += response.stats.crashes;
     return response;
   }
 
   /** The task's answer; a worker that failed (or died) costs its group's results, never the search. */
-  private async runTask(task: SearchTask): Promise<SearchTaskResult> {
+  private async runTask(task: SearchTask, caller: string | undefined): Promise<SearchTaskResult> {
     try {
-      return (await this.workers.run(task)) as SearchTaskResult;
+      return (await this.workers.run(task, undefined, caller)) as SearchTaskResult;
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
       this.workerFailures++;
@@ -503,5 +510,5 @@ function jsonOf(response: Built<Buffer[]>): SearchJson {
 
 const nanoseconds = (ms: number) => Math.round(ms * 1e6);
 
-/** `timings` with the search done now: one literal, not a spread plus a member (docs/design.md, "The hot path's memory"). */
-const searchedNow = ({ started, planned }: Timings) => ({ started, planned, searched: performance.now() });
+/** `searchRun` with the search done now: one literal, not a spread plus a member (docs/design.md, "The hot path's memory"). */
+const searchedNow = ({ started, planned }: SearchRun) => ({ started, planned, searched: performance.now() });

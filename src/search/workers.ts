@@ -9,6 +9,7 @@ import { Piscina, queueOptionsSymbol, type PiscinaTask } from 'piscina';
 import type { Config } from '../config/config.js';
 import type { MapShardTask } from '../worker/search-protocol.js';
 import { threadUrl } from '../worker/thread-url.js';
+import { CallerTaskQueue, type QueueOptions } from './caller-queue.js';
 import { RenderSlots } from './response/render-slots.js';
 
 /** How much lower the search workers' scheduling priority is than the front end's (nice(2) steps). */
@@ -74,6 +75,8 @@ export class SearchWorkers {
       // A task that finds every worker busy goes back to the head of the queue: by default Piscina puts it
       // at the tail, so under sustained load searches overtake each other (docs/design.md, "Workers").
       stricterFIFO: true,
+      // Waiting tasks are taken caller by caller in turn (caller-queue.ts).
+      taskQueue: new CallerTaskQueue(),
       // A second task waits in a busy worker's port, so the worker starts it the moment it is done instead of
       // idling for the front end's round trip.
       concurrentTasksPerWorker: TASKS_PER_WORKER,
@@ -120,7 +123,7 @@ export class SearchWorkers {
     void (async () => {
       for (const shardFile of current.files) {
         if (this.shardFiles !== current) return;
-        const task: MapShardTask & TargetedTask = { generation: current.generation, shardFile, [queueOptionsSymbol]: { thread: threadId } };
+        const task: MapShardTask & QueuedTask = { generation: current.generation, shardFile, [queueOptionsSymbol]: { thread: threadId } };
         try {
           const mapped = (await this.run(task, 'mapShard')) as number;
           if (this.shardFiles === current) this.workerShards.set(threadId, mapped);
@@ -131,9 +134,13 @@ export class SearchWorkers {
     })();
   }
 
-  /** Runs a task in a worker (search-thread.ts's default export, or the function `name`); refused once closing. */
-  async run(task: unknown, name?: TaskName): Promise<unknown> {
+  /**
+   * Runs a task in a worker (search-thread.ts's default export, or the function `name`), queued in the turns of
+   * `caller` (caller-queue.ts; the task object carries it); refused once closing.
+   */
+  async run(task: unknown, name?: TaskName, caller?: string): Promise<unknown> {
     if (this.closing) throw new SearchPoolClosingError();
+    if (caller !== undefined) (task as QueuedTask)[queueOptionsSymbol] = { caller };
     this.tasksRunning++;
     try {
       const answer = await this.piscina.run(task, name === undefined ? undefined : { name });
@@ -175,7 +182,7 @@ export class SearchWorkers {
     this.closing = true;
     this.shardFiles = { generation: -1, files: [] };
     const started = this.piscina.threads.map(({ threadId }) => {
-      const task: TargetedTask = { [queueOptionsSymbol]: { thread: threadId } };
+      const task: QueuedTask = { [queueOptionsSymbol]: { thread: threadId } };
       return this.piscina.run(task, { name: 'ping' });
     });
     await answeredWithin(Promise.allSettled(started), WORKER_START_WAIT_MS);
@@ -218,7 +225,7 @@ const TASKS_PER_WORKER = 2;
  * busy: mapping a new generation is work for each worker, not for any one.
  */
 function balance(task: PiscinaTask, workers: PiscinaWorker[]): PiscinaWorker | null {
-  const thread = (task[queueOptionsSymbol] as TargetedTask[typeof queueOptionsSymbol] | null)?.thread;
+  const thread = (task[queueOptionsSymbol] as QueueOptions | null)?.thread;
   const named = thread === undefined ? undefined : workers.find((worker) => worker.id === thread);
   if (named) return named;
   let choice: PiscinaWorker | null = null;
@@ -229,9 +236,9 @@ function balance(task: PiscinaTask, workers: PiscinaWorker[]): PiscinaWorker | n
   return choice;
 }
 
-/** A task for the worker of one thread; the symbol-keyed member stays behind (structured clone skips it). */
-interface TargetedTask {
-  [queueOptionsSymbol]: { thread: number };
+/** A task with its queue options; the symbol-keyed member stays behind (structured clone skips it). */
+interface QueuedTask {
+  [queueOptionsSymbol]: QueueOptions;
 }
 
 type PiscinaWorker = Parameters<NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>>[1][number];

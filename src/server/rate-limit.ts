@@ -24,6 +24,12 @@ const SWEEP_AT = 10_000;
 /** Failed authentications one address may make: one a second, in bursts of ten. */
 export const FAILED_AUTHENTICATIONS = { perSecond: 1, burst: 10 } as const;
 
+/** Who a request is from, as a key: its credential (kind and id), or its address when it has none (or a failed one). */
+export function callerKey(caller: Caller | null, request: Request): string {
+  const credential = caller?.credential;
+  return credential ? `${credential.kind}:${credentialRecord(credential).id}` : `address:${request.remoteAddress}`;
+}
+
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
@@ -40,8 +46,7 @@ export class RateLimiter {
    * to retry.
    */
   take(caller: Caller | null, request: Request): void {
-    const credential = caller?.credential;
-    this.takeFor(credential ? `${credential.kind}:${credentialRecord(credential).id}` : `address:${request.remoteAddress}`);
+    this.takeFor(callerKey(caller, request));
   }
 
   /** Takes a token of `key`'s bucket, or throws RATE_LIMITED. */

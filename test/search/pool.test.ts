@@ -63,6 +63,14 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
     Array.from({ length: 40 }, (_, i) => i),
     'first submitted, first answered',
   );
+
+  // Callers take turns: one with twenty searches queued delays another's by a turn, not by twenty searches.
+  const order: string[] = [];
+  const search = (caller: string, i: number) => searched(pool, { query: `needle_${i}`, matches: 1000 }, { visible: everything, caller }).then(() => order.push(`${caller}${i}`));
+  await Promise.all([...Array.from({ length: 20 }, (_, i) => search('a', i)), search('b', 0), search('b', 1)]);
+  const a = order.filter((name) => name.startsWith('a'));
+  t.same(a, Array.from({ length: 20 }, (_, i) => `a${i}`), "a caller's searches in the order it submitted them");
+  t.ok(order.indexOf('b0') < 6 && order.indexOf('b0') < order.indexOf('b1') && order.indexOf('b1') < 8, `the other caller's two among the first (${order.slice(0, 8).join(' ')})`);
 });
 
 t.test('search workers run at a lower priority than the front end', async (t) => {

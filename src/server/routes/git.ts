@@ -31,6 +31,7 @@ import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { pageHeaders, requestedPage } from '../pagination.js';
 import { gitRepository, visibleRepository } from '../repositories.js';
+import { callerKey } from '../rate-limit.js';
 import type { Route, ServerContext } from '../route.js';
 
 const GIT_ERRORS = ['NOT_FOUND', 'INVALID_GIT_REF', 'NOT_AUTHENTICATED'] as const;
@@ -130,8 +131,8 @@ export const commitsRoute: Route = {
     const page = requestedPage(params);
     const filter: CommitFilter = {
       path: params.path === undefined ? undefined : normalizeTreePath(params.path),
-      query: await regexParameter(context, params.query, 'query'),
-      author: await regexParameter(context, params.author, 'author'),
+      query: await regexParameter(context, params.query, 'query', callerKey(caller, request)),
+      author: await regexParameter(context, params.author, 'author', callerKey(caller, request)),
       since: gitDateParameter(params.since, 'since'),
       until: gitDateParameter(params.until, 'until'),
     };
@@ -149,10 +150,10 @@ function withSnakeCaseAuthor<T extends CommitSummary>(commit: T) {
  * An optional case-insensitive RE2 regex query parameter as a matcher run by the search workers (compiling
  * some 1 KiB patterns takes RE2 100 ms and more), or INVALID_QUERY_PARAMS naming it.
  */
-async function regexParameter(context: ServerContext, value: string | undefined, field: string): Promise<TextMatcher | undefined> {
+async function regexParameter(context: ServerContext, value: string | undefined, field: string, caller: string): Promise<TextMatcher | undefined> {
   if (value === undefined || value === '') return undefined;
   const match = async (texts: string[]) => {
-    const result = await context.pool.matchTexts(value, texts);
+    const result = await context.pool.matchTexts(value, texts, caller);
     if ('invalid' in result) throw new ApiError('INVALID_QUERY_PARAMS', `query parameter \`${field}\`: invalid regular expression ${JSON.stringify(value)} (${result.invalid})`);
     return result.matched;
   };

@@ -9,6 +9,7 @@ import { cancelSearch, createSignal } from '../../search/signal.js';
 import { audit, type Caller } from '../access.js';
 import { JSON_TYPE, type Request } from '../http.js';
 import { asApiError } from '../known-errors.js';
+import { callerKey } from '../rate-limit.js';
 import type { Route, ServerContext } from '../route.js';
 
 const body = validator(SearchRequest);
@@ -42,9 +43,10 @@ export const searchRoute: Route = {
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const search = parseBody(body, request.body);
-    const query = await context.pool.plan(search);
+    const from = callerKey(caller, request);
+    const query = await context.pool.plan(search, from);
     const signal = signalFor(request);
-    const json = await timedSearch(context, query, () => context.pool.searchJson(query, search, { visible: caller.canSee, signal }));
+    const json = await timedSearch(context, query, () => context.pool.searchJson(query, search, { visible: caller.canSee, signal, caller: from }));
     try {
       audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: json.stats.actualMatchCount });
     } catch (error) {
@@ -80,7 +82,8 @@ export const streamSearchRoute: Route = {
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const search = parseBody(body, request.body);
-    const query = await context.pool.plan(search); // errors before the first byte are ordinary JSON errors
+    const from = callerKey(caller, request);
+    const query = await context.pool.plan(search, from); // errors before the first byte are ordinary JSON errors
     const signal = signalFor(request);
     audit(context, caller, 'search', { id: null, type: null }, { query: search.query, stream: true });
     return {
@@ -130,7 +133,7 @@ export const streamSearchRoute: Route = {
               return part.repositoryInfo.every((info) => stillVisible(info.name)) ? bytes : null;
             });
           };
-          const summary = await timedSearch(context, query, () => context.pool.stream(query, search, { visible: caller.canSee, signal }, onPart));
+          const summary = await timedSearch(context, query, () => context.pool.stream(query, search, { visible: caller.canSee, signal, caller: from }, onPart));
           last = { type: 'final', ...summary };
         } catch (error) {
           const known = asApiError(error);

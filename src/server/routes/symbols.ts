@@ -15,6 +15,7 @@ import { escapeRegExp } from '../../query/escape.js';
 import type { Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { visibleRepository } from '../repositories.js';
+import { callerKey } from '../rate-limit.js';
 import type { Route, ServerContext } from '../route.js';
 import { signalFor } from './search.js';
 
@@ -89,7 +90,7 @@ function symbolRoute(path: string, operationId: string, definitions: boolean, su
     async handle(request: Request, caller: Caller, context: ServerContext) {
       const find = parseBody(body, request.body);
       if (find.repoName !== undefined) visibleRepository(context, caller, find.repoName);
-      const response = await context.pool.search(symbolQuery(find, definitions), { query: find.symbolName, matches: MAX_MATCHES, contextLines: 0 }, { visible: caller.canSee, signal: signalFor(request) });
+      const response = await context.pool.search(symbolQuery(find, definitions), { query: find.symbolName, matches: MAX_MATCHES, contextLines: 0 }, { visible: caller.canSee, signal: signalFor(request), caller: callerKey(caller, request) });
       return { status: 200, body: toSymbolResponse(response, context.config.publicUrl) };
     },
   };
