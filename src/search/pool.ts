@@ -43,7 +43,7 @@ import { SearchPoolClosingError, startWorkerThreads, type SearchWorkers, type Wo
 
 export interface SearchPoolOptions {
   workers: number;
-  /** Searches in flight at most; more are refused with SearchQueueFullError. */
+  /** Searches in flight at most (one caller's at most CALLER_SHARE of them); more are refused with SearchQueueFullError. */
   maxQueuedSearches: number;
   timeBudgetMs: number;
   publicUrl: string;
@@ -70,7 +70,8 @@ export interface SearchCall {
   signal?: SearchSignal;
   /**
    * Who asks (server/rate-limit.ts `callerKey`): tasks waiting for a worker are taken caller by caller in
-   * turn (caller-queue.ts). Searches without one take their turns together.
+   * turn (caller-queue.ts), and one caller holds at most CALLER_SHARE of the searches in flight. Searches
+   * without one take their turns together and count against the whole queue only.
    */
   caller?: string;
 }
