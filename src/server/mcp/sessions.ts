@@ -23,6 +23,8 @@ const mcpLibrary = () => (library ??= Promise.all([import('@modelcontextprotocol
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   caller: Caller;
+  /** The address of its latest request: its tool calls' own, for the callers' turns and shares of the search pool. */
+  remoteAddress: string;
   /** Who holds it, for the per-caller bound: the user's id, or the anonymous caller's address. */
   holder: string;
   lastUsed: number;
@@ -64,12 +66,13 @@ export async function handleMcp(request: Request, caller: Caller, context: Serve
   if (!session) {
     const holder = caller.user?.id ?? `address:${request.remoteAddress}`;
     return whileOpening(holder, context, async () => {
-      const opened = await newSession(caller, holder, context);
+      const opened = await newSession(caller, holder, request.remoteAddress, context);
       return fromResponse(await opened.transport.handleRequest(toWebRequest(request, context)));
     });
   }
   if (session.caller.user?.id !== caller.user?.id) return jsonRpcError(403, 'This session belongs to another user');
   session.caller = caller;
+  session.remoteAddress = request.remoteAddress;
   session.lastUsed = now;
   return fromResponse(await session.transport.handleRequest(toWebRequest(request, context)));
 }
@@ -101,11 +104,12 @@ async function whileOpening(holder: string, context: ServerContext, open: () => 
   }
 }
 
-async function newSession(caller: Caller, holder: string, context: ServerContext): Promise<Session> {
+async function newSession(caller: Caller, holder: string, remoteAddress: string, context: ServerContext): Promise<Session> {
   const [{ McpServer }, { WebStandardStreamableHTTPServerTransport }, { registerTools }] = await mcpLibrary();
   const server = new McpServer({ name: 'trawl', version: context.version });
   const session: Session = {
     caller,
+    remoteAddress,
     holder,
     lastUsed: Date.now(),
     transport: new WebStandardStreamableHTTPServerTransport({

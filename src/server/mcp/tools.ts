@@ -35,8 +35,14 @@ const MAX_TEXT = 24_000;
 
 type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
 
+/** What a tool call runs as: the session's caller, from the address of the session's latest request. */
+interface ToolCaller {
+  readonly caller: Caller;
+  readonly remoteAddress: string;
+}
+
 /** Runs a route in process for the session's caller; the JSON body on success, an ApiError otherwise. */
-async function call(route: Route, caller: Caller, context: ServerContext, input: { query?: Record<string, string | undefined>; body?: unknown }): Promise<unknown> {
+async function call(route: Route, { caller, remoteAddress }: ToolCaller, context: ServerContext, input: { query?: Record<string, string | undefined>; body?: unknown }): Promise<unknown> {
   const params = Object.entries(input.query ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined);
   const request: Request = {
     method: route.method,
@@ -44,7 +50,7 @@ async function call(route: Route, caller: Caller, context: ServerContext, input:
     query: new URLSearchParams(params).toString(),
     headers: {},
     requestId: `mcp-${Date.now().toString(36)}`,
-    remoteAddress: '',
+    remoteAddress,
     body: Buffer.from(input.body === undefined ? '' : JSON.stringify(input.body)),
     onAborted: () => {}, // a tool call runs to its end
   };
@@ -121,8 +127,8 @@ const MAX_TREE_DEPTH = 10;
 const MAX_TREE_ENTRIES = 10_000;
 
 /** Registers every tool on `server`, acting as the session's caller of the request being answered. */
-export function registerTools(server: McpServer, session: { readonly caller: Caller }, context: ServerContext): void {
-  const route = (target: Route, input: { query?: Record<string, string | undefined>; body?: unknown }) => call(target, session.caller, context, input);
+export function registerTools(server: McpServer, session: ToolCaller, context: ServerContext): void {
+  const route = (target: Route, input: { query?: Record<string, string | undefined>; body?: unknown }) => call(target, session, context, input);
   /** A read-only tool whose arguments are exactly `shape` (an unknown one is an error result naming it). */
   const tool = <Shape extends z.ZodRawShape>(name: string, description: string, shape: Shape, produce: (args: z.infer<z.ZodObject<Shape>>) => Promise<string>) =>
     server.registerTool(name, { description, inputSchema: z.object(shape).strict(), annotations: { readOnlyHint: true } }, (args: unknown) => run(() => produce(args as z.infer<z.ZodObject<Shape>>)));
