@@ -43,7 +43,7 @@ import { SearchPoolClosingError, startWorkerThreads, type SearchWorkers, type Wo
 
 export interface SearchPoolOptions {
   workers: number;
-  /** Searches in flight at most (one caller's at most CALLER_SHARE of them); more are refused with SearchQueueFullError. */
+  /** Searches in flight at most; more are refused with SearchQueueFullError. */
   maxQueuedSearches: number;
   timeBudgetMs: number;
   publicUrl: string;
@@ -53,15 +53,11 @@ export interface SearchPoolOptions {
 }
 
 export class SearchQueueFullError extends Error {
-  /** `mine`: the caller's own share (CALLER_SHARE of the queue) is full, not the whole queue. */
-  constructor(limit: number, mine = false) {
-    super(mine ? `you have ${limit} searches in flight, the most one caller may have` : `the search queue is full (${limit} searches in flight)`);
+  constructor(limit: number) {
+    super(`the search queue is full (${limit} searches in flight)`);
     this.name = 'SearchQueueFullError';
   }
 }
-
-/** The part of `maxQueuedSearches` one caller (SearchCall's `caller`) may hold, so that one caller cannot fill the queue. */
-export const CALLER_SHARE = 0.5;
 
 export interface SearchCall {
   /** Which repositories the caller may see (the rest do not exist for this search). */
@@ -70,8 +66,7 @@ export interface SearchCall {
   signal?: SearchSignal;
   /**
    * Who asks (server/rate-limit.ts `callerKey`): tasks waiting for a worker are taken caller by caller in
-   * turn (caller-queue.ts), and one caller holds at most CALLER_SHARE of the searches in flight. Searches
-   * without one take their turns together and count against the whole queue only.
+   * turn (caller-queue.ts). Searches without one take their turns together.
    */
   caller?: string;
 }
@@ -126,8 +121,6 @@ export class SearchPool {
   private readonly patternChecks = new PatternChecks();
   private catalog: Catalog = { generation: -1, repositories: [] };
   private inFlight = 0;
-  /** Searches in flight by caller (SearchCall's `caller`), those without one left out. */
-  private readonly inFlightOf = new Map<string, number>();
   private workerFailures = 0;
   private shardFailures = 0;
   /** The signals of the searches in flight, cancelled by close. */
@@ -215,7 +208,7 @@ export class SearchPool {
   }
 
   private async checkedByWorker(patterns: CheckRegexesTask, caller: string | undefined): Promise<CheckRegexesResult> {
-    const checks = await this.admitted(caller, async () => (await this.workers.run(patterns, 'checkRegexes', caller)) as CheckRegexesResult);
+    const checks = await this.admitted(async () => (await this.workers.run(patterns, 'checkRegexes', caller)) as CheckRegexesResult);
     this.patternChecks.rememberAll(patterns, checks);
     return checks;
   }
@@ -225,7 +218,7 @@ export class SearchPool {
    * counted as a search in flight, in the turns of `caller` (SearchCall). Throws SearchQueueFullError.
    */
   async matchTexts(pattern: string, texts: string[], caller?: string): Promise<MatchTextsResult> {
-    return this.admitted(caller, async () => {
+    return this.admitted(async () => {
       const task: MatchTextsTask = { pattern, texts };
       return (await this.workers.run(task, 'matchTexts', caller)) as MatchTextsResult;
     });
@@ -394,32 +387,21 @@ export class SearchPool {
     return { stats, body: Buffer.concat([Buffer.from(prefix), results]), release: noRelease };
   }
 
-  /** Counts `run` as a search in flight of `caller` (or refuses it: the queue, or the caller's share of it, is full) for as long as it runs. */
-  private async admitted<T>(caller: string | undefined, run: () => Promise<T>): Promise<T> {
-    const { maxQueuedSearches } = this.options;
-    if (this.inFlight >= maxQueuedSearches) throw new SearchQueueFullError(maxQueuedSearches);
-    const callerLimit = Math.max(1, Math.floor(CALLER_SHARE * maxQueuedSearches));
-    const callers = this.inFlightOf;
-    const held = caller === undefined ? 0 : (callers.get(caller) ?? 0);
-    if (held >= callerLimit) throw new SearchQueueFullError(callerLimit, true);
+  /** Counts `run` as a search in flight (or refuses it) for as long as it runs. */
+  private async admitted<T>(run: () => Promise<T>): Promise<T> {
+    if (this.inFlight >= this.options.maxQueuedSearches) throw new SearchQueueFullError(this.options.maxQueuedSearches);
     this.inFlight++;
-    if (caller !== undefined) callers.set(caller, held + 1);
     try {
       return await run();
     } finally {
       this.inFlight--;
-      if (caller !== undefined) {
-        const left = callers.get(caller)! - 1;
-        if (left === 0) callers.delete(caller);
-        else callers.set(caller, left);
-      }
     }
   }
 
   /** `run` admitted, with the search's signal (cancelled when it ends) and its start. */
   private async admit<T>(call: Pick<SearchCall, 'signal' | 'caller'>, run: (signal: SearchSignal, searchRun: SearchRun) => Promise<T>): Promise<T> {
     const started = performance.now();
-    return this.admitted(call.caller, async () => {
+    return this.admitted(async () => {
       const signal = call.signal ?? createSignal();
       this.searchSignals.add(signal);
       try {

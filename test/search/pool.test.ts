@@ -5,7 +5,7 @@ import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import type { FileResult, SearchRequest, SearchResponse } from '../../src/api/types.js';
 import { loadCatalog } from '../../src/search/catalog.js';
-import { CALLER_SHARE, SearchPool, type SearchCall } from '../../src/search/pool.js';
+import { SearchPool, type SearchCall } from '../../src/search/pool.js';
 import { PREFIX_ROOM } from '../../src/search/response/render-slots.js';
 import { WORKER_NICE_INCREMENT } from '../../src/search/workers.js';
 import { waitFor } from '../helpers/daemon.js';
@@ -71,17 +71,6 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
   const a = order.filter((name) => name.startsWith('a'));
   t.same(a, Array.from({ length: 20 }, (_, i) => `a${i}`), "a caller's searches in the order it submitted them");
   t.ok(order.indexOf('b0') < 6 && order.indexOf('b0') < order.indexOf('b1') && order.indexOf('b1') < 8, `the other caller's two among the first (${order.slice(0, 8).join(' ')})`);
-
-  // One caller may hold CALLER_SHARE of the queue (maxQueuedSearches 100 here); the others keep the rest.
-  const mine = Math.floor(CALLER_SHARE * 100);
-  const request = { query: 'needle_1', matches: 1000 };
-  const query = await pool.plan(request);
-  const held = Array.from({ length: mine }, () => pool.search(query, request, { visible: everything, caller: 'a' }));
-  await t.rejects(pool.search(query, request, { visible: everything, caller: 'a' }), { name: 'SearchQueueFullError', message: `you have ${mine} searches in flight, the most one caller may have` });
-  const others = [pool.search(query, request, { visible: everything, caller: 'b' }), pool.search(query, request, { visible: everything })];
-  t.equal(pool.searchesInFlight, mine + 2, "another caller's search and one of no caller are admitted");
-  await Promise.all([...held, ...others]);
-  await t.resolves(pool.search(query, request, { visible: everything, caller: 'a' }), 'the caller is admitted again once its searches are answered');
 });
 
 t.test('search workers run at a lower priority than the front end', async (t) => {

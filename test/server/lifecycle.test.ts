@@ -124,34 +124,6 @@ t.test('while stopping, new requests get 503; a second signal exits at once', as
   await Promise.all(slow);
 });
 
-/** POST `body` to `url` + /api/search from `localAddress`: anonymous callers are known by their address. */
-function searchFrom(url: string, localAddress: string, body: unknown): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(`${url}/api/search`, { method: 'POST', localAddress, headers: { 'Content-Type': 'application/json' } }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, body: text }));
-    });
-    request.on('error', reject);
-    request.end(JSON.stringify(body));
-  });
-}
-
-t.test('one caller holds at most half of the searches in flight; another is still admitted', async (t) => {
-  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { maxQueuedSearches: 4, workers: 1 } });
-  // Six from one caller, then one from another: admitted whenever it arrives, as the first holds at most 2 of 4.
-  const mine = Array.from({ length: 6 }, () => searchFrom(daemon.url, '127.0.0.1', SLOW_QUERY));
-  const other = await searchFrom(daemon.url, '127.0.0.2', SLOW_QUERY);
-  t.equal(other.status, 200, 'the other caller is answered');
-  const answers = await Promise.all(mine);
-  const statuses = answers.map((response) => response.status);
-  t.ok(statuses.includes(200), 'some of the first caller\'s searches ran');
-  const refused = answers.find((response) => response.status === 503);
-  t.ok(refused, `some were refused (${statuses.join(', ')})`);
-  t.match(JSON.parse(refused!.body), { errorCode: 'SERVICE_UNAVAILABLE', message: 'you have 2 searches in flight, the most one caller may have' });
-});
-
 t.test('a full search queue answers 503 with Retry-After', async (t) => {
   const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { maxQueuedSearches: 1, workers: 1 } });
   const responses = await Promise.all(Array.from({ length: 6 }, () => daemon.post('/api/search', SLOW_QUERY)));
