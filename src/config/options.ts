@@ -31,7 +31,7 @@ export const OPTIONS = {
   'server.workers': { kind: 'integer', default: () => os.availableParallelism(), defaultText: 'number of cores', min: 1, max: 256, meaning: 'search worker threads' },
   'server.searchTimeBudgetMs': { kind: 'integer', default: 10_000, min: 1, max: 600_000, meaning: 'a search returns what it found after this long' },
   'server.maxBodyBytes': { kind: 'integer', default: 1 << 20, min: 1024, max: 64 << 20, meaning: 'larger request bodies are refused (400)' },
-  'server.maxQueuedSearches': { kind: 'integer', default: 256, min: 1, max: 100_000, meaning: 'searches in flight at most; more get 503 with `Retry-After`' },
+  'server.maxQueuedSearches': { kind: 'integer', default: 256, min: 1, max: 100_000, meaning: 'searches in flight at most; more get 503 with `Retry-After`, except that a caller holding less takes the youngest waiting place of the caller holding most' },
   'server.rescanIntervalSeconds': { kind: 'integer', default: 300, min: 0, max: 86_400, meaning: 'a full index pass this often, for changes the watchers missed (0: never)' },
   'server.rateLimitPerSecond': { kind: 'integer', default: 0, min: 0, max: 1_000_000, meaning: 'requests per second per credential (anonymous callers and failed authentications: per address), in bursts of up to twice that; more get 429 with `Retry-After` (0: no limit)' },
   'server.mcpSessions': { kind: 'integer', default: 1000, min: 1, max: 1_000_000, meaning: 'MCP sessions open at most; past it a new one gets 503 with `Retry-After`' },

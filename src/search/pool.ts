@@ -32,6 +32,7 @@ import type {
   SearchTaskResult,
   ShardsOutcome,
 } from '../worker/search-protocol.js';
+import { Admissions, type Admission } from './admissions.js';
 import { groupShards, shardFiles, type Catalog } from './catalog.js';
 import { accumulateStats, buildResponse, collectFiles, emptyStats, renderFiles, responseJson, type Built, type FileSink, type Found } from './response/build.js';
 import type { RenderSlots } from './response/render-slots.js';
@@ -43,7 +44,7 @@ import { SearchPoolClosingError, startWorkerThreads, type SearchWorkers, type Wo
 
 export interface SearchPoolOptions {
   workers: number;
-  /** Searches in flight at most; more are refused with SearchQueueFullError. */
+  /** Searches in flight at most; more are refused with SearchQueueFullError, unless another caller holds more (admissions.ts). */
   maxQueuedSearches: number;
   timeBudgetMs: number;
   publicUrl: string;
@@ -53,8 +54,9 @@ export interface SearchPoolOptions {
 }
 
 export class SearchQueueFullError extends Error {
-  constructor(limit: number) {
-    super(`the search queue is full (${limit} searches in flight)`);
+  /** `displaced`: the search was admitted, then gave its place to another caller's (admissions.ts). */
+  constructor(limit: number, displaced = false) {
+    super(`the search queue is full (${limit} searches in flight)${displaced ? ': this search gave its place to another caller' : ''}`);
     this.name = 'SearchQueueFullError';
   }
 }
@@ -110,6 +112,8 @@ interface SearchRun {
   planned: number;
   /** SearchCall's `caller`: the search's tasks wait in its turns (caller-queue.ts). */
   caller: string | undefined;
+  /** Its place among the searches in flight, kept once a worker answered one of its tasks. */
+  admission: Admission;
 }
 
 export class SearchPool {
@@ -120,7 +124,7 @@ export class SearchPool {
   private readonly renderScratch = Buffer.allocUnsafeSlow(64 * 1024);
   private readonly patternChecks = new PatternChecks();
   private catalog: Catalog = { generation: -1, repositories: [] };
-  private inFlight = 0;
+  private readonly admissions: Admissions;
   private workerFailures = 0;
   private shardFailures = 0;
   /** The signals of the searches in flight, cancelled by close. */
@@ -135,6 +139,7 @@ export class SearchPool {
   ) {
     this.workers = threads.workers;
     this.renderSlots = threads.renderSlots;
+    this.admissions = new Admissions(options.maxQueuedSearches);
   }
 
   /**
@@ -165,7 +170,7 @@ export class SearchPool {
   }
 
   get searchesInFlight(): number {
-    return this.inFlight;
+    return this.admissions.size;
   }
 
   get shardsMapped(): number {
@@ -208,7 +213,7 @@ export class SearchPool {
   }
 
   private async checkedByWorker(patterns: CheckRegexesTask, caller: string | undefined): Promise<CheckRegexesResult> {
-    const checks = await this.admitted(async () => (await this.workers.run(patterns, 'checkRegexes', caller)) as CheckRegexesResult);
+    const checks = await this.admitted(caller, async () => (await this.workers.run(patterns, 'checkRegexes', caller)) as CheckRegexesResult);
     this.patternChecks.rememberAll(patterns, checks);
     return checks;
   }
@@ -218,7 +223,7 @@ export class SearchPool {
    * counted as a search in flight, in the turns of `caller` (SearchCall). Throws SearchQueueFullError.
    */
   async matchTexts(pattern: string, texts: string[], caller?: string): Promise<MatchTextsResult> {
-    return this.admitted(async () => {
+    return this.admitted(caller, async () => {
       const task: MatchTextsTask = { pattern, texts };
       return (await this.workers.run(task, 'matchTexts', caller)) as MatchTextsResult;
     });
@@ -344,7 +349,7 @@ export class SearchPool {
   /** The search as one task that renders its response; a crash outcome (its worker failed) when it could not. */
   private async searchRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, shardFiles: string[], render: RenderSpec): Promise<Rendering> {
     const submitted = performance.now();
-    const result = await this.runTask(this.task(request, query, signal, searchRun, shardFiles, render), searchRun.caller);
+    const result = await this.runTask(this.task(request, query, signal, searchRun, shardFiles, render), searchRun);
     const waitMs = performance.now() - submitted;
     return result.kind === 'rendered' ? { rendered: result, waitMs } : { here: { matches: result.matches, shardFiles, outcomes: [result] }, waitMs };
   }
@@ -387,30 +392,42 @@ export class SearchPool {
     return { stats, body: Buffer.concat([Buffer.from(prefix), results]), release: noRelease };
   }
 
-  /** Counts `run` as a search in flight (or refuses it) for as long as it runs. */
-  private async admitted<T>(run: () => Promise<T>): Promise<T> {
-    if (this.inFlight >= this.options.maxQueuedSearches) throw new SearchQueueFullError(this.options.maxQueuedSearches);
-    this.inFlight++;
+  /** Counts `run` as a search in flight of `caller` that keeps its place (or refuses it) for as long as it runs. */
+  private async admitted<T>(caller: string | undefined, run: () => Promise<T>): Promise<T> {
+    const admission = this.admissions.admit(caller ?? '');
+    if (admission === undefined) throw new SearchQueueFullError(this.options.maxQueuedSearches);
     try {
       return await run();
     } finally {
-      this.inFlight--;
+      this.admissions.release(admission);
     }
   }
 
-  /** `run` admitted, with the search's signal (cancelled when it ends) and its start. */
+  /**
+   * `run` admitted, with the search's signal (cancelled when it ends) and its start. Until a worker answers one of
+   * its tasks it may give its place to another caller's search (admissions.ts): it is cancelled and rejects at once
+   * with SearchQueueFullError; what `run` still does rejects at its next answer (`runTask`), unseen.
+   */
   private async admit<T>(call: Pick<SearchCall, 'signal' | 'caller'>, run: (signal: SearchSignal, searchRun: SearchRun) => Promise<T>): Promise<T> {
     const started = performance.now();
-    return this.admitted(async () => {
-      const signal = call.signal ?? createSignal();
-      this.searchSignals.add(signal);
-      try {
-        return await run(signal, { started, planned: performance.now(), caller: call.caller });
-      } finally {
-        this.searchSignals.delete(signal);
-        cancelSearch(signal); // tasks still queued for a finished search return at once
-      }
+    const signal = call.signal ?? createSignal();
+    let gaveItsPlace!: (error: SearchQueueFullError) => void;
+    const displaced = new Promise<never>((_, reject) => (gaveItsPlace = reject));
+    const admission = this.admissions.admit(call.caller ?? '', () => {
+      cancelSearch(signal);
+      gaveItsPlace(new SearchQueueFullError(this.options.maxQueuedSearches, true));
     });
+    if (admission === undefined) throw new SearchQueueFullError(this.options.maxQueuedSearches);
+    this.searchSignals.add(signal);
+    const running = run(signal, { started, planned: performance.now(), caller: call.caller, admission });
+    running.catch(() => {}); // a displaced search's rejection, nobody's to see
+    try {
+      return await Promise.race([running, displaced]);
+    } finally {
+      this.admissions.release(admission);
+      this.searchSignals.delete(signal);
+      cancelSearch(signal); // tasks still queued for a finished search return at once
+    }
   }
 
   /**
@@ -421,7 +438,7 @@ export class SearchPool {
    */
   private groupsFor(call: Pick<SearchCall, 'visible'>): string[][] {
     const files = this.catalog.repositories.filter((repo) => call.visible(repo.config)).flatMap((repo) => repo.shards);
-    return groupShards(files, Math.max(1, Math.floor(this.options.workers / this.inFlight)));
+    return groupShards(files, Math.max(1, Math.floor(this.options.workers / this.admissions.size)));
   }
 
   /** One literal, not a spread plus members: docs/design.md, "The hot path's memory". */
@@ -455,7 +472,7 @@ export class SearchPool {
     await Promise.all(
       groups.map(async (shardFiles) => {
         const submitted = performance.now();
-        const outcome = await this.runTask(this.task(request, query, signal, searchRun, shardFiles), searchRun.caller);
+        const outcome = await this.runTask(this.task(request, query, signal, searchRun, shardFiles), searchRun);
         if (outcome.kind !== 'matches') throw new Error('a search task without `render` answered a rendered response');
         waitMs = Math.max(waitMs, performance.now() - submitted);
         onOutcome(outcome, shardFiles);
@@ -472,15 +489,20 @@ export class SearchPool {
   }
 
   /** The task's answer; a worker that failed (or died) costs its group's results, never the search. */
-  private async runTask(task: SearchTask, caller: string | undefined): Promise<SearchTaskResult> {
+  /** `task` run by a worker (a crash outcome when its worker failed); the search keeps its place from then on, unless displaced before (see `admit`). */
+  private async runTask(task: SearchTask, searchRun: SearchRun): Promise<SearchTaskResult> {
+    let result: SearchTaskResult;
     try {
-      return (await this.workers.run(task, undefined, caller)) as SearchTaskResult;
+      result = (await this.workers.run(task, undefined, searchRun.caller)) as SearchTaskResult;
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
       this.workerFailures++;
       const stats = { ...emptyEvaluationStats(), crashes: task.shardFiles.length, shardFilesConsidered: task.shardFiles.length };
-      return { kind: 'matches', matches: [], totalRanges: 0, stop: 'complete', stats };
+      result = { kind: 'matches', matches: [], totalRanges: 0, stop: 'complete', stats };
     }
+    if (searchRun.admission.displaced) throw new SearchQueueFullError(this.options.maxQueuedSearches, true);
+    searchRun.admission.keep();
+    return result;
   }
 
   /** Whether the workers take tasks (the systemd watchdog's probe): workers.ts, `responsive`. */

@@ -73,6 +73,45 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
   t.ok(order.indexOf('b0') < 6 && order.indexOf('b0') < order.indexOf('b1') && order.indexOf('b1') < 8, `the other caller's two among the first (${order.slice(0, 8).join(' ')})`);
 });
 
+t.test('a caller filling the search queue gives its youngest places to other callers', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  makeRepository(repoDir, { 'main.c': 'int needle = 1;\n' });
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/queue', path: repoDir, public: true }], index: { ctagsProcesses: 1 } }, 'test');
+  await runIndex(config);
+  const pool = new SearchPool({ workers: 1, maxQueuedSearches: 4, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://127.0.0.1:1', contexts: {} });
+  t.teardown(() => pool.close());
+  pool.setCatalog(loadCatalog(config));
+  const request = { query: 'needle', matches: 10 };
+  const outcome = (search: Promise<unknown>) =>
+    search.then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+
+  // Admitted in one turn of the event loop, before a worker answers any: a's four fill the queue, a fifth is refused.
+  const a = Array.from({ length: 4 }, () => outcome(searched(pool, request, { visible: () => true, caller: 'a' })));
+  const aFifth = outcome(searched(pool, request, { visible: () => true, caller: 'a' }));
+  const bParts: unknown[] = [];
+  const b = outcome(pool.stream(await pool.plan(request), request, { visible: () => true, caller: 'b' }, (part) => bParts.push(part)));
+  t.equal(await aFifth, 'the search queue is full (4 searches in flight)', 'alone, a caller is refused past the limit');
+  t.equal(await b, 'answered', "another caller's search is admitted into the full queue");
+  t.equal(bParts.length, 1, 'and streams its part');
+  t.same(await Promise.all(a), ['answered', 'answered', 'answered', 'the search queue is full (4 searches in flight): this search gave its place to another caller'], "a's youngest gave its place");
+  t.equal(pool.searchesInFlight, 0, 'every place given back');
+
+  // A displaced stream sends nothing: c's youngest stream gives its place to d's search.
+  const cParts: unknown[] = [];
+  const c = [
+    ...Array.from({ length: 3 }, () => outcome(searched(pool, request, { visible: () => true, caller: 'c' }))),
+    outcome(pool.stream(await pool.plan(request), request, { visible: () => true, caller: 'c' }, (part) => cParts.push(part))),
+  ];
+  t.equal(await outcome(searched(pool, request, { visible: () => true, caller: 'd' })), 'answered');
+  t.match(await c[3], /gave its place/);
+  t.same(cParts, [], 'no part of the displaced stream');
+  t.same(await Promise.all(c.slice(0, 3)), ['answered', 'answered', 'answered']);
+});
+
 t.test('search workers run at a lower priority than the front end', async (t) => {
   const before = threadNiceValues();
   const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://127.0.0.1:1', contexts: {} });
