@@ -14,9 +14,12 @@ export interface QueueOptions {
   caller?: string;
   /** The worker thread a task is for (workers.ts, mapping shards). */
   thread?: number;
+  /** A task resuming one that gave its worker up (contention.ts): first of its caller's, in the caller's turn. */
+  resumes?: boolean;
 }
 
-const callerOf = (task: Task) => (task[queueOptionsSymbol] as QueueOptions | null)?.caller ?? '';
+const optionsOf = (task: Task) => task[queueOptionsSymbol] as QueueOptions | null;
+const callerOf = (task: Task) => optionsOf(task)?.caller ?? '';
 
 export class CallerTaskQueue implements TaskQueue {
   private readonly tasksOf = new Map<string, Task[]>();
@@ -40,7 +43,7 @@ export class CallerTaskQueue implements TaskQueue {
     return task;
   }
 
-  /** Queues `task` last of its caller's; a caller with none queued takes its turn after the others'. */
+  /** Queues `task` last of its caller's (first if it `resumes`); a caller with none queued takes its turn after the others'. */
   push(task: Task): void {
     this.add(task, false);
   }
@@ -74,6 +77,8 @@ export class CallerTaskQueue implements TaskQueue {
       tasks.unshift(task);
       this.turns.splice(this.turns.indexOf(caller), 1);
       this.turns.unshift(caller);
+    } else if (optionsOf(task)?.resumes) {
+      tasks.unshift(task);
     } else {
       tasks.push(task);
     }

@@ -51,6 +51,8 @@ export interface SearchPoolOptions {
   contexts: Record<string, SearchContextConfig>;
   /** Bytes of a render slot (see response/render-slots.ts); a response whose members need more travels as bytes of its own. Default 64 KiB. */
   renderSlotBytes?: number;
+  /** How long a search task holds its worker while another caller has tasks (workers.ts). Default 50 ms. */
+  taskSliceMs?: number;
 }
 
 export class SearchQueueFullError extends Error {
@@ -105,6 +107,39 @@ function buildsHere(request: SearchRequest, query: QueryNode, ranges: number): b
 
 /** A search's response rendered by a worker, or what is left to render here: a small one's, or a failed worker's. */
 type Rendering = { waitMs: number } & ({ rendered: RenderedResponse } | { here: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } });
+
+/** Told each outcome of a search's tasks as it comes, with the shard files its matches index. */
+type OnOutcome = (outcome: ShardsOutcome, shardFiles: string[]) => void;
+
+/** Outcomes of several tasks as one: the matches index every task's files, one task's after the other's. */
+interface MergedOutcomes {
+  matches: ScoredMatch[];
+  shardFiles: string[];
+  outcomes: Omit<ShardsOutcome, 'matches'>[];
+  add: OnOutcome;
+}
+
+function mergedOutcomes(): MergedOutcomes {
+  const merged: MergedOutcomes = {
+    matches: [],
+    shardFiles: [],
+    outcomes: [],
+    add: ({ matches, ...outcome }, shardFiles) => {
+      for (const match of matches) {
+        match.shard += merged.shardFiles.length;
+        merged.matches.push(match);
+      }
+      merged.shardFiles.push(...shardFiles);
+      merged.outcomes.push(outcome);
+    },
+  };
+  return merged;
+}
+
+/** The task doing the rest of `task`'s shards from where it gave its worker up; the response is rendered from every part. */
+function resumed(task: SearchTask, resume: { shard: number; doc: number }): SearchTask {
+  return { ...task, shardFiles: task.shardFiles.slice(resume.shard), resumeAt: resume.doc, render: undefined };
+}
 
 /** When a search started and when its query was planned (performance.now() of this thread), and whose it is. */
 interface SearchRun {
@@ -346,12 +381,21 @@ export class SearchPool {
     });
   }
 
-  /** The search as one task that renders its response; a crash outcome (its worker failed) when it could not. */
+  /**
+   * The search as one task that renders its response; a crash outcome (its worker failed) when it could not.
+   * A task that gave its worker up is resumed by others, and their outcomes rendered as `fanOutRendered`'s.
+   */
   private async searchRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, shardFiles: string[], render: RenderSpec): Promise<Rendering> {
     const submitted = performance.now();
-    const result = await this.runTask(this.task(request, query, signal, searchRun, shardFiles, render), searchRun);
+    const task = this.task(request, query, signal, searchRun, shardFiles, render);
+    const result = await this.runTask(task, searchRun);
     const waitMs = performance.now() - submitted;
-    return result.kind === 'rendered' ? { rendered: result, waitMs } : { here: { matches: result.matches, shardFiles, outcomes: [result] }, waitMs };
+    if (result.kind === 'rendered') return { rendered: result, waitMs };
+    if (!result.resume) return { here: { matches: result.matches, shardFiles, outcomes: [result] }, waitMs };
+    const merged = mergedOutcomes();
+    merged.add(result, shardFiles);
+    const restWaitMs = await this.runGroup(resumed(task, result.resume), searchRun, merged.add);
+    return this.renderMerged(request, query, searchRun, merged, render, Math.max(waitMs, restWaitMs));
   }
 
   /**
@@ -360,17 +404,14 @@ export class SearchPool {
    * every group's files, one group's after the other's).
    */
   private async fanOutRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], render: RenderSpec): Promise<Rendering> {
-    const shardFiles: string[] = [];
-    const matches: ScoredMatch[] = [];
-    const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
-    const waitMs = await this.runGroups(request, query, signal, searchRun, groups, ({ matches: groupMatches, ...outcome }, groupFiles) => {
-      for (const match of groupMatches) {
-        match.shard += shardFiles.length;
-        matches.push(match);
-      }
-      shardFiles.push(...groupFiles);
-      outcomes.push(outcome);
-    });
+    const merged = mergedOutcomes();
+    const waitMs = await this.runGroups(request, query, signal, searchRun, groups, merged.add);
+    return this.renderMerged(request, query, searchRun, merged, render, waitMs);
+  }
+
+  /** `merged` rendered by a worker, or left to render here (see `fanOutRendered`). */
+  private async renderMerged(request: SearchRequest, query: QueryNode, searchRun: SearchRun, merged: MergedOutcomes, render: RenderSpec, waitMs: number): Promise<Rendering> {
+    const { matches, shardFiles, outcomes } = merged;
     const ranges = Math.min(request.matches, outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0));
     if (buildsHere(request, query, ranges)) return { here: { matches, shardFiles, outcomes }, waitMs };
     const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes, render };
@@ -466,18 +507,26 @@ export class SearchPool {
     return this.respond(collectFiles, request, query, found, outcomes, searchRun, waitMs);
   }
 
-  /** One task per group; each outcome goes to `onOutcome` as it comes. Resolves with the longest wait for a task. */
-  private async runGroups(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], onOutcome: (outcome: ShardsOutcome, shardFiles: string[]) => void): Promise<number> {
+  /** One task per group (`runGroup`); each outcome goes to `onOutcome` as it comes. Resolves with the longest wait for a task. */
+  private async runGroups(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], onOutcome: OnOutcome): Promise<number> {
+    const waits = await Promise.all(groups.map((shardFiles) => this.runGroup(this.task(request, query, signal, searchRun, shardFiles), searchRun, onOutcome)));
+    return Math.max(0, ...waits);
+  }
+
+  /**
+   * `task`, then the tasks resuming it where each gave its worker up (search/contention.ts); each outcome goes to
+   * `onOutcome` with the files its matches index. Resolves with the longest wait for one of them.
+   */
+  private async runGroup(task: SearchTask, searchRun: SearchRun, onOutcome: OnOutcome): Promise<number> {
     let waitMs = 0;
-    await Promise.all(
-      groups.map(async (shardFiles) => {
-        const submitted = performance.now();
-        const outcome = await this.runTask(this.task(request, query, signal, searchRun, shardFiles), searchRun);
-        if (outcome.kind !== 'matches') throw new Error('a search task without `render` answered a rendered response');
-        waitMs = Math.max(waitMs, performance.now() - submitted);
-        onOutcome(outcome, shardFiles);
-      }),
-    );
+    for (let next: SearchTask | undefined = task; next !== undefined; ) {
+      const submitted = performance.now();
+      const outcome = await this.runTask(next, searchRun);
+      if (outcome.kind !== 'matches') throw new Error('a search task without `render` answered a rendered response');
+      waitMs = Math.max(waitMs, performance.now() - submitted);
+      onOutcome(outcome, next.shardFiles);
+      next = outcome.resume && resumed(next, outcome.resume);
+    }
     return waitMs;
   }
 
@@ -493,7 +542,7 @@ export class SearchPool {
   private async runTask(task: SearchTask, searchRun: SearchRun): Promise<SearchTaskResult> {
     let result: SearchTaskResult;
     try {
-      result = (await this.workers.run(task, undefined, searchRun.caller)) as SearchTaskResult;
+      result = (await this.workers.run(task, undefined, searchRun.caller, task.resumeAt !== undefined)) as SearchTaskResult;
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
       this.workerFailures++;

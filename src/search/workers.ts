@@ -7,9 +7,10 @@
  */
 import { Piscina, queueOptionsSymbol, type PiscinaTask } from 'piscina';
 import type { Config } from '../config/config.js';
-import type { MapShardTask } from '../worker/search-protocol.js';
+import type { MapShardTask, RenderSlotsShare, SearchWorkerData } from '../worker/search-protocol.js';
 import { threadUrl } from '../worker/thread-url.js';
 import { CallerTaskQueue, type QueueOptions } from './caller-queue.js';
+import { CallerContention } from './contention.js';
 import { RenderSlots } from './response/render-slots.js';
 
 /** How much lower the search workers' scheduling priority is than the front end's (nice(2) steps). */
@@ -22,6 +23,12 @@ export class SearchPoolClosingError extends Error {
     this.name = 'SearchPoolClosingError';
   }
 }
+
+/**
+ * How long a search task holds its worker while another caller has tasks (contention.ts): a caller's costly
+ * searches delay another's by about this much per task ahead of it in a worker, not by the search time budget.
+ */
+const TASK_SLICE_MS = 50;
 
 /** Render slots at most (64 KiB each by default): each search in flight holds at most one. */
 const MAX_RENDER_SLOTS = 256;
@@ -41,9 +48,9 @@ export function workerOptions(config: Config): Parameters<typeof startWorkerThre
  * Starts a search pool's threads. Light to import, so that the daemon can start them before its own
  * modules load: the workers load theirs and map the shards meanwhile (docs/design.md, "Start").
  */
-export function startWorkerThreads(options: { workers: number; maxQueuedSearches: number; renderSlotBytes?: number }): WorkerThreads {
+export function startWorkerThreads(options: { workers: number; maxQueuedSearches: number; renderSlotBytes?: number; taskSliceMs?: number }): WorkerThreads {
   const renderSlots = new RenderSlots(Math.min(options.maxQueuedSearches, MAX_RENDER_SLOTS), options.renderSlotBytes ?? 64 * 1024);
-  return { workers: new SearchWorkers(options.workers, renderSlots.share), renderSlots };
+  return { workers: new SearchWorkers(options.workers, renderSlots.share, options.taskSliceMs ?? TASK_SLICE_MS), renderSlots };
 }
 
 /** The functions search-thread.ts exports besides its default (a search task). */
@@ -63,9 +70,12 @@ export class SearchWorkers {
   private shardFiles: { generation: number; files: readonly string[] } = { generation: -1, files: [] };
   /** Shards each worker had mapped when it last answered a MapShardTask of the current generation, by thread id. */
   private readonly workerShards = new Map<number, number>();
+  /** The callers with tasks given to the workers, which the workers read. */
+  private readonly contention = new CallerContention();
 
-  /** `workerData` reaches every worker (search-thread.ts reads the render slots from it). */
-  constructor(workers: number, workerData: unknown) {
+  /** `slots`: the render slots every worker writes into; `taskSliceMs`: see TASK_SLICE_MS. */
+  constructor(workers: number, slots: RenderSlotsShare, taskSliceMs: number) {
+    const workerData: SearchWorkerData = { slots, contention: this.contention.share, taskSliceMs };
     this.piscina = new Piscina({
       workerData,
       filename: threadUrl('search-thread').href,
@@ -136,17 +146,22 @@ export class SearchWorkers {
 
   /**
    * Runs a task in a worker (search-thread.ts's default export, or the function `name`), queued in the turns of
-   * `caller` (caller-queue.ts; the task object carries it); refused once closing.
+   * `caller` (caller-queue.ts; the task object carries it) and counted among its tasks (contention.ts), first of
+   * its caller's when it `resumes` a task that gave its worker up; refused once closing.
    */
-  async run(task: unknown, name?: TaskName, caller?: string): Promise<unknown> {
+  async run(task: unknown, name?: TaskName, caller?: string, resumes = false): Promise<unknown> {
     if (this.closing) throw new SearchPoolClosingError();
-    if (caller !== undefined) (task as QueuedTask)[queueOptionsSymbol] = { caller };
+    if (caller !== undefined) {
+      (task as QueuedTask)[queueOptionsSymbol] = { caller, resumes };
+      this.contention.add(caller);
+    }
     this.tasksRunning++;
     try {
       const answer = await this.piscina.run(task, name === undefined ? undefined : { name });
       if (name !== 'ping') this.tasksAnswered++; // a probe's own answer is no progress
       return answer;
     } finally {
+      if (caller !== undefined) this.contention.remove(caller);
       if (--this.tasksRunning === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }

@@ -13,6 +13,22 @@ import type { TextsMatched } from '../query/text-regex.js';
 /** A search's cooperative control block (search/signal.ts reads and writes it). */
 export type SearchSignal = Int32Array;
 
+/** What every search worker is started with (its Piscina workerData). */
+export interface SearchWorkerData {
+  /** The front end's render slots (search/response/render-slots.ts). */
+  slots: RenderSlotsShare;
+  /** The callers with tasks, counted by search/contention.ts. */
+  contention: SharedArrayBuffer;
+  /** How long a search task holds its worker while another caller has tasks (search/workers.ts TASK_SLICE_MS). */
+  taskSliceMs: number;
+}
+
+/** What a worker needs to write into the render slots. */
+export interface RenderSlotsShare {
+  buffer: SharedArrayBuffer;
+  slotBytes: number;
+}
+
 /** How a shard's, a group's or a search's evaluation ended. */
 export type StopReason = 'complete' | 'limit' | 'deadline' | 'cancelled';
 
@@ -54,6 +70,11 @@ export interface ShardsOutcome {
   /** Match ranges found (content and file name). */
   totalRanges: number;
   stop: StopReason;
+  /**
+   * Set when the task gave its worker up to another caller's (search/contention.ts) before document `doc` of
+   * `shardFiles[shard]`: the rest is a task's resuming there (SearchTask.resumeAt); `stop` is this part's.
+   */
+  resume?: { shard: number; doc: number };
 }
 
 /** Search one group of shards. */
@@ -69,8 +90,10 @@ export interface SearchTask {
   /** Wall-clock deadline, milliseconds since the epoch (threads have different performance.now() origins). */
   deadlineEpochMs: number;
   signal: SearchSignal;
-  /** Set when the task is the whole search: the worker then builds the response itself (see RenderedResponse). */
+  /** Set when the task is the whole search: the worker then builds the response itself (see RenderedResponse) unless it gives its worker up. */
   render?: RenderSpec;
+  /** The document of the first shard to start at: an earlier task of the search gave its worker up there (ShardsOutcome.resume). */
+  resumeAt?: number;
 }
 
 /** What a worker needs to build a search's response. */
@@ -159,6 +182,6 @@ export type MatchTextsResult = TextsMatched;
 /**
  * The group's matches (`shard` indexes SearchTask.shardFiles) and counters, a
  * shard that failed to open counting as a crash; the response itself for a
- * task with `render`. Told apart by `kind`.
+ * task with `render` that did not give its worker up. Told apart by `kind`.
  */
 export type SearchTaskResult = ShardsOutcome | RenderedResponse;

@@ -2,7 +2,8 @@
  * The search workers' entry (a Piscina worker; search/workers.ts starts it):
  * evaluates a task's shard group with the shards this thread has mapped, and
  * builds the response when the task is the whole search. A shard that cannot
- * be opened is counted in `crashes`, like a shard that fails mid-search.
+ * be opened is counted in `crashes`, like a shard that fails mid-search. While
+ * another caller has tasks too, a task gives its worker up after its slice.
  */
 import { workerData } from 'node:worker_threads';
 import type { Shard } from '../index/shard-reader.js';
@@ -11,10 +12,12 @@ import { firstInvalidRegex } from '../query/parser.js';
 import { textsMatching } from '../query/text-regex.js';
 import type { QueryNode } from '../query/ast.js';
 import { buildResponse, foundIn, membersAfterStats, renderFiles, type Found } from '../search/response/build.js';
-import { placeMembers, type RenderSlotsShare } from '../search/response/render-slots.js';
+import { contended } from '../search/contention.js';
+import { placeMembers } from '../search/response/render-slots.js';
 import { searchShards } from '../search/shard/evaluate.js';
+import { TaskSlice } from '../search/shard/shard-search.js';
 import { ShardCache } from '../search/shard-cache.js';
-import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, MatchTextsResult, MatchTextsTask, RenderedPart, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, ShardsOutcome } from './search-protocol.js';
+import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, MatchTextsResult, MatchTextsTask, RenderedPart, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, SearchWorkerData, ShardsOutcome } from './search-protocol.js';
 
 const cache = new ShardCache();
 /**
@@ -22,27 +25,32 @@ const cache = new ShardCache();
  * the next, so no response allocates memory of its own unless it outgrows this (docs/design.md, "The hot path's memory").
  */
 const scratch = Buffer.allocUnsafeSlow(64 * 1024);
-/** The front end's render slots (the pool passes them as the workers' workerData). */
-const slots = workerData as RenderSlotsShare;
+const { slots, contention, taskSliceMs } = workerData as SearchWorkerData;
+const callerContention = new Int32Array(contention);
 
 export default function searchTask(task: SearchTask): SearchTaskResult {
   cache.advance(task.generation);
   const shards: Shard[] = [];
   const fileIndex: number[] = [];
-  let unopened = 0;
+  const unopened: number[] = [];
   task.shardFiles.forEach((file, index) => {
     try {
       shards.push(cache.get(file));
       fileIndex.push(index);
     } catch {
-      unopened++;
+      unopened.push(index);
     }
   });
   const deadline = task.deadlineEpochMs - performance.timeOrigin;
-  const outcome = searchShards(task.query, shards, task.contexts, { wanted: task.wanted, deadline, signal: task.signal });
-  outcome.stats.crashes += unopened;
-  outcome.stats.shardFilesConsidered += unopened;
-  if (task.render) return render(task.render, task.query, foundIn(outcome, shards), [outcome]);
+  const startAt = fileIndex[0] === 0 ? task.resumeAt : undefined;
+  const slice = new TaskSlice(taskSliceMs, () => contended(callerContention));
+  const outcome = searchShards(task.query, shards, task.contexts, { wanted: task.wanted, deadline, signal: task.signal, startAt, slice });
+  if (outcome.resume) outcome.resume.shard = fileIndex[outcome.resume.shard]!;
+  // Counted by the task that tried them: not the resumed one, nor those left to the resuming task.
+  const tried = unopened.filter((index) => !(index === 0 && task.resumeAt !== undefined) && index < (outcome.resume?.shard ?? Infinity));
+  outcome.stats.crashes += tried.length;
+  outcome.stats.shardFilesConsidered += tried.length;
+  if (task.render && !outcome.resume) return render(task.render, task.query, foundIn(outcome, shards), [outcome]);
   for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
   return outcome;
 }

@@ -2,8 +2,8 @@ import t from 'tap';
 import { queueOptionsSymbol } from 'piscina';
 import { CallerTaskQueue } from '../../src/search/caller-queue.js';
 
-type Named = { name: string; [queueOptionsSymbol]: { caller?: string } };
-const task = (name: string, caller?: string): Named => ({ name, [queueOptionsSymbol]: caller === undefined ? {} : { caller } });
+type Named = { name: string; [queueOptionsSymbol]: { caller?: string; resumes?: boolean } };
+const task = (name: string, caller?: string, resumes = false): Named => ({ name, [queueOptionsSymbol]: caller === undefined ? {} : { caller, resumes } });
 
 /** What `queue` gives, shifted until it is empty. */
 function drained(queue: CallerTaskQueue): string[] {
@@ -42,6 +42,16 @@ t.test('a task put back is the next one again, in the turn it had', async (t) =>
   queue.push(task('d1', 'd'));
   queue.unshift(lone);
   t.same(drained(queue), ['c1', 'd1'], 'a caller with nothing else queued goes first too');
+});
+
+t.test("a task resuming one that gave its worker up is its caller's next, in the caller's turn", async (t) => {
+  const queue = new CallerTaskQueue();
+  queue.push(task('b1', 'b'));
+  queue.push(task('a2', 'a'));
+  queue.push(task('a1 resumed', 'a', true));
+  queue.push(task('c1 resumed', 'c', true));
+  queue.push(task('b2', 'b'));
+  t.same(drained(queue), ['b1', 'a1 resumed', 'c1 resumed', 'b2', 'a2'], 'ahead of its caller\'s older tasks, behind the callers waiting before it');
 });
 
 t.test('a task removed is not given, and its caller loses its turn with its last task', async (t) => {

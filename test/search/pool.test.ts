@@ -5,6 +5,7 @@ import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import type { FileResult, SearchRequest, SearchResponse } from '../../src/api/types.js';
 import { loadCatalog } from '../../src/search/catalog.js';
+import type { CallerContention } from '../../src/search/contention.js';
 import { SearchPool, type SearchCall } from '../../src/search/pool.js';
 import { PREFIX_ROOM } from '../../src/search/response/render-slots.js';
 import { WORKER_NICE_INCREMENT } from '../../src/search/workers.js';
@@ -110,6 +111,52 @@ t.test('a caller filling the search queue gives its youngest places to other cal
   t.match(await c[3], /gave its place/);
   t.same(cParts, [], 'no part of the displaced stream');
   t.same(await Promise.all(c.slice(0, 3)), ['answered', 'answered', 'answered']);
+});
+
+t.test("a search gives its worker up to another caller's at the end of its slice, and its parts make the same response", async (t) => {
+  const root = tempDir(t);
+  const repos = ['one', 'two', 'three'].map((name) => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 12; i++) files[`src/${name}${i}.c`] = `int needle_${name}_${i} = ${i};\n`.repeat(i + 1);
+    makeRepository(path.join(root, name), files);
+    return { name: `example.com/${name}`, path: path.join(root, name), public: true };
+  });
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
+  await runIndex(config);
+  // A slice of 0 ms: while another caller has tasks, a task gives its worker up after one document.
+  const pool = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://127.0.0.1:1', contexts: {}, taskSliceMs: 0 });
+  t.teardown(() => pool.close());
+  pool.setCatalog(loadCatalog(config));
+  let tasks = 0;
+  const { workers } = pool as unknown as { workers: { run: (...args: unknown[]) => Promise<unknown>; contention: CallerContention } };
+  const run = workers.run.bind(workers);
+  workers.run = (...args) => {
+    if (args[1] === undefined) tasks++;
+    return run(...args);
+  };
+  const request = { query: 'needle_', matches: 1000 };
+  const query = await pool.plan(request);
+  const call = { visible: () => true, caller: 'a' };
+  const comparable = ({ stats, ...rest }: SearchResponse) => ({ ...rest, counts: [stats.fileCount, stats.totalMatchCount, stats.actualMatchCount, stats.filesConsidered, stats.shardFilesConsidered, stats.crashes] });
+  const fromJson = (json: { body: Buffer }) => comparable(JSON.parse(json.body.toString()) as SearchResponse);
+
+  const aloneJson = fromJson(await pool.searchJson(query, request, call));
+  const alone = comparable(await pool.search(query, request, call));
+  t.equal(tasks, 2, 'alone, a search is one task');
+  t.equal(alone.counts[0], 36, 'every file found');
+
+  // Another caller's task with the workers, as the workers see it (its search would race this one's).
+  workers.contention.add('b');
+  t.teardown(() => workers.contention.remove('b'));
+  tasks = 0;
+  t.same(fromJson(await pool.searchJson(query, request, call)), aloneJson, 'the parts rendered by a worker are the whole response');
+  t.ok(tasks > 10, `the search ran as ${tasks} tasks`);
+  t.same(comparable(await pool.search(query, request, call)), alone, 'the parts built here too');
+  const parts: number[] = [];
+  const summary = await pool.stream(query, request, call, (part) => parts.push(part.stats.fileCount));
+  t.ok(parts.length > 10, 'a stream sends each part as it comes');
+  t.equal(summary.accumulatedStats.fileCount, 36, 'the parts hold every file once');
+  t.equal(summary.accumulatedStats.shardFilesConsidered, 3, 'and count each shard once');
 });
 
 t.test('search workers run at a lower priority than the front end', async (t) => {

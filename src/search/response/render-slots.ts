@@ -12,15 +12,11 @@
  * worker writes it while the task runs, the front end after the task
  * answered, and uWS copies it when the response is written.
  */
+import type { RenderSlotsShare } from '../../worker/search-protocol.js';
 
 /** Bytes before a slot's members for the stats prefix (≈ 450 bytes of JSON with 21 counters, at most ≈ 900). */
 export const PREFIX_ROOM = 2048;
 
-/** What a worker needs to write into the slots (its Piscina workerData). */
-export interface RenderSlotsShare {
-  buffer: SharedArrayBuffer;
-  slotBytes: number;
-}
 
 /** A response in a slot, valid until `release` (idempotent). */
 export interface SlotResponse {

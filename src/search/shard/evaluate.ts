@@ -11,7 +11,7 @@ import { resultTypeOf } from '../../query/plan.js';
 import type { DocumentMatch, EvaluationStats, ScoredMatch, SearchSignal, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
 import { addRangesFound, isSearchCancelled, rangesFound } from '../signal.js';
 import { scoreFile } from './rank.js';
-import { CompiledPatterns, searchShard } from './shard-search.js';
+import { CompiledPatterns, searchShard, type TaskSlice } from './shard-search.js';
 
 export interface SearchLimits {
   /** Stop once this many match ranges are found here and elsewhere (`matches + 1`). */
@@ -19,22 +19,28 @@ export interface SearchLimits {
   /** performance.now() value after which the search stops. */
   deadline: number;
   signal: SearchSignal;
+  /** Set when the first shard is resumed at this document (SearchTask.resumeAt): an earlier task counted it. */
+  startAt?: number;
+  /** When the task gives its worker up (its outcome's `resume` then says where the rest starts). */
+  slice?: TaskSlice;
 }
 
 /**
  * Evaluates `query` over `shards` in order until `limits.wanted` match ranges
  * (files for type:file, repositories for type:repo) are found (counting
  * those other tasks added to the signal), the deadline passes or the search
- * is cancelled. A corrupt shard, or one whose mapping faulted, is counted in
- * `crashes` and skipped.
+ * is cancelled, or the task's slice is over. A corrupt shard, or one whose
+ * mapping faulted, is counted in `crashes` and skipped. A shard is counted
+ * (considered, scanned or skipped) by the task that started it.
  */
 export function searchShards(query: QueryNode, shards: readonly Shard[], contexts: Record<string, SearchContextConfig>, limits: SearchLimits): ShardsOutcome {
-  const { wanted, deadline, signal } = limits;
+  const { wanted, deadline, signal, startAt, slice } = limits;
   const stats = emptyEvaluationStats();
-  stats.shardFilesConsidered = shards.length;
+  stats.shardFilesConsidered = shards.length - (startAt === undefined ? 0 : 1);
   const matches: ScoredMatch[] = [];
   let totalRanges = 0;
   let stop: StopReason = 'complete';
+  let resume: ShardsOutcome['resume'];
   const enoughElsewhere = () => rangesFound(signal) >= wanted;
   const isCancelled = () => isSearchCancelled(signal) || enoughElsewhere();
   const onMatchRanges = (ranges: number) => addRangesFound(signal, ranges);
@@ -52,7 +58,8 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
       stats.shardsSkipped++;
       continue;
     }
-    const shardLimits = { maxMatchRanges: resultType === 'repo' ? 1 : wanted - rangesFound(signal), countFiles: resultType !== undefined, deadline, isCancelled, onMatchRanges };
+    const resumed = index === 0 ? startAt : undefined;
+    const shardLimits = { maxMatchRanges: resultType === 'repo' ? 1 : wanted - rangesFound(signal), countFiles: resultType !== undefined, deadline, isCancelled, onMatchRanges, startAt: resumed, slice };
     let result;
     try {
       result = searchShard(shard, query, contexts, shardLimits, patterns);
@@ -69,9 +76,12 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     }
     const shardStats = result.stats;
     if (result.matches.length > 0 && resultType === 'repo') repositoriesFound.add(shard.meta.repository.id);
-    if (result.matches.length > 0) stats.shardsScanned++;
-    else if (shardStats.ngramLookups === 0 && shardStats.filesConsidered === 0) stats.shardsSkippedFilter++;
-    else stats.shardsSkipped++;
+    // A resumed shard was counted by the task that started it.
+    if (resumed === undefined) {
+      if (result.matches.length > 0) stats.shardsScanned++;
+      else if (shardStats.ngramLookups === 0 && shardStats.filesConsidered === 0) stats.shardsSkippedFilter++;
+      else stats.shardsSkipped++;
+    }
     stats.filesConsidered += shardStats.filesConsidered;
     stats.filesLoaded += shardStats.filesLoaded;
     stats.contentBytesLoaded += shardStats.contentBytesLoaded;
@@ -80,13 +90,18 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     stats.ngramMatches += shardStats.ngramMatches;
     stats.regexpsConsidered += shardStats.regexpsConsidered;
     totalRanges += shardStats.matchRanges;
+    if (result.stopReason === 'yielded') {
+      resume = { shard: index, doc: result.resumeAt! };
+      stats.shardFilesConsidered -= shards.length - 1 - index; // the rest are the resuming task's
+      break;
+    }
     if (result.stopReason !== 'complete' && !(resultType === 'repo' && result.stopReason === 'limit')) {
       // Stopping because other tasks found enough is the match cap, not a cancellation.
       stop = result.stopReason === 'cancelled' && !isSearchCancelled(signal) ? 'limit' : result.stopReason;
       if (stop !== 'limit') break;
     }
   }
-  return { kind: 'matches', matches, stats, totalRanges, stop };
+  return resume ? { kind: 'matches', matches, stats, totalRanges, stop, resume } : { kind: 'matches', matches, stats, totalRanges, stop };
 }
 
 export function emptyEvaluationStats(): EvaluationStats {

@@ -2,7 +2,7 @@
  * Evaluates a parsed query over one shard: picks candidate documents through
  * the trigram indexes, then decides each candidate in static-rank order and
  * collects its match ranges, until the match cap, the deadline or a
- * cancellation stops it.
+ * cancellation stops it, or its task gives its worker up (TaskSlice).
  *
  * Semantics (docs/query-syntax.md): terms are ANDed per file; a file
  * satisfying an operand contributes that operand's ranges; negations
@@ -41,6 +41,29 @@ export interface ShardSearchLimits {
   isCancelled(): boolean;
   /** Told the match ranges of each matching document (1 with `countFiles`) as it is found (so other tasks can stop early). */
   onMatchRanges?(ranges: number): void;
+  /** The first document to evaluate: documents before it were an earlier task's (a search resumed). */
+  startAt?: number;
+  /** When the task gives its worker up: the search stops 'yielded' before the document `resumeAt` names. */
+  slice?: TaskSlice;
+}
+
+/**
+ * A task's turn on its worker: over once it has evaluated documents for `ms` (counted from its first, so that
+ * every task gets on) while `contended()` says another caller waits (search/contention.ts).
+ */
+export class TaskSlice {
+  private endsAt: number | undefined;
+
+  constructor(
+    private readonly ms: number,
+    private readonly contended: () => boolean,
+  ) {}
+
+  /** Whether the task should give its worker up before a document it would evaluate at `now` (performance.now()). */
+  over(now: number): boolean {
+    this.endsAt ??= now + this.ms;
+    return now > this.endsAt && this.contended();
+  }
 }
 
 export interface ShardSearchStats extends CandidateStats {
@@ -53,7 +76,9 @@ export interface ShardSearchStats extends CandidateStats {
 
 export interface ShardSearchResult {
   matches: DocumentMatch[];
-  stopReason: StopReason;
+  /** 'yielded': the task's slice is over (ShardSearchLimits.slice); the shard's rest starts at `resumeAt`. */
+  stopReason: StopReason | 'yielded';
+  resumeAt?: number;
   stats: ShardSearchStats;
 }
 
@@ -87,10 +112,12 @@ export function searchShard(
   const docs = evaluator.candidatesOf(root);
   const total = docs === 'all' ? shard.documentCount : docs.length;
   let counted = 0;
-  for (let i = 0; i < total; i++) {
+  for (let i = firstCandidate(docs, limits.startAt ?? 0); i < total; i++) {
     if (limits.isCancelled()) return { matches, stopReason: 'cancelled', stats };
-    if (performance.now() > limits.deadline) return { matches, stopReason: 'deadline', stats };
+    const now = performance.now();
+    if (now > limits.deadline) return { matches, stopReason: 'deadline', stats };
     const doc = docs === 'all' ? i : docs[i]!;
+    if (limits.slice?.over(now)) return { matches, stopReason: 'yielded', resumeAt: doc, stats };
     stats.filesConsidered++;
     const ranges: Ranges = { content: [], path: [] };
     evaluator.startDocument(doc, limits.countFiles ? RANGES_PER_COUNTED_FILE : limits.maxMatchRanges - counted);
@@ -104,6 +131,11 @@ export function searchShard(
     if (counted >= limits.maxMatchRanges) return { matches, stopReason: 'limit', stats };
   }
   return { matches, stopReason: 'complete', stats };
+}
+
+/** The index of the first of `docs` at or after document `doc`. */
+function firstCandidate(docs: Candidates, doc: number): number {
+  return docs === 'all' ? doc : lowerBound(docs, doc);
 }
 
 /** Stands for "rev:HEAD" when the query names no branch: the default branch is bit 0 of every shard. */
