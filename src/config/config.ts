@@ -187,7 +187,12 @@ function join(at: string, key: string): string {
   return at ? `${at}.${key}` : key;
 }
 
-const absoluteHttpUrl = (value: string) => (/^https?:\/\/[^\s/]+/.test(value) ? null : 'must be an absolute http(s) URL');
+const absoluteHttpUrl = (value: string) => (/^https?:\/\/[^\s/]+/.test(value) && URL.canParse(value) ? null : 'must be an absolute http(s) URL');
+
+/** The http URL of a daemon listening on `host` (an IPv6 address bracketed) and `port`. */
+export function listenUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
 
 /**
  * Validates parsed JSON and fills in defaults. Throws ConfigError listing
@@ -198,7 +203,7 @@ export function validateConfig(raw: Json, source: string): Config {
   const top = r.object(raw, '', keysOf('')) ?? {};
   const listenRaw = r.section(top.listen, 'listen');
   const listen = { host: r.stringOption('listen.host', listenRaw.host), port: r.integerOption('listen.port', listenRaw.port) };
-  const publicUrl = r.string(top.publicUrl, 'publicUrl', `http://${listen.host}:${listen.port}`, absoluteHttpUrl).replace(/\/+$/, '');
+  const publicUrl = r.string(top.publicUrl, 'publicUrl', listenUrl(listen.host, listen.port), absoluteHttpUrl).replace(/\/+$/, '');
   const repos = Array.isArray(top.repos) ? top.repos.map((repo, i) => readRepository(r, repo, `repos[${i}]`)) : r.fail('repos', 'must be an array of repositories', []);
   const seen = new Set<string>();
   repos.forEach((repo, i) => {

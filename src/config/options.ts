@@ -39,7 +39,7 @@ export const OPTIONS = {
   'server.mcpSessionIdleSeconds': { kind: 'integer', default: 1800, min: 1, max: 604_800, meaning: 'an MCP session unused this long is closed' },
   'server.streamStallSeconds': { kind: 'integer', default: 30, min: 1, max: 3600, meaning: 'a client of a streamed response (stream_search, MCP) that takes nothing for this long is cut off, and its search stopped' },
   'server.shutdownDrainSeconds': { kind: 'integer', default: 10, min: 0, max: 600, meaning: 'how long requests in flight get to finish on SIGTERM' },
-  publicUrl: { kind: 'string', defaultText: '`http://{listen.host}:{listen.port}`', meaning: 'base of result links (an absolute http(s) URL)' },
+  publicUrl: { kind: 'string', defaultText: '`http://{listen.host}:{listen.port}`', meaning: 'base of result links (an absolute http(s) URL; an IPv6 `listen.host` bracketed by default)' },
   'repos[].name': { kind: 'string', defaultText: 'required', meaning: 'unique name, by convention `host/owner/name`' },
   'repos[].path': { kind: 'string', defaultText: 'required', meaning: 'git repository (bare or with a working tree) or plain directory; relative to the config file' },
   'repos[].branches': { kind: 'strings', default: [], meaning: 'branch names or globs (`*` within a segment, `**` across) indexed besides the default branch' },

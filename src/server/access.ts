@@ -23,6 +23,7 @@ import { FAILED_AUTHENTICATIONS, RateLimiter } from './rate-limit.js';
 import { secureCookies, sessionSecretOf } from './session-cookie.js';
 import { MCP_RESOURCE_PATH, PROTECTED_RESOURCE_METADATA_PATH } from './mcp/resource.js';
 import type { ServerContext } from './route.js';
+import { addressKey } from './client-address.js';
 
 /**
  * Who may call a route: anyone ('public': health, version, OpenAPI, sign-in);
@@ -59,7 +60,7 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
   const credential = secret !== undefined ? auth.authenticate(secret) : cookie !== undefined ? auth.authenticateSession(cookie) : null;
   if (secret !== undefined && !credential) {
     // Past the address's budget: 429, and no audit record (4 MB in 5 s from one connection before).
-    failedAuthentications.takeFor(`address:${request.remoteAddress}`);
+    failedAuthentications.takeFor(addressKey(request.remoteAddress));
     const header = bearer !== undefined ? 'authorization' : keyHeader!.toLowerCase();
     audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { header, path: request.path, remoteAddress: request.remoteAddress, requestId: request.requestId });
   }

@@ -8,7 +8,7 @@ import { native } from '../../native/index.js';
 import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
-import type { Config, OidcConfig } from '../config/config.js';
+import { listenUrl, type Config, type OidcConfig } from '../config/config.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import type { Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
@@ -48,7 +48,7 @@ export class Daemon {
     private readonly server: HttpServer,
     private readonly watchdog: NodeJS.Timeout | null,
   ) {
-    this.url = `http://${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${server.port}`;
+    this.url = listenUrl(config.listen.host, server.port);
   }
 
   /**

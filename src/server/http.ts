@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { ApiError } from '../api/errors.js';
+import { clientAddress } from './client-address.js';
 
 export interface Request {
   /** Lower-case method. */
@@ -130,7 +131,7 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     query: req.getQuery() ?? '',
     headers,
     requestId: offered && REQUEST_ID.test(offered) ? offered : randomUUID(),
-    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    remoteAddress: clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString()),
     body: Buffer.alloc(0),
     onAborted: (listener) => {
       if (aborted) listener();

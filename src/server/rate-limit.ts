@@ -11,6 +11,7 @@
 import { ApiError } from '../api/errors.js';
 import { credentialRecord } from '../auth/model.js';
 import type { Caller } from './access.js';
+import { addressKey } from './client-address.js';
 import type { Request } from './http.js';
 
 interface Bucket {
@@ -24,10 +25,10 @@ const SWEEP_AT = 10_000;
 /** Failed authentications one address may make: one a second, in bursts of ten. */
 export const FAILED_AUTHENTICATIONS = { perSecond: 1, burst: 10 } as const;
 
-/** Who a request is from, as a key: its credential (kind and id), or its address when it has none (or a failed one). */
+/** Who a request is from, as a key: its credential (kind and id), or its address's (client-address.ts) when it has none (or a failed one). */
 export function callerKey(caller: Caller | null, request: Request): string {
   const credential = caller?.credential;
-  return credential ? `${credential.kind}:${credentialRecord(credential).id}` : `address:${request.remoteAddress}`;
+  return credential ? `${credential.kind}:${credentialRecord(credential).id}` : addressKey(request.remoteAddress);
 }
 
 export class RateLimiter {

@@ -34,6 +34,7 @@ t.test('the documented example validates, with defaults filled in', async (t) =>
   const minimal = validateConfig({ repos: [{ name: 'r', path: '.' }] }, 'minimal');
   t.same(minimal.repos[0], { name: 'r', path: '.', branches: [], codeHostType: 'genericGitHost', public: false, archived: false, fork: false });
   t.equal(minimal.publicUrl, 'http://127.0.0.1:6070');
+  t.equal(validateConfig({ repos: [], listen: { host: '::' } }, 'ipv6').publicUrl, 'http://[::]:6070', 'an IPv6 listen address bracketed');
   t.equal(minimal.auth.anonymousAccess, false, 'anonymous access is off by default');
 });
 
@@ -50,6 +51,7 @@ const invalid: [what: string, config: unknown, message: RegExp][] = [
   ['duplicate names', { repos: [{ name: 'a', path: '.' }, { name: 'a', path: '..' }] }, /repos\[1\]\.name: duplicate repository name "a"/],
   ['port out of range', { repos: [], listen: { port: 70000 } }, /listen\.port: must be an integer from 0 to 65535/],
   ['relative publicUrl', { repos: [], publicUrl: 'localhost:6070' }, /publicUrl: must be an absolute http\(s\) URL/],
+  ['unparsable publicUrl', { repos: [], publicUrl: 'http://:::6070' }, /publicUrl: must be an absolute http\(s\) URL/],
   ['bad webUrl', { repos: [{ name: 'a', path: '.', webUrl: 'ftp://x' }] }, /repos\[0\]\.webUrl: must be an absolute http\(s\) URL/],
   ['context include not array', { repos: [], contexts: { be: { include: 'x' } } }, /contexts\.be\.include: must be an array of strings/],
   ['anonymousAccess wrong type', { repos: [], auth: { anonymousAccess: 1 } }, /auth\.anonymousAccess: must be true or false/],

@@ -67,3 +67,19 @@ t.test('system endpoints, OpenAPI, metrics, unknown paths and methods', async (t
     t.equal((await response.json()).errorCode, 'METHOD_NOT_ALLOWED');
   }
 });
+
+t.test('a daemon listening on an IPv6 address links to itself by a valid URL', async (t) => {
+  const repo = fixtureRepository(t);
+  const listenOnIpv6 = async (configFile: string) => {
+    const config = JSON.parse(fs.readFileSync(configFile, 'utf8')) as { listen: { host: string } };
+    config.listen.host = '::1';
+    fs.writeFileSync(configFile, JSON.stringify(config));
+  };
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } }, { prepare: listenOnIpv6 });
+  t.match(daemon.url, /^http:\/\/\[::1\]:\d+$/);
+  const search = await daemon.post('/api/search', { query: 'parse_expression', matches: 10 });
+  t.equal(search.status, 200, 'a search answers (its links are made from publicUrl)');
+  const { files } = (await search.json()) as { files: { webUrl: string }[] };
+  t.ok(files.length > 0 && files.every((file) => file.webUrl.startsWith(`${daemon.url}/browse/`)), 'links to the daemon itself');
+  t.equal((await daemon.fetch('/api/repos')).status, 200);
+});

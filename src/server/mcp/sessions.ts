@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { ApiError } from '../../api/errors.js';
 import type { Caller } from '../access.js';
+import { addressKey } from '../client-address.js';
 import type { Reply, Request } from '../http.js';
 import type { ServerContext } from '../route.js';
 
@@ -64,7 +65,7 @@ export async function handleMcp(request: Request, caller: Caller, context: Serve
   let session = sessionId ? sessions.get(sessionId) : undefined;
   if (sessionId && !session) return jsonRpcError(404, 'Session not found (ended, expired or never opened): start a new one with initialize');
   if (!session) {
-    const holder = caller.user?.id ?? `address:${request.remoteAddress}`;
+    const holder = caller.user?.id ?? addressKey(request.remoteAddress);
     return whileOpening(holder, context, async () => {
       const opened = await newSession(caller, holder, request.remoteAddress, context);
       return fromResponse(await opened.transport.handleRequest(toWebRequest(request, context)));

@@ -15,6 +15,7 @@ import { secureOrLoopback } from '../../config/loopback.js';
 import { audit, type Caller } from '../access.js';
 import { MCP_RESOURCE_PATH, PROTECTED_RESOURCE_METADATA_PATH } from '../mcp/resource.js';
 import type { JsonReply, Request } from '../http.js';
+import { addressKey } from '../client-address.js';
 import { RateLimiter } from '../rate-limit.js';
 import type { Route, ServerContext } from '../route.js';
 
@@ -166,7 +167,7 @@ export const registerClientRoute: Route = {
       const problem = redirectUriProblem(uri);
       if (problem) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_redirect_uri', `redirect_uris: ${problem}`);
     }
-    registrations.takeFor(`address:${request.remoteAddress}`);
+    registrations.takeFor(addressKey(request.remoteAddress));
     const client = await context.auth.registerOAuthClient(body.client_name ?? 'MCP client', [...new Set(body.redirect_uris)]);
     audit(context, caller, 'oauth.client.registered', { id: client.id, type: 'oauthClient' }, { name: client.name, redirectUris: client.redirectUris, remoteAddress: request.remoteAddress });
     return {

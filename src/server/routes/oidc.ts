@@ -15,6 +15,7 @@ import type { Request, TextReply } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
 import { cookieValue, secureCookies, setCookie, SIGN_IN_STATE_COOKIE } from '../session-cookie.js';
 import { RateLimiter } from '../rate-limit.js';
+import { addressKey } from '../client-address.js';
 import { handOver, sessionClient } from './sessions.js';
 
 const TAG = 'Sessions';
@@ -71,7 +72,7 @@ export const oidcStartRoute: Route = {
   async handle(request: Request, _caller: Caller, context: ServerContext) {
     const signIn = configured(context);
     const { next } = parseQuery(startQuery, request.query);
-    singleSignOnStarts.takeFor(`address:${request.remoteAddress}`);
+    singleSignOnStarts.takeFor(addressKey(request.remoteAddress));
     try {
       const { url, state } = await signIn.begin(localPath(next));
       return redirect(url, { 'Set-Cookie': setCookie(SIGN_IN_STATE_COOKIE, state, STATE_COOKIE_SECONDS, secureCookies(context.config.publicUrl)) });

@@ -13,6 +13,7 @@ import { anonymousCaller, audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { RateLimiter } from '../rate-limit.js';
 import type { Route, ServerContext } from '../route.js';
+import { addressKey } from '../client-address.js';
 import { deleteByIdRoute } from './delete-by-id.js';
 import { secureCookies, SESSION_COOKIE, sessionSecretOf, setCookie } from '../session-cookie.js';
 
@@ -90,7 +91,7 @@ export const signInRoute: Route = {
   errors: ['INVALID_REQUEST_BODY', 'NOT_AUTHENTICATED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
   async handle(request: Request, _caller: Caller, context: ServerContext) {
     const { email, password } = parseBody(signInBody, request.body);
-    signInAttempts.takeFor(`address:${request.remoteAddress}`);
+    signInAttempts.takeFor(addressKey(request.remoteAddress));
     signInAttempts.takeFor(`email:${email.toLowerCase()}`);
     const client = sessionClient(request);
     const started = await boundedCheck(() => context.auth.signIn(email, password, client));
