@@ -16,6 +16,10 @@ export interface MetricsSources {
   /** Shards searches could not read, counted once per search. */
   failedShards(): number;
   renderSlotsInUse(): number;
+  /** Search tasks that gave their worker up to another caller's (search/contention.ts). */
+  yieldedSearchTasks(): number;
+  /** Searches that gave their place in a full queue to another caller's (search/admissions.ts). */
+  displacedSearches(): number;
 }
 
 export class Metrics {
@@ -76,6 +80,8 @@ export class Metrics {
       });
     };
     total('trawl_worker_crashes_total', 'Search tasks that failed in a worker', () => sources.failedSearchTasks());
+    total('trawl_search_tasks_yielded_total', "Search tasks that gave their worker up to another caller's, the rest of their shards queued as a task of their own", () => sources.yieldedSearchTasks());
+    total('trawl_searches_displaced_total', "Searches that gave their place in a full queue to another caller's (503 for them)", () => sources.displacedSearches());
     total('trawl_shard_failures_total', 'Shards a search could not read (corrupt, missing, or changed under its mapping), once per search: their results are missing from it', () => sources.failedShards());
   }
 

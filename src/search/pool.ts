@@ -162,6 +162,8 @@ export class SearchPool {
   private readonly admissions: Admissions;
   private workerFailures = 0;
   private shardFailures = 0;
+  private tasksYielded = 0;
+  private searchesDisplaced = 0;
   /** The signals of the searches in flight, cancelled by close. */
   private readonly searchSignals = new Set<SearchSignal>();
   /** The next step of mapping the current catalog's shards on this thread in the background. */
@@ -230,6 +232,16 @@ export class SearchPool {
   /** Shards that searches could not read (the `crashes` of every response): corrupt, missing, or changed under their mappings. */
   get failedShards(): number {
     return this.shardFailures;
+  }
+
+  /** Search tasks that gave their worker up to another caller's (contention.ts). */
+  get yieldedTasks(): number {
+    return this.tasksYielded;
+  }
+
+  /** Searches that gave their place in a full queue to another caller's (admissions.ts). */
+  get displacedSearches(): number {
+    return this.searchesDisplaced;
   }
 
   /**
@@ -455,6 +467,7 @@ export class SearchPool {
     let gaveItsPlace!: (error: SearchQueueFullError) => void;
     const displaced = new Promise<never>((_, reject) => (gaveItsPlace = reject));
     const admission = this.admissions.admit(call.caller ?? '', () => {
+      this.searchesDisplaced++;
       cancelSearch(signal);
       gaveItsPlace(new SearchQueueFullError(this.options.maxQueuedSearches, true));
     });
@@ -551,6 +564,7 @@ export class SearchPool {
     }
     if (searchRun.admission.displaced) throw new SearchQueueFullError(this.options.maxQueuedSearches, true);
     searchRun.admission.keep();
+    if (result.kind === 'matches' && result.resume) this.tasksYielded++;
     return result;
   }
 

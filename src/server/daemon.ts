@@ -212,6 +212,8 @@ function serverContext(
     failedSearchTasks: () => pool.failedTasks,
     failedShards: () => pool.failedShards,
     renderSlotsInUse: () => pool.renderSlotsInUse,
+    yieldedSearchTasks: () => pool.yieldedTasks,
+    displacedSearches: () => pool.displacedSearches,
   });
   return {
     get config() {

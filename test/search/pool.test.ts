@@ -111,6 +111,7 @@ t.test('a caller filling the search queue gives its youngest places to other cal
   t.match(await c[3], /gave its place/);
   t.same(cParts, [], 'no part of the displaced stream');
   t.same(await Promise.all(c.slice(0, 3)), ['answered', 'answered', 'answered']);
+  t.equal(pool.displacedSearches, 2, 'two searches gave their places (counted for /metrics)');
 });
 
 t.test("a search gives its worker up to another caller's at the end of its slice, and its parts make the same response", async (t) => {
@@ -151,6 +152,7 @@ t.test("a search gives its worker up to another caller's at the end of its slice
   tasks = 0;
   t.same(fromJson(await pool.searchJson(query, request, call)), aloneJson, 'the parts rendered by a worker are the whole response');
   t.ok(tasks > 10, `the search ran as ${tasks} tasks`);
+  t.equal(pool.yieldedTasks, tasks - 1, 'each but the last gave its worker up (counted for /metrics)');
   t.same(comparable(await pool.search(query, request, call)), alone, 'the parts built here too');
   const parts: number[] = [];
   const summary = await pool.stream(query, request, call, (part) => parts.push(part.stats.fileCount));

@@ -45,7 +45,7 @@ t.test('system endpoints, OpenAPI, metrics, unknown paths and methods', async (t
   const metrics = await daemon.fetch('/metrics');
   t.equal(metrics.status, 200);
   const text = await metrics.text();
-  for (const name of ['trawl_http_requests_total', 'trawl_http_request_duration_seconds', 'trawl_search_duration_seconds', 'trawl_search_queue_depth', 'trawl_shards_loaded', 'trawl_worker_shards_loaded', 'trawl_index_lag_seconds', 'trawl_worker_crashes_total', 'trawl_shard_failures_total', 'trawl_render_slots_in_use']) {
+  for (const name of ['trawl_http_requests_total', 'trawl_http_request_duration_seconds', 'trawl_search_duration_seconds', 'trawl_search_queue_depth', 'trawl_shards_loaded', 'trawl_worker_shards_loaded', 'trawl_index_lag_seconds', 'trawl_worker_crashes_total', 'trawl_shard_failures_total', 'trawl_render_slots_in_use', 'trawl_search_tasks_yielded_total', 'trawl_searches_displaced_total']) {
     t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), `metric ${name}`);
   }
   t.match(text, /trawl_shards_loaded 1$/m, 'the one shard is mapped');
