@@ -30,8 +30,8 @@ import { browseUrl, externalUrl } from '../../search/links.js';
 import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { pageHeaders, requestedPage } from '../pagination.js';
-import { gitRepository, visibleRepository } from '../repositories.js';
 import { callerKey } from '../rate-limit.js';
+import { gitRepository, visibleRepository } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
 
 const GIT_ERRORS = ['NOT_FOUND', 'INVALID_GIT_REF', 'NOT_AUTHENTICATED'] as const;
@@ -129,10 +129,11 @@ export const commitsRoute: Route = {
     const params = parseQuery(commitsQuery, request.query);
     const { repository, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const page = requestedPage(params);
+    const from = callerKey(caller, request);
     const filter: CommitFilter = {
       path: params.path === undefined ? undefined : normalizeTreePath(params.path),
-      query: await regexParameter(context, params.query, 'query', callerKey(caller, request)),
-      author: await regexParameter(context, params.author, 'author', callerKey(caller, request)),
+      query: await regexParameter(context, params.query, 'query', from),
+      author: await regexParameter(context, params.author, 'author', from),
       since: gitDateParameter(params.since, 'since'),
       until: gitDateParameter(params.until, 'until'),
     };
