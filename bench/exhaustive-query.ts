@@ -2,16 +2,22 @@
  * One query of the exhaustive search benchmark (search-exhaustive.ts starts this per query, so that each
  * has a heap and a peak of its own): every match of the query over the Linux 6.1 index, in process,
  * as `trawl search` would find them with no cap (MODE `objects`), or answered as /api/search's JSON bytes, as a
- * search worker renders them (MODE `json`). Prints one JSON line: run times, the part of each spent finding the
- * matches (the rest builds the response), match ranges found, files returned (objects only), and whether the
- * response holds them all (it is cut at 64 MiB of content).
+ * search worker renders them (MODE `json`), or as the daemon answers it, its search pool's workers (one per core)
+ * finding and rendering (MODE `daemon`). Prints one JSON line: run times, the part of each spent finding the
+ * matches (the rest builds the response; `daemon`: the longest wait for a search task), match ranges found, files
+ * returned (objects only), and whether the response holds them all (it is cut at 64 MiB of content).
  *
- *   node dist/bench/exhaustive-query.js DATA_DIR QUERY_JSON MODE
+ *   node dist/bench/exhaustive-query.js DATA_DIR QUERY_JSON MODE CORPUS
  */
-import type { SearchResponse } from '../src/api/types.js';
+import os from 'node:os';
+import type { SearchResponse, SearchStats } from '../src/api/types.js';
+import { validateConfig } from '../src/config/config.js';
+import { loadCatalog } from '../src/search/catalog.js';
+import { SearchPool } from '../src/search/pool.js';
 import { openShardSet } from '../src/search/shard-set.js';
 import { search, searchInto } from '../src/search/in-process.js';
 import { renderFiles, responseJson } from '../src/search/response/build.js';
+import { linuxRepositoryConfig } from './corpus.js';
 import { searchRequest, type BenchQuery } from './queries.js';
 
 /** More match ranges than the corpus holds: no cap. */
@@ -20,7 +26,7 @@ const UNCAPPED_MATCHES = 100_000_000;
 const SLOW_RUN_MS = 10_000;
 const RUNS = 3;
 
-const [dataDir, queryJson, mode] = process.argv.slice(2);
+const [dataDir, queryJson, mode, corpus] = process.argv.slice(2);
 const q = JSON.parse(queryJson!) as BenchQuery;
 const { shards } = openShardSet(dataDir!);
 const request = searchRequest(q, UNCAPPED_MATCHES);
@@ -30,21 +36,41 @@ const finding: number[] = [];
 let files = 0;
 let ranges = 0;
 let exhaustive = false;
+const pool = mode === 'daemon' ? await startedPool() : undefined;
 do {
   const started = performance.now();
-  let response: Omit<SearchResponse, 'files'>;
-  if (mode === 'json') {
-    const rendered = searchInto(renderFiles, request, shards, environment);
-    responseJson(rendered); // the body's bytes, as the worker writes them
-    response = rendered;
+  let stats: SearchStats;
+  if (pool) {
+    const json = await pool.searchJson(await pool.plan(request), request, { visible: () => true });
+    stats = json.stats;
+    exhaustive = json.body.toString('latin1', json.body.length - 5) === 'true}'; // `"isSearchExhaustive":true}`
+    json.release();
   } else {
-    const objects = search(request, shards, environment);
-    files = objects.files.length;
-    response = objects;
+    let response: Omit<SearchResponse, 'files'>;
+    if (mode === 'json') {
+      const rendered = searchInto(renderFiles, request, shards, environment);
+      responseJson(rendered); // the body's bytes, as the worker writes them
+      response = rendered;
+    } else {
+      const objects = search(request, shards, environment);
+      files = objects.files.length;
+      response = objects;
+    }
+    stats = response.stats;
+    exhaustive = response.isSearchExhaustive;
   }
   runs.push(performance.now() - started);
-  finding.push(response.stats.matchTreeSearch / 1e6);
-  ranges = response.stats.totalMatchCount;
-  exhaustive = response.isSearchExhaustive;
+  finding.push((pool ? stats.wait : stats.matchTreeSearch) / 1e6);
+  ranges = stats.totalMatchCount;
 } while (runs.length < RUNS && runs[0]! < SLOW_RUN_MS);
+await pool?.close();
 console.log(JSON.stringify({ runs, finding, files, ranges, exhaustive }));
+
+/** The daemon's search pool over the index, once every worker and the front end have mapped its shards. */
+async function startedPool(): Promise<SearchPool> {
+  const config = validateConfig({ dataDir: dataDir!, repos: [linuxRepositoryConfig(corpus!)] }, 'bench');
+  const started = new SearchPool({ workers: os.availableParallelism(), maxQueuedSearches: 1, timeBudgetMs: environment.timeBudgetMs, publicUrl: environment.publicUrl, contexts: {} });
+  started.setCatalog(loadCatalog(config));
+  while (started.workerShardsMapped < shards.length || started.shardsMapped < shards.length) await new Promise((resolve) => setTimeout(resolve, 50));
+  return started;
+}

@@ -9,6 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateConfig } from '../src/config/config.js';
@@ -33,8 +34,8 @@ interface Outcome {
 }
 
 /** The child's answer, or why it has none; and the peak of its anonymous memory in bytes. */
-async function runChild(dataDir: string, q: BenchQuery, mode: 'objects' | 'json'): Promise<{ outcome: Outcome | string; peakAnonymous: number }> {
-  const child = spawn(process.execPath, [CHILD, dataDir, JSON.stringify(q), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function runChild(dataDir: string, q: BenchQuery, mode: 'objects' | 'json' | 'daemon'): Promise<{ outcome: Outcome | string; peakAnonymous: number }> {
+  const child = spawn(process.execPath, [CHILD, dataDir, JSON.stringify(q), mode, corpus], { stdio: ['ignore', 'pipe', 'pipe'] });
   let peakAnonymous = 0;
   const sample = () => {
     try {
@@ -74,16 +75,18 @@ for (const { name, queries } of QUERY_CLASSES) {
     const { outcome, peakAnonymous } = await runChild(dataDir, q, 'objects');
     const json = await runChild(dataDir, q, 'json');
     const jsonCell = typeof json.outcome === 'string' ? json.outcome : format(percentile(json.outcome.runs, 50));
+    const daemon = (await runChild(dataDir, q, 'daemon')).outcome;
+    const daemonCell = typeof daemon === 'string' ? daemon : `${format(percentile(daemon.runs, 50))} (${format(percentile(daemon.finding, 50))})`;
     ripgrepOnce(corpus, q);
     const rg = percentile(Array.from({ length: RG_RUNS }, () => ripgrepOnce(corpus, q)), 50);
     const cells =
       typeof outcome === 'string'
-        ? [outcome, '', jsonCell, '', '', '', `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`, format(rg), '']
+        ? [outcome, '', jsonCell, daemonCell, '', '', '', `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`, format(rg), '']
         : (() => {
             const trawl = percentile(outcome.runs, 50);
             const ratio = rg / trawl;
             const files = outcome.files.toLocaleString('en');
-            return [format(trawl), format(percentile(outcome.finding, 50)), jsonCell, outcome.ranges.toLocaleString('en'), files, outcome.exhaustive ? 'yes' : 'no', `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`, format(rg), `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}×`];
+            return [format(trawl), format(percentile(outcome.finding, 50)), jsonCell, daemonCell, outcome.ranges.toLocaleString('en'), files, outcome.exhaustive ? 'yes' : 'no', `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`, format(rg), `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}×`];
           })();
     rows.push(`| ${name} | \`${q.query}\` | ${cells.join(' | ')} |`);
     console.error(rows.at(-1));
@@ -94,14 +97,16 @@ const body = `Every match, no cap: each query of the search-latency table run in
 corpus holds (a fresh process per query, Node's default heap limit; up to 3 runs, 1 when a run takes over 10 s;
 the median shown; "finding" is the part of it spent finding the matches, the rest builds the response's
 objects; "as JSON" is the same search, in a process of its own, answered as the bytes of /api/search's JSON
-as a search worker renders them), beside ripgrep's \`rg -c\` (exhaustive, process start included, ${RG_RUNS} runs after one warm-up).
+as a search worker renders them; "daemon" is that answer from the daemon's search pool, ${os.availableParallelism()} workers on the one
+search, with the longest wait for a search task in brackets), beside ripgrep's \`rg -c\` (exhaustive, process start included,
+${RG_RUNS} runs after one warm-up; it runs a thread per core too).
 "peak anon" is the highest anonymous memory of the trawl process (heap and buffers, not the mapped index),
 sampled every 20 ms. "match ranges" are those found; "files" those returned, and "all returned" says whether the
 response holds every file (it is cut at 64 MiB of content). Times in milliseconds; ratio = ripgrep / trawl (above 1:
 trawl faster).
 
-| class | query | trawl | finding | as JSON | match ranges | files | all returned | peak anon MiB (objects / JSON) | ripgrep | ratio |
-|---|---|---|---|---|---|---|---|---|---|---|
+| class | query | trawl | finding | as JSON | daemon (finding) | match ranges | files | all returned | peak anon MiB (objects / JSON) | ripgrep | ratio |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 Targets (issue 34): every query at or below ripgrep's time (the common word at ≤ 0.7× ripgrep's, the regex
