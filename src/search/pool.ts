@@ -35,7 +35,7 @@ import type {
 import { Admissions, type Admission } from './admissions.js';
 import { groupShards, shardFiles, type Catalog } from './catalog.js';
 import { accumulateStats, buildResponse, collectFiles, emptyStats, renderFiles, responseJson, type Built, type FileSink, type Found } from './response/build.js';
-import type { RenderSlots } from './response/render-slots.js';
+import { PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
 import { PatternChecks } from './pattern-checks.js';
 import { ShardCache } from './shard-cache.js';
@@ -442,7 +442,8 @@ export class SearchPool {
     this.shardFailures += stats.crashes;
     const prefix = `{"stats":${JSON.stringify(stats)},`;
     if (results === null) return { stats, ...this.renderSlots.response(slot!, prefix, slotBytesUsed) };
-    return { stats, body: Buffer.concat([Buffer.from(prefix), results]), release: noRelease };
+    const { body } = prefixedResponse(Buffer.from(results.buffer, results.byteOffset, results.byteLength), prefix, results.byteLength - PREFIX_ROOM);
+    return { stats, body, release: noRelease };
   }
 
   /** Counts `run` as a search in flight of `caller` that keeps its place (or refuses it) for as long as it runs. */

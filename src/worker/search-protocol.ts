@@ -118,7 +118,8 @@ export interface RenderedResponse {
   stats: SearchStats;
   /**
    * The response's members after `stats` (`"files":[…],"repositoryInfo":[…],"isSearchExhaustive":…}`) as
-   * UTF-8 JSON when they did not fit the task's render slot (or it had none); null when they are in the slot.
+   * UTF-8 JSON when they did not fit the task's render slot (or it had none), after PREFIX_ROOM bytes of room
+   * for the front end's prefix, as in a slot; its memory is handed over, not copied. Null when they are in the slot.
    * Bytes, not a string (docs/design.md, "The hot path's memory").
    */
   results: Uint8Array | null;

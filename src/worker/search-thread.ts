@@ -6,6 +6,7 @@
  * another caller has tasks too, a task gives its worker up after its slice.
  */
 import { workerData } from 'node:worker_threads';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { Shard } from '../index/shard-reader.js';
 import { checkedPattern, freeRetiredRegexes } from '../query/compiled-regex.js';
 import { firstInvalidRegex } from '../query/parser.js';
@@ -71,8 +72,14 @@ export function renderPart(task: RenderMergedTask): RenderedPart {
 
 function render(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]): RenderedResponse {
   const { stats, files, repositoryInfo, isSearchExhaustive } = built(spec, query, found, outcomes);
-  const members = membersAfterStats(files, repositoryInfo, isSearchExhaustive);
-  return { kind: 'rendered', stats, ...placeMembers(slots, spec.slot, members) };
+  const placed = placeMembers(slots, spec.slot, membersAfterStats(files, repositoryInfo, isSearchExhaustive));
+  const answer: RenderedResponse = { kind: 'rendered', stats, ...placed };
+  return placed.results ? handedOver(answer, placed.results.buffer as ArrayBuffer) : answer;
+}
+
+/** `answer` as Piscina posts it with `buffer` transferred to the front end, not copied (it unwraps the value). */
+function handedOver<T extends object>(answer: T, buffer: ArrayBuffer): T {
+  return move({ [transferableSymbol]: buffer, [valueSymbol]: answer }) as unknown as T;
 }
 
 /** The response `spec` asks for, its files as UTF-8 JSON, timed from when the front end started the search. */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { PREFIX_ROOM, RenderSlots, placeMembers } from '../../src/search/response/render-slots.js';
+import { PREFIX_ROOM, RenderSlots, placeMembers, prefixedResponse } from '../../src/search/response/render-slots.js';
 
 t.test('a response is the prefix and the members the worker wrote, in the slot', async (t) => {
   const slots = new RenderSlots(2, PREFIX_ROOM + 64);
@@ -23,11 +23,15 @@ t.test('members over a slot, or without one, come in a buffer of their own; a pr
   const slots = new RenderSlots(1, PREFIX_ROOM + 8);
   const slot = slots.acquire()!;
   const tooMany = placeMembers(slots.share, slot, [Buffer.from('"files":'), Buffer.from('[]}')]);
-  t.same([Buffer.from(tooMany.results!).toString(), tooMany.slotBytesUsed], ['"files":[]}', 0], 'eleven bytes do not fit in eight');
+  const membersOf = (results: Uint8Array) => Buffer.from(results).subarray(PREFIX_ROOM).toString();
+  t.same([membersOf(tooMany.results!), tooMany.results!.byteLength, tooMany.slotBytesUsed], ['"files":[]}', PREFIX_ROOM + 11, 0], 'eleven bytes do not fit in eight: after a room of their own');
   t.notOk(tooMany.results!.buffer instanceof SharedArrayBuffer, 'they are not in the slot');
-  t.equal(tooMany.results!.byteLength, tooMany.results!.buffer.byteLength, 'nor in a larger buffer');
+  t.equal(tooMany.results!.byteLength, tooMany.results!.buffer.byteLength, 'nor in a larger buffer (the answer hands it over whole)');
+  const bytes = Buffer.from(tooMany.results!.buffer, tooMany.results!.byteOffset, tooMany.results!.byteLength);
+  const inPlace = prefixedResponse(bytes, '{"stats":{},', 11);
+  t.same([inPlace.body.toString(), inPlace.inPlace, inPlace.body.buffer === tooMany.results!.buffer], ['{"stats":{},"files":[]}', true, true], 'the prefix written into its room: no copy');
   const noSlot = placeMembers(slots.share, undefined, [Buffer.from('"a":1}')]);
-  t.same([Buffer.from(noSlot.results!).toString(), noSlot.slotBytesUsed], ['"a":1}', 0], 'no slot');
+  t.same([membersOf(noSlot.results!), noSlot.slotBytesUsed], ['"a":1}', 0], 'no slot');
   t.same(placeMembers(slots.share, slot, [Buffer.from('"a":1}')]), { results: null, slotBytesUsed: 6 });
   const prefix = `{"stats":"${'x'.repeat(PREFIX_ROOM)}",`;
   const response = slots.response(slot, prefix, 6);

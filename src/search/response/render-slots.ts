@@ -62,17 +62,14 @@ export class RenderSlots {
    * over its room makes a copy, and the slot is free at once.
    */
   response(slot: number, prefix: string, membersBytes: number): SlotResponse {
-    const members = slot * this.slotBytes + PREFIX_ROOM;
-    const start = members - Buffer.byteLength(prefix);
-    if (start < slot * this.slotBytes) {
-      const body = Buffer.concat([Buffer.from(prefix), this.bytes.subarray(members, members + membersBytes)]);
+    const { body, inPlace } = prefixedResponse(this.bytes.subarray(slot * this.slotBytes), prefix, membersBytes);
+    if (!inPlace) {
       this.release(slot);
       return { body, release: () => {} };
     }
-    this.bytes.write(prefix, start);
     let released = false;
     return {
-      body: this.bytes.subarray(start, members + membersBytes),
+      body,
       release: () => {
         if (released) return;
         released = true;
@@ -83,18 +80,30 @@ export class RenderSlots {
 }
 
 /**
+ * A response from `bytes`, which start with PREFIX_ROOM bytes of room and then hold `membersBytes` of members:
+ * `prefix` written right-aligned into the room, the body in place; a copy when the prefix outgrows the room.
+ */
+export function prefixedResponse(bytes: Buffer, prefix: string, membersBytes: number): { body: Buffer; inPlace: boolean } {
+  const start = PREFIX_ROOM - Buffer.byteLength(prefix);
+  if (start < 0) return { body: Buffer.concat([Buffer.from(prefix), bytes.subarray(PREFIX_ROOM, PREFIX_ROOM + membersBytes)]), inPlace: false };
+  bytes.write(prefix, start);
+  return { body: bytes.subarray(start, PREFIX_ROOM + membersBytes), inPlace: true };
+}
+
+/**
  * Worker side: the parts of `members`, one after the other, written into
  * `slot` after its prefix room (`results` null, `slotBytesUsed` written);
  * or, with no slot or when they do not fit, in `results`, a buffer of their
- * own, so that the task's answer copies only them (a pooled Buffer's whole
- * slab would be copied).
+ * own laid out as a slot is (PREFIX_ROOM bytes of room, then the members),
+ * so that the task's answer can hand its memory over (search-thread.ts) and
+ * the front end write the prefix in place (`prefixedResponse`).
  */
 export function placeMembers(share: RenderSlotsShare, slot: number | undefined, members: readonly Uint8Array[]): { results: Uint8Array | null; slotBytesUsed: number } {
   const length = members.reduce((sum, part) => sum + part.length, 0);
   const room = share.slotBytes - PREFIX_ROOM;
   const inSlot = slot !== undefined && length <= room;
-  const target = inSlot ? new Uint8Array(share.buffer, slot * share.slotBytes + PREFIX_ROOM, room) : new Uint8Array(length);
-  let at = 0;
+  const target = inSlot ? new Uint8Array(share.buffer, slot * share.slotBytes + PREFIX_ROOM, room) : new Uint8Array(PREFIX_ROOM + length);
+  let at = inSlot ? 0 : PREFIX_ROOM;
   for (const part of members) {
     target.set(part, at);
     at += part.length;
