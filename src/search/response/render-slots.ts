@@ -17,7 +17,6 @@ import type { RenderSlotsShare } from '../../worker/search-protocol.js';
 /** Bytes before a slot's members for the stats prefix (≈ 450 bytes of JSON with 21 counters, at most ≈ 900). */
 export const PREFIX_ROOM = 2048;
 
-
 /** A response in a slot, valid until `release` (idempotent). */
 export interface SlotResponse {
   body: Buffer;

@@ -24,7 +24,7 @@ const mcpLibrary = () => (library ??= Promise.all([import('@modelcontextprotocol
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   caller: Caller;
-  /** The address of its latest request: its tool calls' own, for the callers' turns and shares of the search pool. */
+  /** The address of its latest request: its tool calls' own, for the callers' turns and places in the search pool. */
   remoteAddress: string;
   /** Who holds it, for the per-caller bound: the user's id, or the anonymous caller's address. */
   holder: string;

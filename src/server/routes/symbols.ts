@@ -14,8 +14,8 @@ import { browseRepositoryUrl } from '../../search/links.js';
 import { escapeRegExp } from '../../query/escape.js';
 import type { Caller } from '../access.js';
 import type { Request } from '../http.js';
-import { visibleRepository } from '../repositories.js';
 import { callerKey } from '../rate-limit.js';
+import { visibleRepository } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
 import { signalFor } from './search.js';
 
