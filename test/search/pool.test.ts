@@ -395,6 +395,29 @@ t.test('a streamed type:repo search returns a repository once, whichever groups 
   t.equal(summary.isSearchExhaustive, true);
 });
 
+t.test('a type:repo search answers its repository\'s first matching file in index order, split between workers or not', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'big');
+  // Only the first file of the first shard holds "needle" inside a word (a low score); files of later shards hold it as a word.
+  const filler = (line: string) => `${line}\n`.repeat(4000);
+  const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${String(i).padStart(2, '0')}.txt`, filler(i === 0 ? 'xneedlex' : i < 20 ? 'haystack' : 'a needle here')]));
+  makeRepository(repoDir, files);
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/big', path: repoDir, public: true }], index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' } }, 'test');
+  await runIndex(config);
+  const catalog = loadCatalog(config);
+  t.ok(catalog.repositories[0]!.shards.length >= 2, `the repository is split into ${catalog.repositories[0]!.shards.length} shards`);
+  const answers = [];
+  for (const workers of [1, 2]) {
+    const pool = new SearchPool({ workers, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+    t.teardown(() => pool.close());
+    pool.setCatalog(catalog);
+    const { files: found, stats } = await searched(pool, { query: 'type:repo needle', matches: 10 }, { visible: () => true });
+    answers.push({ files: found.map((file) => file.fileName.text), fileCount: stats.fileCount, totalMatchCount: stats.totalMatchCount });
+  }
+  t.same([answers[0]!.files, answers[0]!.fileCount], [['f00.txt'], 1], 'one worker: the first file');
+  t.same(answers[1], answers[0], 'two workers, each searching some of the shards: the same answer');
+});
+
 t.test('a closing pool answers the searches it runs and refuses new ones', async (t) => {
   const root = tempDir(t);
   const repoDir = path.join(root, 'repo');

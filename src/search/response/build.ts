@@ -122,18 +122,20 @@ export function buildResponse<T>(
   timings: { started: number; planned: number; searched: number },
   maxContentBytes = RESPONSE_CONTENT_BYTES,
 ): Built<T> {
-  found.sort((a, b) => b.score - a.score || compareLocation(a, b));
-  const { response, intact, faultedShards } = assembleIntact(files, request, query, found, publicUrl, maxContentBytes);
+  const resultType = resultTypeOf(query);
+  const ranked = resultType === 'repo' ? firstFilePerRepository(found) : found;
+  ranked.sort((a, b) => b.score - a.score || compareLocation(a, b));
+  const { response, intact, faultedShards } = assembleIntact(files, request, query, ranked, publicUrl, maxContentBytes);
   const stats = emptyStats();
   for (const outcome of outcomes) addStats(stats, outcome.stats);
   stats.crashes += faultedShards;
-  const totalRanges = outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
+  // type:repo: the ranges of the files standing for repositories, however many shards each task scanned.
+  const totalRanges = resultType === 'repo' ? ranked.reduce((sum, match) => sum + (match.path.length + match.content.length) / 2, 0) : outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
   const stop = combinedStop(outcomes.map((outcome) => outcome.stop));
   stats.actualMatchCount = response.matchRanges;
   stats.totalMatchCount = totalRanges;
-  const resultType = resultTypeOf(query);
   // What `matches` caps: files for type:file, repositories for type:repo, else match ranges.
-  const foundCount = resultType === 'file' ? intact.length : resultType === 'repo' ? new Set(intact.map((match) => match.shard.meta.repository.id)).size : totalRanges;
+  const foundCount = resultType ? intact.length : totalRanges;
   stats.fileCount = intact.length;
   stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - intact.length);
   stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
@@ -142,6 +144,20 @@ export function buildResponse<T>(
   const cut = stop !== 'complete' || foundCount > request.matches || response.tooLarge;
   stats.flushReason = flushReason(stop, cut);
   return { stats, files: response.files.result(), repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
+}
+
+/**
+ * type:repo: each repository's first matching file in index order (shard, then document), so the answer
+ * does not depend on how the repository's shards were split between tasks (each stops at its first file).
+ */
+function firstFilePerRepository(found: readonly Found[]): Found[] {
+  const first = new Map<number, Found>();
+  for (const match of found) {
+    const id = match.shard.meta.repository.id;
+    const kept = first.get(id);
+    if (kept === undefined || match.shard.meta.shardIndex < kept.shard.meta.shardIndex || (match.shard === kept.shard && match.doc < kept.doc)) first.set(id, match);
+  }
+  return [...first.values()];
 }
 
 /**
@@ -214,7 +230,6 @@ function assemble<T>(
   const resultType = resultTypeOf(query);
   let matchRanges = 0;
   const repositories = new Map<number, RepositoryInfo>();
-  const seenRepositories = new Set<number>();
   let budget = request.matches;
   let contentBytes = 0;
   for (const match of found) {
@@ -222,10 +237,6 @@ function assemble<T>(
     if (contentBytes > maxContentBytes) return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: true };
     const { shard } = match;
     const repository = shard.meta.repository;
-    if (resultType === 'repo') {
-      if (seenRepositories.has(repository.id)) continue;
-      seenRepositories.add(repository.id);
-    }
     // type:file and type:repo return files without chunks (their content ranges are not returned), each counting as one.
     // Otherwise keep file-name ranges first, then content ranges in file order, within the budget.
     const pathRanges = resultType ? match.path : withinBudget(match.path, budget);
