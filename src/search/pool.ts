@@ -22,6 +22,7 @@ import type {
   CheckRegexesTask,
   MatchTextsResult,
   MatchTextsTask,
+  RenderedFiles,
   RenderedPart,
   RenderedResponse,
   RenderMergedTask,
@@ -34,8 +35,9 @@ import type {
 } from '../worker/search-protocol.js';
 import { Admissions, type Admission } from './admissions.js';
 import { groupShards, shardFiles, type Catalog } from './catalog.js';
-import { accumulateStats, buildResponse, collectFiles, emptyStats, renderFiles, responseJson, type Built, type FileSink, type Found } from './response/build.js';
-import { PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
+import { accumulateStats, buildResponse, buildsOnFrontEnd, collectFiles, emptyStats, membersAfterStats, renderFiles, responseJson, timeStats, type Built, type FileSink, type Found } from './response/build.js';
+import { mergeRenderedFiles, type MergedFiles } from './response/rendered-files.js';
+import { placeMembers, PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
 import { PatternChecks } from './pattern-checks.js';
 import { ShardCache } from './shard-cache.js';
@@ -93,29 +95,19 @@ export interface SearchJson {
   release(): void;
 }
 
-/**
- * Lines of results (ranges × (1 + 2 × contextLines)) a split search's response may hold to be built on the
- * front end's thread, where a small one costs less than one more task's round trip (docs/design.md, "The
- * search path"); a bigger one, or one with whole files, is built by a worker.
- */
-const FRONT_END_RENDER_LINES = 1000;
+/** A search's response rendered by a worker, or its groups' files rendered by theirs, or what is left to render here: a small one's, or a failed worker's. */
+type Rendering = { waitMs: number } & ({ rendered: RenderedResponse } | { files: MergedFiles } | { here: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } });
 
-/** Whether a response of `ranges` match ranges is built on the front end (FRONT_END_RENDER_LINES); type:file and type:repo ones always are (files without chunks). */
-function buildsHere(request: SearchRequest, query: QueryNode, ranges: number): boolean {
-  return resultTypeOf(query) !== undefined || (!request.whole && ranges * (1 + 2 * (request.contextLines ?? 0)) <= FRONT_END_RENDER_LINES);
-}
-
-/** A search's response rendered by a worker, or what is left to render here: a small one's, or a failed worker's. */
-type Rendering = { waitMs: number } & ({ rendered: RenderedResponse } | { here: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } });
-
-/** Told each outcome of a search's tasks as it comes, with the shard files its matches index. */
-type OnOutcome = (outcome: ShardsOutcome, shardFiles: string[]) => void;
+/** Told each outcome of a search's tasks as it comes, with the shard files its matches index, and the files it rendered. */
+type OnOutcome = (outcome: ShardsOutcome, shardFiles: string[], rendered?: RenderedFiles) => void;
 
 /** Outcomes of several tasks as one: the matches index every task's files, one task's after the other's. */
 interface MergedOutcomes {
   matches: ScoredMatch[];
   shardFiles: string[];
   outcomes: Omit<ShardsOutcome, 'matches'>[];
+  /** The files of the tasks that rendered theirs. */
+  rendered: RenderedFiles[];
   add: OnOutcome;
 }
 
@@ -124,7 +116,9 @@ function mergedOutcomes(): MergedOutcomes {
     matches: [],
     shardFiles: [],
     outcomes: [],
-    add: ({ matches, ...outcome }, shardFiles) => {
+    rendered: [],
+    add: ({ matches, ...outcome }, shardFiles, rendered) => {
+      if (rendered) merged.rendered.push(rendered);
       for (const match of matches) {
         match.shard += merged.shardFiles.length;
         merged.matches.push(match);
@@ -138,7 +132,12 @@ function mergedOutcomes(): MergedOutcomes {
 
 /** The task doing the rest of `task`'s shards from where it gave its worker up; the response is rendered from every part. */
 function resumed(task: SearchTask, resume: { shard: number; doc: number }): SearchTask {
-  return { ...task, shardFiles: task.shardFiles.slice(resume.shard), resumeAt: resume.doc, render: undefined };
+  return { ...task, shardFiles: task.shardFiles.slice(resume.shard), resumeAt: resume.doc, render: undefined, renderFiles: undefined };
+}
+
+/** A task's outcome, whether or not it rendered its files. */
+function outcomeOf(result: ShardsOutcome | RenderedFiles): ShardsOutcome {
+  return result.kind === 'files' ? result.outcome : result;
 }
 
 /** When a search started and when its query was planned (performance.now() of this thread), and whose it is. */
@@ -306,7 +305,7 @@ export class SearchPool {
           // `matches` is spent: the group's matches are counted, not returned.
           take(this.partHere(partRequest, query, [], outcome, shardFiles, searchRun));
           isSearchExhaustive &&= matches.length === 0 && outcome.stop === 'complete';
-        } else if (buildsHere(request, query, Math.min(budget, outcome.totalRanges))) {
+        } else if (buildsOnFrontEnd(request, query, Math.min(budget, outcome.totalRanges))) {
           const part = this.partHere(partRequest, query, matches, outcome, shardFiles, searchRun, resultTypeOf(query) === 'repo' ? notYetReturned : undefined);
           budget -= part.counted;
           for (const info of part.repositoryInfo) repositoriesReturned.add(info.id);
@@ -338,9 +337,9 @@ export class SearchPool {
     const countedFiles = (): FileSink<Buffer[]> => {
       const files = renderFiles(this.renderScratch);
       return {
-        add: (file) => {
+        add: (file, match) => {
           filesReturned++;
-          files.add(file);
+          files.add(file, match);
         },
         result: () => files.result(),
       };
@@ -385,6 +384,14 @@ export class SearchPool {
           slotHandedOver = answer.rendered.results === null;
           return this.renderedJson(answer.rendered, answer.waitMs, slot);
         }
+        if ('files' in answer) {
+          // Laid out as a worker lays out a response, in the slot when it fits.
+          const { stats, files, repositoryInfo, isSearchExhaustive } = answer.files;
+          timeStats(stats, searchedNow(searchRun));
+          const placed = placeMembers(this.renderSlots.share, slot, membersAfterStats(files, repositoryInfo, isSearchExhaustive));
+          slotHandedOver = placed.results === null;
+          return this.renderedJson({ kind: 'rendered', stats, ...placed }, answer.waitMs, slot);
+        }
         const { matches, shardFiles, outcomes } = answer.here;
         return jsonOf(this.respond(() => renderFiles(this.renderScratch), request, query, this.shards.resolve(matches, shardFiles, outcomes[0]!.stats), outcomes, searchRun, answer.waitMs));
       } finally {
@@ -403,21 +410,25 @@ export class SearchPool {
     const result = await this.runTask(task, searchRun);
     const waitMs = performance.now() - submitted;
     if (result.kind === 'rendered') return { rendered: result, waitMs };
-    if (!result.resume) return { here: { matches: result.matches, shardFiles, outcomes: [result] }, waitMs };
+    const outcome = outcomeOf(result);
+    if (!outcome.resume) return { here: { matches: outcome.matches, shardFiles, outcomes: [outcome] }, waitMs };
     const merged = mergedOutcomes();
-    merged.add(result, shardFiles);
-    const restWaitMs = await this.runGroup(resumed(task, result.resume), searchRun, merged.add);
+    merged.add(outcome, shardFiles);
+    const restWaitMs = await this.runGroup(resumed(task, outcome.resume), searchRun, merged.add);
     return this.renderMerged(request, query, searchRun, merged, render, Math.max(waitMs, restWaitMs));
   }
 
   /**
-   * The search as one task per group, then a task rendering their merged outcomes unless the response is
-   * small (FRONT_END_RENDER_LINES); when it is, or that task fails, those outcomes (the matches indexing
-   * every group's files, one group's after the other's).
+   * The search as one task per group, each rendering its files unless they are few, merged here
+   * (response/rendered-files.ts); when they cannot be (a task did not render, or `matches` cuts them), a task
+   * rendering the groups' merged outcomes unless the response is small (`buildsOnFrontEnd`); when it is, or
+   * that task fails, those outcomes (the matches indexing every group's files, one group's after the other's).
    */
   private async fanOutRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], render: RenderSpec): Promise<Rendering> {
     const merged = mergedOutcomes();
-    const waitMs = await this.runGroups(request, query, signal, searchRun, groups, merged.add);
+    const waitMs = await this.runGroups(request, query, signal, searchRun, groups, merged.add, { ...render, slot: undefined });
+    const files = merged.rendered.length === merged.outcomes.length ? mergeRenderedFiles(merged.rendered, request) : undefined;
+    if (files) return { files, waitMs };
     return this.renderMerged(request, query, searchRun, merged, render, waitMs);
   }
 
@@ -425,7 +436,7 @@ export class SearchPool {
   private async renderMerged(request: SearchRequest, query: QueryNode, searchRun: SearchRun, merged: MergedOutcomes, render: RenderSpec, waitMs: number): Promise<Rendering> {
     const { matches, shardFiles, outcomes } = merged;
     const ranges = Math.min(request.matches, outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0));
-    if (buildsHere(request, query, ranges)) return { here: { matches, shardFiles, outcomes }, waitMs };
+    if (buildsOnFrontEnd(request, query, ranges)) return { here: { matches, shardFiles, outcomes }, waitMs };
     const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes, render };
     try {
       return { rendered: (await this.workers.run(task, 'renderMerged', searchRun.caller)) as RenderedResponse, waitMs };
@@ -497,7 +508,7 @@ export class SearchPool {
   }
 
   /** One literal, not a spread plus members: docs/design.md, "The hot path's memory". */
-  private task(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, shardFiles: string[], render?: RenderSpec): SearchTask {
+  private task(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, shardFiles: string[], render?: RenderSpec, renderFiles?: RenderSpec): SearchTask {
     return {
       generation: this.catalog.generation,
       shardFiles,
@@ -507,6 +518,7 @@ export class SearchPool {
       deadlineEpochMs: performance.timeOrigin + searchRun.started + this.options.timeBudgetMs,
       signal,
       render,
+      renderFiles,
     };
   }
 
@@ -521,9 +533,9 @@ export class SearchPool {
     return this.respond(collectFiles, request, query, found, outcomes, searchRun, waitMs);
   }
 
-  /** One task per group (`runGroup`); each outcome goes to `onOutcome` as it comes. Resolves with the longest wait for a task. */
-  private async runGroups(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], onOutcome: OnOutcome): Promise<number> {
-    const waits = await Promise.all(groups.map((shardFiles) => this.runGroup(this.task(request, query, signal, searchRun, shardFiles), searchRun, onOutcome)));
+  /** One task per group (`runGroup`), rendering its files with `renderFiles`; each outcome goes to `onOutcome` as it comes. Resolves with the longest wait for a task. */
+  private async runGroups(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], onOutcome: OnOutcome, renderFiles?: RenderSpec): Promise<number> {
+    const waits = await Promise.all(groups.map((shardFiles) => this.runGroup(this.task(request, query, signal, searchRun, shardFiles, undefined, renderFiles), searchRun, onOutcome)));
     return Math.max(0, ...waits);
   }
 
@@ -535,10 +547,11 @@ export class SearchPool {
     let waitMs = 0;
     for (let next: SearchTask | undefined = task; next !== undefined; ) {
       const submitted = performance.now();
-      const outcome = await this.runTask(next, searchRun);
-      if (outcome.kind !== 'matches') throw new Error('a search task without `render` answered a rendered response');
+      const result = await this.runTask(next, searchRun);
+      if (result.kind === 'rendered') throw new Error('a search task without `render` answered a rendered response');
       waitMs = Math.max(waitMs, performance.now() - submitted);
-      onOutcome(outcome, next.shardFiles);
+      const outcome = outcomeOf(result);
+      onOutcome(outcome, next.shardFiles, result.kind === 'files' ? result : undefined);
       next = outcome.resume && resumed(next, outcome.resume);
     }
     return waitMs;

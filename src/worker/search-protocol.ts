@@ -92,6 +92,12 @@ export interface SearchTask {
   signal: SearchSignal;
   /** Set when the task is the whole search: the worker then builds the response itself (see RenderedResponse) unless it gives its worker up. */
   render?: RenderSpec;
+  /**
+   * Set when the task is one of a search's several answered as JSON: the worker then renders its files (RenderedFiles)
+   * if it searched every shard of its group, the search has found no more than `matches`, and they are not few
+   * (search/response/build.ts `buildsOnFrontEnd`).
+   */
+  renderFiles?: RenderSpec;
   /** The document of the first shard to start at: an earlier task of the search gave its worker up there (ShardsOutcome.resume). */
   resumeAt?: number;
 }
@@ -125,6 +131,38 @@ export interface RenderedResponse {
   results: Uint8Array | null;
   /** Bytes of the members in the task's render slot; 0 when they are in `results`. */
   slotBytesUsed: number;
+}
+
+/** Where a file stands in a response's ranking (search/response/build.ts): by score, then repository name and path. */
+export interface RankKey {
+  score: number;
+  repository: string;
+  path: string;
+}
+
+/**
+ * One task's files rendered by the worker that found them (SearchTask.renderFiles), best first, for the
+ * front end to merge with the other tasks' (search/response/rendered-files.ts) instead of sending every
+ * task's matches to one worker to render.
+ */
+export interface RenderedFiles {
+  kind: 'files';
+  /** The task's outcome, matches and all: the response is rendered from them when the files cannot be merged. */
+  outcome: ShardsOutcome;
+  /** The stats of the task's files as a response of their own. */
+  stats: SearchStats;
+  repositoryInfo: RepositoryInfo[];
+  /** The files' JSON back to back (file i is bytes `ends[i - 1]`, 0 for the first, to `ends[i]`); its memory is handed over. */
+  json: Uint8Array;
+  ends: number[];
+  keys: RankKey[];
+  repositoryIds: number[];
+  /** Match ranges of each file (file name and chunks). */
+  ranges: number[];
+  /** Bytes of content each file carries, as the response's bound on content counts them. */
+  contentBytes: number[];
+  /** Whether the bound on content left some of the task's files out. */
+  cutByContent: boolean;
 }
 
 /**
@@ -183,6 +221,7 @@ export type MatchTextsResult = TextsMatched;
 /**
  * The group's matches (`shard` indexes SearchTask.shardFiles) and counters, a
  * shard that failed to open counting as a crash; the response itself for a
- * task with `render` that did not give its worker up. Told apart by `kind`.
+ * task with `render` that did not give its worker up; the task's files rendered for a task with
+ * `renderFiles` that could render them. Told apart by `kind`.
  */
-export type SearchTaskResult = ShardsOutcome | RenderedResponse;
+export type SearchTaskResult = ShardsOutcome | RenderedResponse | RenderedFiles;

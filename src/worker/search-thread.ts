@@ -12,12 +12,14 @@ import { checkedPattern, freeRetiredRegexes } from '../query/compiled-regex.js';
 import { firstInvalidRegex } from '../query/parser.js';
 import { textsMatching } from '../query/text-regex.js';
 import type { QueryNode } from '../query/ast.js';
-import { buildResponse, foundIn, membersAfterStats, renderFiles, type Found } from '../search/response/build.js';
+import { buildResponse, buildsOnFrontEnd, foundIn, membersAfterStats, renderFiles, type FileSink, type Found } from '../search/response/build.js';
+import { renderedFiles } from '../search/response/rendered-files.js';
 import { contended } from '../search/contention.js';
 import { placeMembers } from '../search/response/render-slots.js';
 import { searchShards } from '../search/shard/evaluate.js';
 import { TaskSlice } from '../search/shard/shard-search.js';
 import { ShardCache } from '../search/shard-cache.js';
+import { rangesFound } from '../search/signal.js';
 import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, MatchTextsResult, MatchTextsTask, RenderedPart, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, SearchWorkerData, ShardsOutcome } from './search-protocol.js';
 
 const cache = new ShardCache();
@@ -52,8 +54,20 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   outcome.stats.crashes += tried.length;
   outcome.stats.shardFilesConsidered += tried.length;
   if (task.render && !outcome.resume) return render(task.render, task.query, foundIn(outcome, shards), [outcome]);
+  const files = task.renderFiles && rendersFiles(task.renderFiles, task, outcome) ? filesOf(task.renderFiles, task.query, outcome, shards) : undefined;
   for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
-  return outcome;
+  return files ? handedOver({ kind: 'files', outcome, ...files }, files.json.buffer as ArrayBuffer) : outcome;
+}
+
+/** Whether the task renders its files: it searched all its shards, the search has found no more than `matches` so far, and they are not few. */
+function rendersFiles(spec: RenderSpec, task: SearchTask, outcome: ShardsOutcome): boolean {
+  return !outcome.resume && rangesFound(task.signal) < task.wanted && !buildsOnFrontEnd(spec.request, task.query, outcome.totalRanges);
+}
+
+/** The task's files rendered (RenderedFiles). */
+function filesOf(spec: RenderSpec, query: QueryNode, outcome: ShardsOutcome, shards: readonly Shard[]) {
+  const { stats, files, repositoryInfo } = built(() => renderedFiles(scratch), spec, query, foundIn(outcome, shards), [outcome]);
+  return { stats, repositoryInfo, ...files };
 }
 
 /** The response of a search whose tasks ran apart; a match of a shard this thread cannot open is dropped and counted. */
@@ -65,13 +79,13 @@ export function renderMerged(task: RenderMergedTask): RenderedResponse {
 /** A part of a streamed search: the one outcome of `task`, built within its request's `matches`. */
 export function renderPart(task: RenderMergedTask): RenderedPart {
   cache.advance(task.generation);
-  const { stats, files, repositoryInfo, isSearchExhaustive } = built(task.render, task.query, cache.resolve(task.matches, task.shardFiles, task.outcomes[0]!.stats), task.outcomes);
+  const { stats, files, repositoryInfo, isSearchExhaustive } = built(jsonFiles, task.render, task.query, cache.resolve(task.matches, task.shardFiles, task.outcomes[0]!.stats), task.outcomes);
   // A copy of the bytes only: the writer's memory is larger, and the answer would copy all of it.
   return { kind: 'part', stats, files: Buffer.concat(files), repositoryInfo, isSearchExhaustive };
 }
 
 function render(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]): RenderedResponse {
-  const { stats, files, repositoryInfo, isSearchExhaustive } = built(spec, query, found, outcomes);
+  const { stats, files, repositoryInfo, isSearchExhaustive } = built(jsonFiles, spec, query, found, outcomes);
   const placed = placeMembers(slots, spec.slot, membersAfterStats(files, repositoryInfo, isSearchExhaustive));
   const answer: RenderedResponse = { kind: 'rendered', stats, ...placed };
   return placed.results ? handedOver(answer, placed.results.buffer as ArrayBuffer) : answer;
@@ -82,11 +96,13 @@ function handedOver<T extends object>(answer: T, buffer: ArrayBuffer): T {
   return move({ [transferableSymbol]: buffer, [valueSymbol]: answer }) as unknown as T;
 }
 
-/** The response `spec` asks for, its files as UTF-8 JSON, timed from when the front end started the search. */
-function built(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]) {
+const jsonFiles = () => renderFiles(scratch);
+
+/** The response `spec` asks for, its files as `files` makes them, timed from when the front end started the search. */
+function built<T>(files: () => FileSink<T>, spec: RenderSpec, query: QueryNode, found: Found[], outcomes: readonly Omit<ShardsOutcome, 'matches'>[]) {
   const local = (epochMs: number) => epochMs - performance.timeOrigin;
   const timings = { started: local(spec.startedEpochMs), planned: local(spec.plannedEpochMs), searched: performance.now() };
-  return buildResponse(() => renderFiles(scratch), spec.request, query, found, outcomes, spec.publicUrl, timings);
+  return buildResponse(files, spec.request, query, found, outcomes, spec.publicUrl, timings);
 }
 
 /** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */

@@ -219,9 +219,9 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   const catalog = loadCatalog(config);
   t.equal(catalog.repositories.flatMap((repo) => repo.shards).length, 2, 'two shards');
   // One worker: each search is one task, built by the worker, into a render slot or (slots too small for
-  // any response) as bytes of its own. Two workers and one search at a time: two tasks, their outcomes
-  // built by a third task when the response is big (whole files here), else by the front end, as the
-  // objects always are.
+  // any response) as bytes of its own. Two workers and one search at a time: two tasks, each rendering its
+  // files when they are many (whole files here), merged by the front end, else built by the front end, as
+  // the objects always are.
   const setups = [
     { workers: 1, label: '1 worker' },
     { workers: 1, renderSlotBytes: PREFIX_ROOM + 16, label: '1 worker, response over its slot' },
@@ -234,6 +234,15 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     pool.setCatalog(catalog);
     return pool;
   });
+  let renderTasks = 0;
+  for (const pool of pools) {
+    const workers = (pool as unknown as { workers: { run: (task: unknown, name?: string) => Promise<unknown> } }).workers;
+    const run = workers.run.bind(workers);
+    workers.run = (task, name) => {
+      if (name === 'renderMerged') renderTasks++;
+      return run(task, name);
+    };
+  }
   const everything = () => true;
   const timing = new Set(['duration', 'wait', 'matchTreeConstruction', 'matchTreeSearch']);
   const withoutTimings = (response: { stats: object }) => ({ ...response, stats: Object.fromEntries(Object.entries(response.stats).filter(([key]) => !timing.has(key))) });
@@ -260,6 +269,7 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     const byWorker = setups[index]!.workers === 1 || ('whole' in request && request.whole === true);
     t.equal(json.body.buffer instanceof SharedArrayBuffer, byWorker && !setups[index]!.renderSlotBytes, `${setups[index]!.label}: in a render slot or not`);
   }
+  t.equal(renderTasks, 0, 'no response was rendered by a task of its own: the tasks that found the files rendered them');
   const visibleAlpha = await searchedJson(pools[0]!, { query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
   t.same([...new Set((JSON.parse(visibleAlpha.body.toString()) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');
   visibleAlpha.release();

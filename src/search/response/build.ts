@@ -27,6 +27,21 @@ export const RESPONSE_CONTENT_BYTES = 64 << 20;
 
 const NANOS_PER_MS = 1e6;
 
+/**
+ * Lines of results (ranges × (1 + 2 × contextLines)) a split search's response, or a part of it, may hold to
+ * be built on the front end's thread, where a small one costs less than one more task's round trip
+ * (docs/design.md, "The search path"); a bigger one, or one with whole files, is built by a worker.
+ */
+const FRONT_END_RENDER_LINES = 1000;
+
+/**
+ * Whether a response (or part) of `ranges` match ranges is built on the front end (FRONT_END_RENDER_LINES);
+ * type:file and type:repo ones always are (files without chunks; a type:repo repository's shards may be in several parts).
+ */
+export function buildsOnFrontEnd(request: SearchRequest, query: QueryNode, ranges: number): boolean {
+  return resultTypeOf(query) !== undefined || (!request.whole && ranges * (1 + 2 * (request.contextLines ?? 0)) <= FRONT_END_RENDER_LINES);
+}
+
 /** buildResponse for the one outcome of `searchShards` over `shards`, which this thread has mapped. */
 export function buildLocalResponse<T>(
   files: () => FileSink<T>,
@@ -55,7 +70,10 @@ export function foundIn(outcome: ShardsOutcome, shards: readonly Shard[]): Found
  * path's memory").
  */
 export interface FileSink<T> {
-  add(file: FileDraft): void;
+  /** `file`, laid out from `match`. */
+  add(file: FileDraft, match: Found): void;
+  /** Told when the bound on content left files out. */
+  leftOut?(): void;
   /** The files added, in order. */
   result(): T;
 }
@@ -95,7 +113,7 @@ export function responseJson({ stats, files, repositoryInfo, isSearchExhaustive 
 }
 
 /** The members after `stats`, and the closing brace, in parts: what a worker renders (render-slots.ts). */
-export function membersAfterStats(files: readonly Buffer[], repositoryInfo: readonly RepositoryInfo[], isSearchExhaustive: boolean): Buffer[] {
+export function membersAfterStats(files: readonly Uint8Array[], repositoryInfo: readonly RepositoryInfo[], isSearchExhaustive: boolean): Uint8Array[] {
   return [FILES_MEMBER, ...files, Buffer.from(`,"repositoryInfo":${JSON.stringify(repositoryInfo)},"isSearchExhaustive":${isSearchExhaustive}}`)];
 }
 
@@ -124,7 +142,7 @@ export function buildResponse<T>(
 ): Built<T> {
   const resultType = resultTypeOf(query);
   const ranked = resultType === 'repo' ? firstFilePerRepository(found) : found;
-  ranked.sort((a, b) => b.score - a.score || compareLocation(a, b));
+  ranked.sort((a, b) => b.score - a.score || compareLocations(a.shard.meta.repository.name, a.shard.path(a.doc), b.shard.meta.repository.name, b.shard.path(b.doc)));
   const { response, intact, faultedShards } = assembleIntact(files, request, query, ranked, publicUrl, maxContentBytes);
   const stats = emptyStats();
   for (const outcome of outcomes) addStats(stats, outcome.stats);
@@ -138,9 +156,7 @@ export function buildResponse<T>(
   const foundCount = resultType ? intact.length : totalRanges;
   stats.fileCount = intact.length;
   stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - intact.length);
-  stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
-  stats.matchTreeSearch = Math.round((timings.searched - timings.planned) * NANOS_PER_MS);
-  stats.duration = Math.round((performance.now() - timings.started) * NANOS_PER_MS);
+  timeStats(stats, timings);
   const cut = stop !== 'complete' || foundCount > request.matches || response.tooLarge;
   stats.flushReason = flushReason(stop, cut);
   return { stats, files: response.files.result(), repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
@@ -177,8 +193,13 @@ function assembleIntact<T>(files: () => FileSink<T>, request: SearchRequest, que
   }
 }
 
+/** Bytes of content a file result carries, as RESPONSE_CONTENT_BYTES counts them: its chunks', and the whole file's with `whole`. */
+export function contentBytesOf(file: FileDraft): number {
+  return (file.whole ? file.content.length : 0) + file.chunks.chunks.reduce((sum, chunk) => sum + chunk.to - chunk.byteOffset, 0);
+}
+
 /** Match ranges in a file result (file name and chunks). */
-function countRanges(file: FileDraft): number {
+export function countRanges(file: FileDraft): number {
   return (file.pathPositions.length + file.chunks.positions.length) / RANGE_WORDS;
 }
 
@@ -208,9 +229,16 @@ function flushReason(stop: StopReason, cut: boolean): FlushReason {
   return cut ? 'FLUSH_REASON_MAX_SIZE' : 'FLUSH_REASON_FINAL_FLUSH';
 }
 
-function compareLocation(a: Found, b: Found): number {
-  const byRepository = a.shard.meta.repository.name.localeCompare(b.shard.meta.repository.name);
-  return byRepository || a.shard.path(a.doc).localeCompare(b.shard.path(b.doc));
+/** The order of files of equal score: by repository name, then path. */
+export function compareLocations(repositoryA: string, pathA: string, repositoryB: string, pathB: string): number {
+  return repositoryA.localeCompare(repositoryB) || pathA.localeCompare(pathB);
+}
+
+/** The stats' times, in nanoseconds, from when the search started, was planned and had searched. */
+export function timeStats(stats: SearchStats, timings: { started: number; planned: number; searched: number }): void {
+  stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
+  stats.matchTreeSearch = Math.round((timings.searched - timings.planned) * NANOS_PER_MS);
+  stats.duration = Math.round((performance.now() - timings.started) * NANOS_PER_MS);
 }
 
 /**
@@ -234,7 +262,10 @@ function assemble<T>(
   let contentBytes = 0;
   for (const match of found) {
     if (budget <= 0) break;
-    if (contentBytes > maxContentBytes) return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: true };
+    if (contentBytes > maxContentBytes) {
+      files.leftOut?.();
+      return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: true };
+    }
     const { shard } = match;
     const repository = shard.meta.repository;
     // type:file and type:repo return files without chunks (their content ranges are not returned), each counting as one.
@@ -243,9 +274,9 @@ function assemble<T>(
     const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget - pathRanges.length / 2);
     budget -= resultType ? 1 : (pathRanges.length + contentRanges.length) / 2;
     const file = fileDraft(request, shard, match.doc, pathRanges, contentRanges, publicUrl);
-    contentBytes += (request.whole ? file.content.length : 0) + file.chunks.chunks.reduce((sum, chunk) => sum + chunk.to - chunk.byteOffset, 0);
+    contentBytes += contentBytesOf(file);
     matchRanges += countRanges(file);
-    files.add(file);
+    files.add(file, match);
     repositories.set(repository.id, repositoryInfo(shard));
   }
   return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: false };
@@ -320,7 +351,7 @@ function fileObject(draft: FileDraft): FileResult {
 }
 
 /** Writes JSON.stringify(fileObject(draft)), members in the same order, without the objects. */
-function writeFile(json: JsonWriter, draft: FileDraft): void {
+export function writeFile(json: JsonWriter, draft: FileDraft): void {
   json.raw('{"fileName":{"text":');
   json.string(draft.path);
   json.raw(',"matchRanges":');

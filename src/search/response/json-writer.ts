@@ -29,10 +29,16 @@ export class JsonWriter {
   private length = 0;
   /** The pieces written before `bytes`, in order. */
   private readonly written: Buffer[] = [];
+  private writtenBytes = 0;
 
   /** `memory`: where to start writing (a thread's scratch, reused response after response), or how many bytes to allocate. */
   constructor(memory: Buffer | number = 16 * 1024) {
     this.bytes = typeof memory === 'number' ? Buffer.allocUnsafeSlow(memory) : memory;
+  }
+
+  /** Bytes written so far. */
+  get byteLength(): number {
+    return this.writtenBytes + this.length;
   }
 
   /** The JSON written so far, in order: views of this writer's memory. */
@@ -142,6 +148,7 @@ export class JsonWriter {
   private reserve(bytes: number): void {
     if (this.length + bytes <= this.bytes.length) return;
     if (this.length > 0) this.written.push(this.bytes.subarray(0, this.length));
+    this.writtenBytes += this.length;
     this.bytes = Buffer.allocUnsafeSlow(Math.max(bytes, Math.min(2 * this.bytes.length, MAX_PIECE_BYTES)));
     this.length = 0;
   }

@@ -101,7 +101,8 @@ export function placeMembers(share: RenderSlotsShare, slot: number | undefined, 
   const length = members.reduce((sum, part) => sum + part.length, 0);
   const room = share.slotBytes - PREFIX_ROOM;
   const inSlot = slot !== undefined && length <= room;
-  const target = inSlot ? new Uint8Array(share.buffer, slot * share.slotBytes + PREFIX_ROOM, room) : new Uint8Array(PREFIX_ROOM + length);
+  // Memory of its own, not Buffer's pool (it is handed over); not zeroed: a body holds only bytes written.
+  const target = inSlot ? new Uint8Array(share.buffer, slot * share.slotBytes + PREFIX_ROOM, room) : Buffer.allocUnsafeSlow(PREFIX_ROOM + length);
   let at = inSlot ? 0 : PREFIX_ROOM;
   for (const part of members) {
     target.set(part, at);

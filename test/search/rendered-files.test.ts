@@ -1,0 +1,100 @@
+import t from 'tap';
+import path from 'node:path';
+import type { SearchRequest } from '../../src/api/types.js';
+import { validateConfig } from '../../src/config/config.js';
+import type { Shard } from '../../src/index/shard-reader.js';
+import { runIndex } from '../../src/indexer/run-index.js';
+import { plan } from '../../src/query/plan.js';
+import { buildResponse, foundIn, renderFiles, RESPONSE_CONTENT_BYTES } from '../../src/search/response/build.js';
+import { mergeRenderedFiles, renderedFiles } from '../../src/search/response/rendered-files.js';
+import { openShardSet } from '../../src/search/shard-set.js';
+import { searchShards } from '../../src/search/shard/evaluate.js';
+import { createSignal } from '../../src/search/signal.js';
+import type { RenderedFiles, ShardsOutcome } from '../../src/worker/search-protocol.js';
+import { makeRepository } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const PUBLIC_URL = 'http://trawl.test';
+const TIMINGS = { started: 0, planned: 0, searched: 0 };
+const TIME_STATS = ['duration', 'matchTreeConstruction', 'matchTreeSearch', 'wait'];
+
+/** Two repositories of two shards each; a few files match, some alike in both repositories (equal scores). */
+async function shardsOfTwoRepositories(root: string): Promise<Shard[]> {
+  const filler = 'plain filler line without the word\n'.repeat(1700);
+  const repos = ['example.com/alpha', 'example.com/beta'].map((name, r) => {
+    const repoDir = path.join(root, name.replace('/', '_'));
+    makeRepository(
+      repoDir,
+      Object.fromEntries(
+        Array.from({ length: 36 }, (_, i) => {
+          const lines = i % 4 === 0 ? '' : `${'needle here\n'.repeat(i % 5)}${i % 3 === 0 ? 'needles\n' : ''}${r === 1 && i % 7 === 0 ? 'int needle;\n' : ''}`;
+          return [`src/file${String(i).padStart(2, '0')}.c`, `${lines}${filler}${lines}`];
+        }),
+      ),
+    );
+    return { name, path: repoDir, public: true };
+  });
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' } }, 'test');
+  await runIndex(config);
+  return openShardSet(config.dataDir).shards;
+}
+
+/** What a worker answers for `shards` (search-thread.ts): the outcome, and its files rendered within `maxContentBytes`. */
+function renderedPart(request: SearchRequest, shards: readonly Shard[], maxContentBytes: number): RenderedFiles {
+  const query = plan(request, {});
+  const outcome = searchShards(query, shards, {}, { wanted: request.matches + 1, deadline: performance.now() + 60_000, signal: createSignal() });
+  const { stats, repositoryInfo, files } = buildResponse(() => renderedFiles(), request, query, foundIn(outcome, shards), [outcome], PUBLIC_URL, TIMINGS, maxContentBytes);
+  return { kind: 'files', outcome, stats, repositoryInfo, ...files };
+}
+
+/** The response one worker builds from every part's matches. */
+function builtFromMatches(request: SearchRequest, groups: readonly Shard[][], outcomes: readonly ShardsOutcome[], maxContentBytes: number) {
+  const found = outcomes.flatMap((outcome, index) => foundIn(outcome, groups[index]!));
+  const built = buildResponse(() => renderFiles(), request, plan(request, {}), found, outcomes, PUBLIC_URL, TIMINGS, maxContentBytes);
+  return { ...built, files: Buffer.concat(built.files).toString() };
+}
+
+const withoutTimes = (stats: object) => Object.fromEntries(Object.entries(stats).filter(([key]) => !TIME_STATS.includes(key)));
+
+t.test("files rendered where they were found merge to the response built from all the matches", async (t) => {
+  const shards = await shardsOfTwoRepositories(tempDir(t));
+  t.ok(shards.length >= 4, `at least two shards a repository (${shards.length} shards)`);
+  // Groups holding shards of both repositories, as the pool's would; and a group per repository, one finding nothing for `int needle`.
+  const mixed = [shards.filter((_, i) => i % 2 === 0), shards.filter((_, i) => i % 2 === 1)];
+  const byRepository = ['example.com/alpha', 'example.com/beta'].map((name) => shards.filter((shard) => shard.meta.repository.name === name));
+  const cases = [
+    ...[{ query: 'needle', matches: 10_000 }, { query: 'needle', matches: 10_000, contextLines: 2 }, { query: 'need[a-z]+', matches: 10_000, isRegexEnabled: true }].map((request) => ({ request, groups: mixed })),
+    { request: { query: 'int needle', matches: 10_000 }, groups: byRepository },
+  ];
+  let compared = 0;
+  let cutByContent = 0;
+  let partCutByContent = 0;
+  for (const { request, groups } of cases) {
+    for (const maxContentBytes of [RESPONSE_CONTENT_BYTES, 2_000, 600, 100, 0]) {
+      const parts = groups.map((group) => renderedPart(request, group, maxContentBytes));
+      const merged = mergeRenderedFiles(parts, request, maxContentBytes);
+      const expected = builtFromMatches(request, groups, parts.map((part) => part.outcome), maxContentBytes);
+      const label = `${JSON.stringify(request)}, ${maxContentBytes} bytes of content`;
+      if (merged === undefined) throw new Error(`${label}: not merged`);
+      t.equal(Buffer.concat(merged.files).toString(), expected.files, `${label}: the same files in the same order`);
+      t.same([merged.repositoryInfo, merged.isSearchExhaustive], [expected.repositoryInfo, expected.isSearchExhaustive], `${label}: repositories, exhaustive`);
+      t.same(withoutTimes(merged.stats), withoutTimes(expected.stats), `${label}: the same stats`);
+      compared++;
+      if (!expected.isSearchExhaustive) cutByContent++;
+      if (parts.some((part) => part.cutByContent)) partCutByContent++;
+    }
+  }
+  t.equal(compared, 20);
+  t.ok(cutByContent >= 6 && partCutByContent >= 6, `responses cut by the bound on content (${cutByContent}), and parts cut by it (${partCutByContent}), were compared`);
+});
+
+t.test('files that `matches` would cut are not merged: their matches are rendered', async (t) => {
+  const shards = await shardsOfTwoRepositories(tempDir(t));
+  const groups = [shards.filter((_, i) => i % 2 === 0), shards.filter((_, i) => i % 2 === 1)];
+  const all = groups.map((group) => renderedPart({ query: 'needle', matches: 10_000 }, group, RESPONSE_CONTENT_BYTES));
+  const total = all.reduce((sum, part) => sum + part.outcome.totalRanges, 0);
+  t.ok(mergeRenderedFiles(all, { query: 'needle', matches: total }), 'every range fits: merged');
+  t.equal(mergeRenderedFiles(all, { query: 'needle', matches: total - 1 }), undefined, 'one range too many: not merged');
+  const stopped = { ...all[0]!, outcome: { ...all[0]!.outcome, stop: 'deadline' as const } };
+  t.equal(mergeRenderedFiles([stopped, all[1]!], { query: 'needle', matches: 10_000 }), undefined, 'a part that did not search all its shards: not merged');
+});
