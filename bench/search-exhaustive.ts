@@ -98,14 +98,14 @@ corpus holds (a fresh process per query, Node's default heap limit; up to 3 runs
 the median shown; "finding" is the part of it spent finding the matches, the rest builds the response's
 objects; "as JSON" is the same search, in a process of its own, answered as the bytes of /api/search's JSON
 as a search worker renders them; "daemon" is that answer from the daemon's search pool, ${os.availableParallelism()} workers on the one
-search, with the longest wait for a search task in brackets), beside ripgrep's \`rg -c\` (exhaustive, process start included,
+search, with the longest wait for a search task in brackets: finding, and rendering its files when they are many), beside ripgrep's \`rg -c\` (exhaustive, process start included,
 ${RG_RUNS} runs after one warm-up; it runs a thread per core too).
 "peak anon" is the highest anonymous memory of the trawl process (heap and buffers, not the mapped index),
 sampled every 20 ms. "match ranges" are those found; "files" those returned, and "all returned" says whether the
 response holds every file (it is cut at 64 MiB of content). Times in milliseconds; ratio = ripgrep / trawl (above 1:
 trawl faster).
 
-| class | query | trawl | finding | as JSON | daemon (finding) | match ranges | files | all returned | peak anon MiB (objects / JSON) | ripgrep | ratio |
+| class | query | trawl | finding | as JSON | daemon (longest task) | match ranges | files | all returned | peak anon MiB (objects / JSON) | ripgrep | ratio |
 |---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
