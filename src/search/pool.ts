@@ -106,8 +106,8 @@ interface MergedOutcomes {
   matches: ScoredMatch[];
   shardFiles: string[];
   outcomes: Omit<ShardsOutcome, 'matches'>[];
-  /** The files of the tasks that rendered theirs. */
-  rendered: RenderedFiles[];
+  /** The files of the tasks that rendered theirs, with where their shard files start in `shardFiles`. */
+  rendered: { files: RenderedFiles; shardOffset: number }[];
   add: OnOutcome;
 }
 
@@ -118,7 +118,7 @@ function mergedOutcomes(): MergedOutcomes {
     outcomes: [],
     rendered: [],
     add: ({ matches, ...outcome }, shardFiles, rendered) => {
-      if (rendered) merged.rendered.push(rendered);
+      if (rendered) merged.rendered.push({ files: rendered, shardOffset: merged.shardFiles.length });
       for (const match of matches) {
         match.shard += merged.shardFiles.length;
         merged.matches.push(match);
@@ -420,16 +420,27 @@ export class SearchPool {
 
   /**
    * The search as one task per group, each rendering its files unless they are few, merged here
-   * (response/rendered-files.ts); when they cannot be (a task did not render, or `matches` cuts them), a task
+   * (response/rendered-files.ts); when they cannot be (a task did not render, or a match is not to be had), a task
    * rendering the groups' merged outcomes unless the response is small (`buildsOnFrontEnd`); when it is, or
    * that task fails, those outcomes (the matches indexing every group's files, one group's after the other's).
    */
   private async fanOutRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], render: RenderSpec): Promise<Rendering> {
     const merged = mergedOutcomes();
     const waitMs = await this.runGroups(request, query, signal, searchRun, groups, merged.add, { ...render, slot: undefined });
-    const files = merged.rendered.length === merged.outcomes.length ? mergeRenderedFiles(merged.rendered, request) : undefined;
+    const files = merged.rendered.length === merged.outcomes.length ? this.mergedFiles(request, merged) : undefined;
     if (files) return { files, waitMs };
     return this.renderMerged(request, query, searchRun, merged, render, waitMs);
+  }
+
+  /** The files every task of `merged` rendered, merged here (response/rendered-files.ts); undefined when they cannot be. */
+  private mergedFiles(request: SearchRequest, merged: MergedOutcomes): MergedFiles | undefined {
+    const matchOf = (part: number, file: number) => {
+      const { files, shardOffset } = merged.rendered[part]!;
+      const shard = shardOffset + files.shards[file]!;
+      const match = merged.matches.find((candidate) => candidate.shard === shard && candidate.doc === files.docs[file]);
+      return match && this.shards.resolve([match], merged.shardFiles, emptyEvaluationStats())[0];
+    };
+    return mergeRenderedFiles(merged.rendered.map((part) => part.files), request, this.options.publicUrl, matchOf);
   }
 
   /** `merged` rendered by a worker, or left to render here (see `fanOutRendered`). */

@@ -94,8 +94,7 @@ export interface SearchTask {
   render?: RenderSpec;
   /**
    * Set when the task is one of a search's several answered as JSON: the worker then renders its files (RenderedFiles)
-   * if it searched every shard of its group, the search has found no more than `matches`, and they are not few
-   * (search/response/build.ts `buildsOnFrontEnd`).
+   * within `matches` if it did not give its worker up and they are not few (search/response/build.ts `buildsOnFrontEnd`).
    */
   renderFiles?: RenderSpec;
   /** The document of the first shard to start at: an earlier task of the search gave its worker up there (ShardsOutcome.resume). */
@@ -141,9 +140,9 @@ export interface RankKey {
 }
 
 /**
- * One task's files rendered by the worker that found them (SearchTask.renderFiles), best first, for the
- * front end to merge with the other tasks' (search/response/rendered-files.ts) instead of sending every
- * task's matches to one worker to render.
+ * One task's files rendered by the worker that found them (SearchTask.renderFiles), best first, within
+ * `matches` as a response of their own would hold them, for the front end to merge with the other tasks'
+ * (search/response/rendered-files.ts) instead of sending every task's matches to one worker to render.
  */
 export interface RenderedFiles {
   kind: 'files';
@@ -157,8 +156,12 @@ export interface RenderedFiles {
   ends: number[];
   keys: RankKey[];
   repositoryIds: number[];
-  /** Match ranges of each file (file name and chunks). */
+  /** Match ranges of each file (file name and chunks), and how many it matched (more when `matches` cut it). */
   ranges: number[];
+  foundRanges: number[];
+  /** Each file's shard (an index into the task's shard files) and document, to find its match again. */
+  shards: number[];
+  docs: number[];
   /** Bytes of content each file carries, as the response's bound on content counts them. */
   contentBytes: number[];
   /** Whether the bound on content left some of the task's files out. */

@@ -19,7 +19,7 @@ import { placeMembers } from '../search/response/render-slots.js';
 import { searchShards } from '../search/shard/evaluate.js';
 import { TaskSlice } from '../search/shard/shard-search.js';
 import { ShardCache } from '../search/shard-cache.js';
-import { rangesFound } from '../search/signal.js';
+import { isSearchCancelled } from '../search/signal.js';
 import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, MatchTextsResult, MatchTextsTask, RenderedPart, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, SearchWorkerData, ShardsOutcome } from './search-protocol.js';
 
 const cache = new ShardCache();
@@ -54,20 +54,20 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   outcome.stats.crashes += tried.length;
   outcome.stats.shardFilesConsidered += tried.length;
   if (task.render && !outcome.resume) return render(task.render, task.query, foundIn(outcome, shards), [outcome]);
-  const files = task.renderFiles && rendersFiles(task.renderFiles, task, outcome) ? filesOf(task.renderFiles, task.query, outcome, shards) : undefined;
+  const files = task.renderFiles && rendersFiles(task.renderFiles, task, outcome) ? filesOf(task.renderFiles, task.query, outcome, shards, fileIndex) : undefined;
   for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
   return files ? handedOver({ kind: 'files', outcome, ...files }, files.json.buffer as ArrayBuffer) : outcome;
 }
 
-/** Whether the task renders its files: it searched all its shards, the search has found no more than `matches` so far, and they are not few. */
+/** Whether the task renders its files: it did not give its worker up, the search goes on, and they are not few within `matches`. */
 function rendersFiles(spec: RenderSpec, task: SearchTask, outcome: ShardsOutcome): boolean {
-  return !outcome.resume && rangesFound(task.signal) < task.wanted && !buildsOnFrontEnd(spec.request, task.query, outcome.totalRanges);
+  return !outcome.resume && !isSearchCancelled(task.signal) && !buildsOnFrontEnd(spec.request, task.query, Math.min(outcome.totalRanges, spec.request.matches));
 }
 
-/** The task's files rendered (RenderedFiles). */
-function filesOf(spec: RenderSpec, query: QueryNode, outcome: ShardsOutcome, shards: readonly Shard[]) {
-  const { stats, files, repositoryInfo } = built(() => renderedFiles(scratch), spec, query, foundIn(outcome, shards), [outcome]);
-  return { stats, repositoryInfo, ...files };
+/** The task's files rendered (RenderedFiles), their shards as indexes into the task's shard files (`fileIndex` of `shards`' indexes). */
+function filesOf(spec: RenderSpec, query: QueryNode, outcome: ShardsOutcome, shards: readonly Shard[], fileIndex: readonly number[]) {
+  const { stats, files, repositoryInfo } = built(() => renderedFiles(shards, scratch), spec, query, foundIn(outcome, shards), [outcome]);
+  return { stats, repositoryInfo, ...files, shards: files.shards.map((index) => fileIndex[index]!) };
 }
 
 /** The response of a search whose tasks ran apart; a match of a shard this thread cannot open is dropped and counted. */

@@ -269,6 +269,13 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     const byWorker = setups[index]!.workers === 1 || ('whole' in request && request.whole === true);
     t.equal(json.body.buffer instanceof SharedArrayBuffer, byWorker && !setups[index]!.renderSlotBytes, `${setups[index]!.label}: in a render slot or not`);
   }
+  // Cut at `matches` with whole files, on two workers: each group renders its files, the front end cuts them
+  // (the file cut in the middle drafted again), no render task.
+  const cutWhole = await searchedJson(pools[2]!, { query: 'hello', matches: 3, whole: true }, { visible: everything });
+  const cutResponse = JSON.parse(cutWhole.body.toString()) as SearchResponse;
+  cutWhole.release();
+  t.same([cutResponse.stats.actualMatchCount, cutResponse.isSearchExhaustive, cutResponse.stats.flushReason], [3, false, 'FLUSH_REASON_MAX_SIZE'], 'cut at `matches`');
+  t.equal(cutResponse.files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0), 3, 'three ranges returned');
   t.equal(renderTasks, 0, 'no response was rendered by a task of its own: the tasks that found the files rendered them');
   const visibleAlpha = await searchedJson(pools[0]!, { query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
   t.same([...new Set((JSON.parse(visibleAlpha.body.toString()) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');

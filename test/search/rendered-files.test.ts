@@ -43,9 +43,16 @@ async function shardsOfTwoRepositories(root: string): Promise<Shard[]> {
 function renderedPart(request: SearchRequest, shards: readonly Shard[], maxContentBytes: number): RenderedFiles {
   const query = plan(request, {});
   const outcome = searchShards(query, shards, {}, { wanted: request.matches + 1, deadline: performance.now() + 60_000, signal: createSignal() });
-  const { stats, repositoryInfo, files } = buildResponse(() => renderedFiles(), request, query, foundIn(outcome, shards), [outcome], PUBLIC_URL, TIMINGS, maxContentBytes);
+  const { stats, repositoryInfo, files } = buildResponse(() => renderedFiles(shards), request, query, foundIn(outcome, shards), [outcome], PUBLIC_URL, TIMINGS, maxContentBytes);
   return { kind: 'files', outcome, stats, repositoryInfo, ...files };
 }
+
+/** The match of a part's file, as the pool finds it again among the outcomes' matches. */
+const matchOfIn = (parts: readonly RenderedFiles[], groups: readonly Shard[][]) => (part: number, file: number) => {
+  const { outcome, shards, docs } = parts[part]!;
+  const match = outcome.matches.find((candidate) => candidate.shard === shards[file] && candidate.doc === docs[file]);
+  return match && { ...match, shard: groups[part]![match.shard]! };
+};
 
 /** The response one worker builds from every part's matches. */
 function builtFromMatches(request: SearchRequest, groups: readonly Shard[][], outcomes: readonly ShardsOutcome[], maxContentBytes: number) {
@@ -69,10 +76,12 @@ t.test("files rendered where they were found merge to the response built from al
   let compared = 0;
   let cutByContent = 0;
   let partCutByContent = 0;
-  for (const { request, groups } of cases) {
-    for (const maxContentBytes of [RESPONSE_CONTENT_BYTES, 2_000, 600, 100, 0]) {
+  let cutByMatches = 0;
+  for (const { request: search, groups } of cases) {
+    for (const [matches, maxContentBytes] of [10_000, 300, 57, 10, 1].flatMap((matches) => [RESPONSE_CONTENT_BYTES, 2_000, 600, 0].map((bytes) => [matches, bytes] as const))) {
+      const request = { ...search, matches };
       const parts = groups.map((group) => renderedPart(request, group, maxContentBytes));
-      const merged = mergeRenderedFiles(parts, request, maxContentBytes);
+      const merged = mergeRenderedFiles(parts, request, PUBLIC_URL, matchOfIn(parts, groups), maxContentBytes);
       const expected = builtFromMatches(request, groups, parts.map((part) => part.outcome), maxContentBytes);
       const label = `${JSON.stringify(request)}, ${maxContentBytes} bytes of content`;
       if (merged === undefined) throw new Error(`${label}: not merged`);
@@ -80,21 +89,30 @@ t.test("files rendered where they were found merge to the response built from al
       t.same([merged.repositoryInfo, merged.isSearchExhaustive], [expected.repositoryInfo, expected.isSearchExhaustive], `${label}: repositories, exhaustive`);
       t.same(withoutTimes(merged.stats), withoutTimes(expected.stats), `${label}: the same stats`);
       compared++;
-      if (!expected.isSearchExhaustive) cutByContent++;
+      if (expected.stats.totalMatchCount > matches) cutByMatches++;
+      else if (!expected.isSearchExhaustive) cutByContent++;
       if (parts.some((part) => part.cutByContent)) partCutByContent++;
     }
   }
-  t.equal(compared, 20);
-  t.ok(cutByContent >= 6 && partCutByContent >= 6, `responses cut by the bound on content (${cutByContent}), and parts cut by it (${partCutByContent}), were compared`);
+  t.equal(compared, 80);
+  t.ok(cutByContent >= 6 && partCutByContent >= 6 && cutByMatches >= 20, `responses cut by the bound on content (${cutByContent}) or at \`matches\` (${cutByMatches}), and parts cut by the bound (${partCutByContent}), were compared`);
 });
 
-t.test('files that `matches` would cut are not merged: their matches are rendered', async (t) => {
+t.test('the file cut at `matches` is drafted again from its match; without its match the files are not merged', async (t) => {
   const shards = await shardsOfTwoRepositories(tempDir(t));
   const groups = [shards.filter((_, i) => i % 2 === 0), shards.filter((_, i) => i % 2 === 1)];
-  const all = groups.map((group) => renderedPart({ query: 'needle', matches: 10_000 }, group, RESPONSE_CONTENT_BYTES));
-  const total = all.reduce((sum, part) => sum + part.outcome.totalRanges, 0);
-  t.ok(mergeRenderedFiles(all, { query: 'needle', matches: total }), 'every range fits: merged');
-  t.equal(mergeRenderedFiles(all, { query: 'needle', matches: total - 1 }), undefined, 'one range too many: not merged');
-  const stopped = { ...all[0]!, outcome: { ...all[0]!.outcome, stop: 'deadline' as const } };
-  t.equal(mergeRenderedFiles([stopped, all[1]!], { query: 'needle', matches: 10_000 }), undefined, 'a part that did not search all its shards: not merged');
+  const request = { query: 'needle', matches: 10_000 };
+  const parts = groups.map((group) => renderedPart(request, group, RESPONSE_CONTENT_BYTES));
+  const total = parts.reduce((sum, part) => sum + part.outcome.totalRanges, 0);
+  const asked: number[][] = [];
+  const matchOf = matchOfIn(parts, groups);
+  const counting = (part: number, file: number) => {
+    asked.push([part, file]);
+    return matchOf(part, file);
+  };
+  t.equal(mergeRenderedFiles(parts, { ...request, matches: total }, PUBLIC_URL, counting)?.isSearchExhaustive, true, 'every range fits: exhaustive');
+  t.same(asked, [], 'no file drafted again');
+  const cut = mergeRenderedFiles(parts, { ...request, matches: total - 1 }, PUBLIC_URL, counting);
+  t.same([cut?.isSearchExhaustive, cut?.stats.actualMatchCount, asked.length], [false, total - 1, 1], 'one range too many: the last file drafted again with one range less');
+  t.equal(mergeRenderedFiles(parts, { ...request, matches: total - 1 }, PUBLIC_URL, () => undefined), undefined, 'its match not to be had: not merged');
 });

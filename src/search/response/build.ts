@@ -204,7 +204,7 @@ export function countRanges(file: FileDraft): number {
 }
 
 /** The most severe way any part stopped: a deadline or cancellation anywhere makes the whole a timeout. */
-function combinedStop(stops: readonly StopReason[]): StopReason {
+export function combinedStop(stops: readonly StopReason[]): StopReason {
   for (const reason of ['cancelled', 'deadline', 'limit'] as const) if (stops.includes(reason)) return reason;
   return 'complete';
 }
@@ -224,7 +224,7 @@ export function accumulateStats(total: SearchStats, part: SearchStats): void {
   if (total.flushReason === 'FLUSH_REASON_FINAL_FLUSH') total.flushReason = part.flushReason;
 }
 
-function flushReason(stop: StopReason, cut: boolean): FlushReason {
+export function flushReason(stop: StopReason, cut: boolean): FlushReason {
   if (stop === 'deadline' || stop === 'cancelled') return 'FLUSH_REASON_TIMER_EXPIRED';
   return cut ? 'FLUSH_REASON_MAX_SIZE' : 'FLUSH_REASON_FINAL_FLUSH';
 }
@@ -266,20 +266,26 @@ function assemble<T>(
       files.leftOut?.();
       return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: true };
     }
-    const { shard } = match;
-    const repository = shard.meta.repository;
-    // type:file and type:repo return files without chunks (their content ranges are not returned), each counting as one.
-    // Otherwise keep file-name ranges first, then content ranges in file order, within the budget.
-    const pathRanges = resultType ? match.path : withinBudget(match.path, budget);
-    const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget - pathRanges.length / 2);
-    budget -= resultType ? 1 : (pathRanges.length + contentRanges.length) / 2;
-    const file = fileDraft(request, shard, match.doc, pathRanges, contentRanges, publicUrl);
+    const { file, counted } = draftWithin(request, resultType, match, budget, publicUrl);
+    budget -= counted;
     contentBytes += contentBytesOf(file);
     matchRanges += countRanges(file);
     files.add(file, match);
-    repositories.set(repository.id, repositoryInfo(shard));
+    repositories.set(match.shard.meta.repository.id, repositoryInfo(match.shard));
   }
   return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: false };
+}
+
+/**
+ * The file result of `match` within `budget` match ranges, and what it counts against `matches`. type:file and
+ * type:repo return files without chunks (their content ranges are not returned), each counting as one; otherwise
+ * file-name ranges come first, then content ranges in file order, within the budget.
+ */
+export function draftWithin(request: SearchRequest, resultType: ReturnType<typeof resultTypeOf>, match: Found, budget: number, publicUrl: string): { file: FileDraft; counted: number } {
+  const pathRanges = resultType ? match.path : withinBudget(match.path, budget);
+  const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget - pathRanges.length / 2);
+  const file = fileDraft(request, match.shard, match.doc, pathRanges, contentRanges, publicUrl);
+  return { file, counted: resultType ? 1 : (pathRanges.length + contentRanges.length) / 2 };
 }
 
 /** The first `budget` of the ranges (without a copy when they all fit). */
