@@ -3,8 +3,10 @@
  * query and sends one task per shard group of the visible repositories (as
  * many groups as the search's share of the workers). A search answered as
  * JSON has its response built and serialized by a worker, into a render slot
- * of shared memory: by the one that ran it when it ran as one task, else by a
- * task given the groups' outcomes; the front end's thread is the one every
+ * of shared memory: by the one that ran it when it ran as one task, else by
+ * the groups' workers, each rendering its files for this thread to merge
+ * (response/rendered-files.ts), or by a task given the groups' outcomes when
+ * one did not; the front end's thread is the one every
  * request passes through (docs/design.md, "The search path"). Searches
  * answered as objects (MCP, streaming) are merged by score and built here
  * (response/build.ts) from this thread's own mappings of the same shards.

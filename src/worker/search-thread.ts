@@ -1,7 +1,8 @@
 /**
  * The search workers' entry (a Piscina worker; search/workers.ts starts it):
  * evaluates a task's shard group with the shards this thread has mapped, and
- * builds the response when the task is the whole search. A shard that cannot
+ * builds the response when the task is the whole search, or renders the
+ * group's files for the front end to merge when it is one of several. A shard that cannot
  * be opened is counted in `crashes`, like a shard that fails mid-search. While
  * another caller has tasks too, a task gives its worker up after its slice.
  */
