@@ -298,19 +298,18 @@ export class SearchPool {
       };
       const building: Promise<void>[] = [];
       let budget = request.matches;
-      // type:repo: a repository whose shards fell in several groups is returned by the first part only.
-      const repositoriesReturned = new Set<number>();
-      const notYetReturned = (match: Found) => !repositoriesReturned.has(match.shard.meta.repository.id);
-      const waitMs = await this.runGroups(request, query, signal, searchRun, this.groupsFor(call), ({ matches, ...outcome }, shardFiles) => {
+      // type:repo: a repository's shards may fall in several groups, so the groups' outcomes make one part, holding
+      // each repository's first file in index order as an unsplit search does (response/build.ts).
+      const repositories = resultTypeOf(query) === 'repo' ? mergedOutcomes() : undefined;
+      const waitMs = await this.runGroups(request, query, signal, searchRun, this.groupsFor(call), repositories?.add ?? (({ matches, ...outcome }, shardFiles) => {
         const partRequest = { ...request, matches: Math.max(budget, 0) };
         if (budget <= 0) {
           // `matches` is spent: the group's matches are counted, not returned.
-          take(this.partHere(partRequest, query, [], outcome, shardFiles, searchRun));
+          take(this.partHere(partRequest, query, [], [outcome], shardFiles, searchRun));
           isSearchExhaustive &&= matches.length === 0 && outcome.stop === 'complete';
         } else if (buildsOnFrontEnd(request, query, Math.min(budget, outcome.totalRanges))) {
-          const part = this.partHere(partRequest, query, matches, outcome, shardFiles, searchRun, resultTypeOf(query) === 'repo' ? notYetReturned : undefined);
+          const part = this.partHere(partRequest, query, matches, [outcome], shardFiles, searchRun);
           budget -= part.counted;
-          for (const info of part.repositoryInfo) repositoriesReturned.add(info.id);
           take(part);
         } else {
           // The worker's part holds this many unless the content bound cuts it shorter.
@@ -319,7 +318,8 @@ export class SearchPool {
           built.catch(() => {}); // awaited below, unless another group's task failed first (the pool closing)
           building.push(built);
         }
-      });
+      }));
+      if (repositories && repositories.outcomes.length > 0) take(this.partHere(request, query, repositories.matches, repositories.outcomes, repositories.shardFiles, searchRun));
       await Promise.all(building);
       accumulatedStats.wait = nanoseconds(waitMs);
       accumulatedStats.duration = nanoseconds(performance.now() - searchRun.started);
@@ -330,11 +330,11 @@ export class SearchPool {
   }
 
   /**
-   * A stream's part built on this thread, of the matches `keep` keeps (all by default), with the results it
+   * A stream's part built on this thread from `outcomes` (their matches index `shardFiles`), with the results it
    * counts against `matches`: match ranges, or files for type:file and type:repo.
    */
-  private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], searchRun: SearchRun, keep?: (match: Found) => boolean): StreamPart & { counted: number } {
-    const found = this.shards.resolve(matches, shardFiles, outcome.stats);
+  private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcomes: Omit<ShardsOutcome, 'matches'>[], shardFiles: string[], searchRun: SearchRun): StreamPart & { counted: number } {
+    const found = this.shards.resolve(matches, shardFiles, outcomes[0]!.stats);
     let filesReturned = 0;
     const countedFiles = (): FileSink<Buffer[]> => {
       const files = renderFiles(this.renderScratch);
@@ -346,7 +346,7 @@ export class SearchPool {
         result: () => files.result(),
       };
     };
-    const part = buildResponse(countedFiles, request, query, keep ? found.filter(keep) : found, [outcome], this.options.publicUrl, searchedNow(searchRun));
+    const part = buildResponse(countedFiles, request, query, found, outcomes, this.options.publicUrl, searchedNow(searchRun));
     const { stats, repositoryInfo, isSearchExhaustive } = part;
     // A copy: the files were written into the scratch the next response reuses.
     return { stats, files: Buffer.concat(part.files), repositoryInfo, isSearchExhaustive, counted: resultTypeOf(query) ? filesReturned : stats.actualMatchCount };
@@ -362,7 +362,7 @@ export class SearchPool {
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
       this.workerFailures++;
-      return this.partHere(request, query, matches, outcome, shardFiles, searchRun);
+      return this.partHere(request, query, matches, [outcome], shardFiles, searchRun);
     }
   }
 

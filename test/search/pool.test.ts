@@ -428,11 +428,23 @@ t.test('a type:repo search answers its repository\'s first matching file in inde
     const pool = new SearchPool({ workers, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
     t.teardown(() => pool.close());
     pool.setCatalog(catalog);
-    const { files: found, stats } = await searched(pool, { query: 'type:repo needle', matches: 10 }, { visible: () => true });
-    answers.push({ files: found.map((file) => file.fileName.text), fileCount: stats.fileCount, totalMatchCount: stats.totalMatchCount });
+    // The first shard's group answers last, as it may: a stream must not show the repository by a later shard's file.
+    const firstShard = catalog.repositories[0]!.shards[0]!.path;
+    const { workers: threads } = pool as unknown as { workers: { run: (task: { shardFiles?: string[] }, ...rest: unknown[]) => Promise<unknown> } };
+    const run = threads.run.bind(threads);
+    threads.run = async (task, ...rest) => {
+      const answer = await run(task, ...rest);
+      if (workers === 2 && task.shardFiles?.[0] === firstShard) await new Promise((resolve) => setTimeout(resolve, 100));
+      return answer;
+    };
+    const request = { query: 'type:repo needle', matches: 10 };
+    const { files: found, stats } = await searched(pool, request, { visible: () => true });
+    const streamed: string[] = [];
+    const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) => streamed.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[]).map((file) => file.fileName.text)));
+    answers.push({ files: found.map((file) => file.fileName.text), fileCount: stats.fileCount, totalMatchCount: stats.totalMatchCount, streamed, streamedFileCount: summary.accumulatedStats.fileCount });
   }
-  t.same([answers[0]!.files, answers[0]!.fileCount], [['f00.txt'], 1], 'one worker: the first file');
-  t.same(answers[1], answers[0], 'two workers, each searching some of the shards: the same answer');
+  t.same([answers[0]!.files, answers[0]!.fileCount, answers[0]!.streamed], [['f00.txt'], 1, ['f00.txt']], 'one worker: the first file, searched or streamed');
+  t.same(answers[1], answers[0], 'two workers, each searching some of the shards: the same answer, searched or streamed');
 });
 
 t.test('a closing pool answers the searches it runs and refuses new ones', async (t) => {
