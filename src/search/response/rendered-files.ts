@@ -35,6 +35,7 @@ export type FilesRendered = Pick<RenderedFiles, 'json' | 'ends' | 'keys' | 'repo
  */
 export function renderedFiles(shards: readonly Shard[], scratch?: Buffer): FileSink<FilesRendered> {
   const json = new JsonWriter(scratch);
+  const shardIndex = new Map(shards.map((shard, index) => [shard, index]));
   const rendered: Omit<FilesRendered, 'json'> = { ends: [], keys: [], repositoryIds: [], ranges: [], foundRanges: [], shards: [], docs: [], contentBytes: [], cutByContent: false };
   return {
     add: (file, match) => {
@@ -44,7 +45,7 @@ export function renderedFiles(shards: readonly Shard[], scratch?: Buffer): FileS
       rendered.repositoryIds.push(file.repositoryId);
       rendered.ranges.push(countRanges(file));
       rendered.foundRanges.push((match.path.length + match.content.length) / 2);
-      rendered.shards.push(shards.indexOf(match.shard));
+      rendered.shards.push(shardIndex.get(match.shard)!);
       rendered.docs.push(match.doc);
       rendered.contentBytes.push(contentBytesOf(file));
     },
@@ -90,6 +91,7 @@ export function mergeRenderedFiles(parts: readonly RenderedFiles[], request: Sea
   const stats = emptyStats();
   for (const part of parts) accumulateStats(stats, part.stats);
   const files: Uint8Array[] = [OPEN];
+  const infoById = new Map(parts.flatMap((part) => part.repositoryInfo.map((info) => [info.id, info] as const)));
   const repositories = new Map<number, RepositoryInfo>();
   const next = parts.map(() => 0);
   let budget = request.matches;
@@ -120,7 +122,7 @@ export function mergeRenderedFiles(parts: readonly RenderedFiles[], request: Sea
       actualMatchCount += countRanges(draft.file);
     }
     const id = part.repositoryIds[file]!;
-    if (!repositories.has(id)) repositories.set(id, part.repositoryInfo.find((info) => info.id === id)!);
+    if (!repositories.has(id)) repositories.set(id, infoById.get(id)!);
   }
   // A part cut by the bound on content holds more than it, so the files its cut left out are left out here too.
   if (best === undefined && budget > 0 && parts.some((part) => part.cutByContent)) tooLarge = true;
