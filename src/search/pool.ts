@@ -540,7 +540,7 @@ export class SearchPool {
     const found: Found[] = [];
     const outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
     const waitMs = await this.runGroups(request, query, signal, searchRun, groups, (outcome, shardFiles) => {
-      found.push(...this.shards.resolve(outcome.matches, shardFiles, outcome.stats));
+      for (const match of this.shards.resolve(outcome.matches, shardFiles, outcome.stats)) found.push(match);
       outcomes.push(outcome);
     });
     return this.respond(collectFiles, request, query, found, outcomes, searchRun, waitMs);

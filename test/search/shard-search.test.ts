@@ -178,3 +178,17 @@ t.test('a search using more regexes than a thread keeps compiled finds with all 
     t.same(found.matches.map((match) => shard.path(match.doc)), ['src/main.go', 'src/util.go'], `search ${round}: the last of 41 regexes still matches in every file`);
   }
 });
+
+t.test('a document with hundreds of thousands of ranges, one term or several, is searched on any stack', async (t) => {
+  const dir = tempDir(t);
+  const text = 'ab '.repeat(300_000);
+  const writer = new ShardWriter({ repository: { id: 1, name: 'r', codeHostType: 'genericGitHost', public: true, archived: false, fork: false }, branches: [{ name: 'HEAD', commit: 'a'.repeat(40) }], shardIndex: 0 });
+  writer.add(doc('dense.txt', text, 'Text', 1n));
+  writer.write(path.join(dir, 's.trawl'));
+  const shard = Shard.open(path.join(dir, 's.trawl'));
+  const limits = { ...unlimited, maxMatchRanges: 1_000_000 };
+  const ranges = (query: string) => searchShard(shard, parseQuery(query, { regex: true, caseSensitive: true }), {}, limits).matches[0]?.content.length;
+  // Each appends 300,000 ranges (600,000 offsets): as one spread, past what a call's arguments can take.
+  t.equal(ranges('b'), 600_000, 'one term');
+  t.equal(ranges('a b'), 1_200_000, 'two terms: the ranges of both');
+});

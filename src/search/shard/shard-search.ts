@@ -242,8 +242,8 @@ class Evaluator {
       case 'and': {
         const collected: Ranges = { content: [], path: [] };
         for (const operand of node.operands) if (!this.holds(operand, collected)) return false;
-        out.content.push(...collected.content);
-        out.path.push(...collected.path);
+        append(out.content, collected.content);
+        append(out.path, collected.path);
         return true;
       }
       case 'or': {
@@ -417,9 +417,14 @@ class Evaluator {
   }
 
   private collect(into: number[], ranges: number[]): boolean {
-    into.push(...ranges);
+    append(into, ranges);
     return ranges.length > 0;
   }
+}
+
+/** Appends `values` to `into` one by one: a spread of a document's ranges (`\w+` finds 100,000s) can overflow the stack. */
+function append(into: number[], values: readonly number[]): void {
+  for (const value of values) into.push(value);
 }
 
 /** Index of the first value ≥ `value` in an ascending array. */
