@@ -49,16 +49,73 @@ export function requiredLiterals(pattern: string, options: { regex: boolean; cas
   if (!options.regex) {
     tree = literal(pattern);
   } else {
-    let ast: AST.Pattern;
-    try {
-      ast = parser.parsePattern(pattern.replaceAll('(?P<', '(?<'), undefined, undefined, { unicode: true });
-    } catch {
-      return ANY; // RE2 syntax ECMAScript lacks: scan rather than guess
-    }
+    const ast = parsedRegex(pattern);
+    if (ast === undefined) return ANY; // RE2 syntax ECMAScript lacks: scan rather than guess
     tree = requirement(disjunction(ast.alternatives));
   }
   const foldsCase = !options.caseSensitive || (options.regex && /\(\?[a-zA-Z]*i[a-zA-Z-]*:/.test(pattern));
   return normalize(foldsCase ? asciiRuns(tree) : tree);
+}
+
+/**
+ * Whether no match of the regex `pattern` can hold a newline, so that each lies within a line; false when that
+ * cannot be told (what requiredLiterals cannot analyse either).
+ */
+export function staysWithinLines(pattern: string): boolean {
+  const ast = parsedRegex(pattern);
+  return ast !== undefined && !ast.alternatives.some(mayHoldNewline);
+}
+
+/** The regex's syntax tree, or undefined for syntax ECMAScript's Unicode mode refuses (RE2's own, such as `(?i)` or `[[:alpha:]]`). */
+function parsedRegex(pattern: string): AST.Pattern | undefined {
+  try {
+    return parser.parsePattern(pattern.replaceAll('(?P<', '(?<'), undefined, undefined, { unicode: true });
+  } catch {
+    return undefined;
+  }
+}
+
+const NEWLINE = 0x0a;
+
+/** Whether a match of `node` can hold a newline; true when unsure. `.` does not match one (RE2 without `s`). */
+function mayHoldNewline(node: AST.Alternative | AST.Element | AST.CharacterClassElement): boolean {
+  switch (node.type) {
+    case 'Alternative':
+      return node.elements.some(mayHoldNewline);
+    case 'Group':
+      return node.modifiers?.add.dotAll === true || node.alternatives.some(mayHoldNewline);
+    case 'CapturingGroup':
+      return node.alternatives.some(mayHoldNewline);
+    case 'Quantifier':
+      return mayHoldNewline(node.element);
+    case 'Character':
+      return node.value === NEWLINE;
+    case 'CharacterClassRange':
+      return node.min.value <= NEWLINE && NEWLINE <= node.max.value;
+    case 'CharacterSet':
+      if (node.kind === 'any') return false;
+      return node.kind === 'space' ? !node.negate : node.kind === 'property' || node.negate; // \s, \D, \W, \p{…}
+    case 'CharacterClass':
+      // A negated class matches a newline unless it names one.
+      return node.negate ? !node.elements.some(namesNewline) : node.elements.some(mayHoldNewline);
+    case 'Assertion':
+      return node.kind === 'lookahead' || node.kind === 'lookbehind';
+    default:
+      return true;
+  }
+}
+
+/** Whether a class element surely matches a newline. */
+function namesNewline(element: AST.CharacterClassElement): boolean {
+  switch (element.type) {
+    case 'Character':
+    case 'CharacterClassRange':
+      return mayHoldNewline(element);
+    case 'CharacterSet':
+      return element.kind === 'space' ? !element.negate : element.kind !== 'property' && element.negate;
+    default:
+      return false;
+  }
 }
 
 function literal(text: string, caseSensitive = true): LiteralTree {

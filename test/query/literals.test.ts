@@ -1,6 +1,6 @@
 import t from 'tap';
 import RE2 from 're2';
-import { requiredLiterals, type LiteralTree } from '../../src/query/literals.js';
+import { requiredLiterals, staysWithinLines, type LiteralTree } from '../../src/query/literals.js';
 
 function show(tree: LiteralTree): string {
   switch (tree.type) {
@@ -98,4 +98,46 @@ t.test('soundness: every text RE2 matches satisfies the required literals', asyn
   }
   t.ok(matched > 5000, `${matched} matching texts checked`);
   t.ok(constrained > 500, `${constrained} of 3000 patterns constrain the search`);
+});
+
+t.test('staysWithinLines: a regex none of whose matches can hold a newline', async (t) => {
+  const within = ['[A-Z]+_RESUME', 'kmalloc\\(sizeof\\(\\*\\w+\\)', 'a.*b', '^\\S+$', '\\bint\\b \\d+', '[^\\n]+x', '[^\\sa]x', '[^\\Wa]', '(?i:ab)c', '(?<n>a)|b{2,}'];
+  const across = ['a\\s+b', 'a\\nb', '[^"]*x', '\\Wx', '\\Dx', '\\p{L}x', '(?s:.)x', '[\\x00-\\x20]', '[\\s]', 'a(?=\\n)', '(?i)abc', '[[:space:]]', '\\Qa\\E'];
+  for (const pattern of within) t.ok(staysWithinLines(pattern), `${pattern} stays within lines`);
+  for (const pattern of across) t.notOk(staysWithinLines(pattern), `${pattern} may not`);
+});
+
+t.test('soundness: no text RE2 matches for a regex that stays within lines holds a newline', async (t) => {
+  let seed = 77;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+  const atoms = ['a', 'b', '.', '\\s', '\\S', '\\w', '\\W', '\\d', '\\D', '[^a]', '[^\\n]', '[a\\n]', '[\\t-\\r]', '\\n', '$', '^', '\\b', ' '];
+  const regex = (depth: number): string => {
+    const roll = random();
+    if (depth > 2 || roll < 0.4) return Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(atoms)).join('');
+    if (roll < 0.6) return `(${regex(depth + 1)}|${regex(depth + 1)})`;
+    if (roll < 0.8) return `(${regex(depth + 1)})${pick(['?', '*', '+', '{2}'])}`;
+    return regex(depth + 1) + regex(depth + 1);
+  };
+  const alphabet = ['a', 'b', ' ', '\n', '\t', '1', 'é'];
+  let within = 0;
+  let checked = 0;
+  for (let i = 0; i < 3000; i++) {
+    const pattern = regex(0);
+    if (!staysWithinLines(pattern)) continue;
+    within++;
+    const re = new RE2(pattern, 'gmu');
+    for (let j = 0; j < 10; j++) {
+      const text = Array.from({ length: Math.floor(random() * 24) }, () => pick(alphabet)).join('');
+      for (const match of text.matchAll(re)) {
+        checked++;
+        if (match[0].includes('\n')) {
+          t.fail(`${JSON.stringify(pattern)} matched ${JSON.stringify(match[0])} in ${JSON.stringify(text)}`);
+          return;
+        }
+      }
+    }
+  }
+  t.ok(within > 300, `${within} of 3000 patterns stay within lines`);
+  t.ok(checked > 3000, `${checked} matches checked`);
 });

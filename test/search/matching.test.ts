@@ -1,6 +1,6 @@
 import t from 'tap';
 import RE2 from 're2';
-import { compileMatcher } from '../../src/search/shard/matcher.js';
+import { compileMatcher, searchAnchorLines } from '../../src/search/shard/matcher.js';
 import { escapeRegExp } from '../../src/query/escape.js';
 import { LineIndex } from '../../src/search/response/positions.js';
 import { intersect, union } from '../../src/search/shard/sorted-sets.js';
@@ -109,6 +109,51 @@ t.test("regexes: the addon's RE2 finds what node-re2's exec loop finds, from any
   const all = compileMatcher({ value: '\\w+ \\w+', regex: true, caseSensitive: true }).ranges(long, 10_000);
   t.same(all, execLoop(new RE2('\\w+ \\w+', 'gmu'), long, 10_000, 0), 'past several batches of the addon');
   t.equal(all.length / 2, 3000);
+});
+
+t.test("a regex searched in its anchor's lines finds what it finds in the whole text", async (t) => {
+  // [regex, its anchor]: matches that stay within lines, each holding the anchor (query/literals.ts).
+  const patterns: [string, string][] = [['[A-Z]+_ab', '_ab'], ['\\bab\\w*$', 'ab'], ['^k?ab', 'ab'], ['ab[^\\n]{0,3}c', 'ab'], ['x ab|ab y', 'ab'], ['\\Bab\\b', 'ab'], ['[é\\u212a]ab.', 'ab'], ['Ab', 'Ab']];
+  let seed = 11;
+  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  const pieces = ['ab', '_ab', 'A', 'K', 'x ', ' y', 'c', 'k', 'é', '\u212a', ' ', '\n', '\r\n', 'z'.repeat(700), '\n'.repeat(3)];
+  let compared = 0;
+  for (let round = 0; round < 800; round++) {
+    const [value, anchorText] = patterns[round % patterns.length]!;
+    const caseSensitive = round % 4 !== 0;
+    const text = Buffer.from(Array.from({ length: Math.floor(random() * 120) }, () => pieces[Math.floor(random() * pieces.length)]).join(''), 'utf8');
+    const limit = 1 + Math.floor(random() * 40);
+    const regex = compileMatcher({ value, regex: true, caseSensitive });
+    const anchor = compileMatcher({ value: anchorText, regex: false, caseSensitive });
+    const found: number[] = [];
+    const searched = searchAnchorLines(anchor, regex, text, text.length, 0, 0, found, limit);
+    const expected = regex.ranges(text, limit);
+    if (JSON.stringify(found) !== JSON.stringify(expected)) {
+      t.same(found, expected, `/${value}/${caseSensitive ? '' : 'i'} in ${JSON.stringify(text.toString('utf8'))}, limit ${limit}`);
+      return;
+    }
+    if (searched !== 0 && searched < text.length && text[searched] !== 0x0a) {
+      t.fail(`searched up to ${searched}, not a line's end`);
+      return;
+    }
+    compared += found.length / 2;
+  }
+  t.ok(compared > 600, `800 random texts: the same ${compared} ranges`);
+
+  // Windows across several batches of the anchor's occurrences, lines far apart and close together.
+  const lines = Array.from({ length: 6000 }, (_, i) => (i % 3 === 0 ? `x${i} AB_ab ${'z'.repeat(i % 7 === 0 ? 2000 : 10)}` : `plain ${i}`)).join('\n');
+  const text = Buffer.from(lines);
+  const regex = compileMatcher({ value: '[A-Z]+_ab', regex: true, caseSensitive: true });
+  const found: number[] = [];
+  searchAnchorLines(compileMatcher({ value: '_ab', regex: false, caseSensitive: true }), regex, text, text.length, 0, 0, found, 10_000);
+  t.same(found, regex.ranges(text, 10_000), 'the same 2,000 ranges past two batches of occurrences');
+  t.equal(found.length / 2, 2000);
+
+  // Searched in pieces, as a document's runs of candidate blocks are: occurrences from `from` within `scanEnd`, resumed.
+  const pieced: number[] = [];
+  let searched = 0;
+  for (let from = 0; from < text.length; from += 4096) searched = searchAnchorLines(compileMatcher({ value: '_ab', regex: false, caseSensitive: true }), regex, text, Math.min(text.length, from + 4096 + 2), from, searched, pieced, 10_000);
+  t.same(pieced, found, 'the same ranges when the text is searched run by run');
 });
 
 t.test("RE2 folds no character outside ASCII to an ASCII letter but U+212A and U+017F (the addon's folded search relies on it)", async (t) => {

@@ -76,6 +76,11 @@ const queries: [pattern: string, regex: boolean, caseSensitive: boolean, forRipg
   ['\\d+$', true, true],
   ['(?i)todo:', true, true],
   ['r[eé]sum[eé]', true, false],
+  // Searched in the lines that hold their longest literal (the big file's by its blocks): at the file's end, across blocks.
+  ['PM_RESUME$', true, true],
+  ['_mask 0x1[0-9a-f]$', true, true],
+  ['^#define reg_0004\\d', true, true],
+  ['p[m]_resume\\b', true, false],
   // RE2's \w is ASCII, ripgrep's Unicode: ripgrep gets the ASCII class spelled out.
   ['\\w{5}[ \t]+\\w{5}', true, true, '[0-9A-Za-z_]{5}[ \t]+[0-9A-Za-z_]{5}'],
   ['^\\s*return\\b', true, true, '^\\s*return(?-u:\\b)'],

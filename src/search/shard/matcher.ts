@@ -80,3 +80,43 @@ function regexMatcher(regex: NativeRegex): Matcher {
     },
   };
 }
+
+/** Lines holding the anchor this close to a window's end are searched in that window: a call costs about as much as scanning this far. */
+const WINDOW_GAP = 1024;
+const NEWLINE = 0x0a;
+
+/**
+ * The matches of `regex` (which never hold a newline, and each hold an occurrence of `anchor`) in the lines of
+ * `text` where `anchor` finds one at or after `from` in text[0, `scanEnd`), appended to `out` until it holds
+ * `limit` ranges; text before `searched` (a line's end) was searched already. Returns how far the text is searched.
+ *
+ * Each match lies in such a line, and a line's matches do not depend on the lines before it; lines close together
+ * are searched in one window. A window ends at a line's end, where `$` and `\b` read what they read in the whole
+ * text, and the text before it stays the regex's context. Why: docs/design.md, "Per-file work is linear".
+ */
+export function searchAnchorLines(anchor: Matcher, regex: Matcher, text: Buffer, scanEnd: number, from: number, searched: number, out: number[], limit: number): number {
+  const scanned = scanEnd === text.length ? text : text.subarray(0, scanEnd);
+  let at = Math.max(from, searched);
+  while (out.length < 2 * limit && at < scanEnd) {
+    const occurrences = anchor.ranges(scanned, FIND_BATCH, at);
+    for (let i = 0; i < occurrences.length && out.length < 2 * limit; ) {
+      const start = Math.max(searched, lineStart(text, occurrences[i]!));
+      let end = lineEnd(text, occurrences[i + 1]!);
+      for (i += 2; i < occurrences.length && occurrences[i]! < end + WINDOW_GAP; i += 2) end = Math.max(end, lineEnd(text, occurrences[i + 1]!));
+      for (const offset of regex.ranges(end === text.length ? text : text.subarray(0, end), limit - out.length / 2, start)) out.push(offset);
+      searched = end;
+    }
+    if (occurrences.length < 2 * FIND_BATCH) break;
+    at = searched;
+  }
+  return searched;
+}
+
+function lineStart(text: Buffer, offset: number): number {
+  return offset === 0 ? 0 : text.lastIndexOf(NEWLINE, offset - 1) + 1;
+}
+
+function lineEnd(text: Buffer, offset: number): number {
+  const newline = text.indexOf(NEWLINE, offset);
+  return newline === -1 ? text.length : newline;
+}
