@@ -90,11 +90,12 @@ export interface NativeAddon {
   compileRegex(source: string, caseSensitive: boolean): NativeRegex;
   /**
    * Writes to out the [start, end] byte offsets of successive non-empty matches
-   * of regex in haystack starting at or after `from` (the bytes before it are
-   * context for ^ and \b), at most out.length / 2 of them, as node-re2's exec
+   * of regex in haystack starting at or after `from` and ending at or before `to`
+   * (default: the haystack's end; the bytes before `from` and after `to` are
+   * context for ^, $ and \b), at most out.length / 2 of them, as node-re2's exec
    * loop finds them; returns how many pairs it wrote.
    */
-  findRegex(regex: NativeRegex, haystack: Uint8Array, from: number, out: Uint32Array): number;
+  findRegex(regex: NativeRegex, haystack: Uint8Array, from: number, out: Uint32Array, to?: number): number;
   /** Whether regex matches anywhere in haystack, an empty match included (as RegExp's `test`). */
   testRegex(regex: NativeRegex, haystack: Uint8Array): boolean;
   /** The instructions of regex's program (RE2's ProgramSize): roughly what compiling it cost, in time and memory. */

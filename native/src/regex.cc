@@ -1,6 +1,6 @@
 // compileRegex(source, caseSensitive) -> handle, findRegex(handle, haystack,
-// from, out) -> count and freeRegex(handle): the matches node-re2's exec loop finds (the same RE2, the
-// same Match call: the text before `from` is context for ^ and \b), written as
+// from, out[, to]) -> count and freeRegex(handle): the matches node-re2's exec loop finds (the same RE2, the
+// same Match call: the text before `from`, and after `to`, is context for ^, $ and \b), written as
 // [start, end] byte pairs, without a JavaScript call or an array per match;
 // testRegex(handle, haystack) -> whether it matches at all, as RegExp's test;
 // regexProgramSize(handle) -> its program's instructions.
@@ -106,23 +106,25 @@ Napi::Value FindRegex(const Napi::CallbackInfo& info) {
   if (!IntegerArg(info, 2, "findRegex: from", &from)) return env.Undefined();
   TypedView outView = TypedArg(info, 3, napi_uint32_array, "findRegex: out (Uint32Array)");
   if (env.IsExceptionPending()) return env.Undefined();
-  if (haystack.length > 0xffffffffu || from < 0 || static_cast<uint64_t>(from) > haystack.length) {
-    Napi::RangeError::New(env, "findRegex: from must be within the haystack (at most 4 GiB)").ThrowAsJavaScriptException();
+  int64_t to = static_cast<int64_t>(haystack.length);
+  if (info.Length() > 4 && !info[4].IsUndefined() && !IntegerArg(info, 4, "findRegex: to", &to)) return env.Undefined();
+  if (haystack.length > 0xffffffffu || from < 0 || from > to || static_cast<uint64_t>(to) > haystack.length) {
+    Napi::RangeError::New(env, "findRegex: from ≤ to must be within the haystack (at most 4 GiB)").ThrowAsJavaScriptException();
     return env.Undefined();
   }
+  const size_t end = static_cast<size_t>(to);
   uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
   const size_t pairs = outView.length / 2;
   const re2::StringPiece text(reinterpret_cast<const char*>(haystack.data), haystack.length);
   size_t count = 0;
   size_t at = static_cast<size_t>(from);
   re2::StringPiece match;
-  while (count < pairs && at <= haystack.length &&
-         regex->Match(text, at, haystack.length, re2::RE2::UNANCHORED, &match, 1)) {
+  while (count < pairs && at <= end && regex->Match(text, at, end, re2::RE2::UNANCHORED, &match, 1)) {
     const size_t start = static_cast<size_t>(match.data() - text.data());
     const size_t end = start + match.size();
     if (end == start) {
       // An empty match marks no text: resume at the next character, not inside a UTF-8 sequence.
-      at = NextCharacter(haystack.data, haystack.length, start);
+      at = NextCharacter(haystack.data, end, start);
       continue;
     }
     out[2 * count] = static_cast<uint32_t>(start);

@@ -58,12 +58,19 @@ export function requiredLiterals(pattern: string, options: { regex: boolean; cas
 }
 
 /**
- * Whether no match of the regex `pattern` can hold a newline, so that each lies within a line; false when that
- * cannot be told (what requiredLiterals cannot analyse either).
+ * Bytes that split text into runs, in the order they are tried: a newline (so runs are lines), then
+ * punctuation frequent in code. None is a letter, and none occurs inside a multi-byte UTF-8 character.
  */
-export function staysWithinLines(pattern: string): boolean {
+const SEPARATORS = [...'\n;}{),"'].map((character) => character.charCodeAt(0));
+
+/**
+ * A byte (of SEPARATORS) that no match of the regex `pattern` can hold, so that each match lies within a run
+ * of text between two of them; undefined when there is none, or when that cannot be told (what
+ * requiredLiterals cannot analyse either).
+ */
+export function separatorOf(pattern: string): number | undefined {
   const ast = parsedRegex(pattern);
-  return ast !== undefined && !ast.alternatives.some(mayHoldNewline);
+  return ast && SEPARATORS.find((byte) => !ast.alternatives.some((alternative) => mayHold(alternative, byte)));
 }
 
 /** The regex's syntax tree, or undefined for syntax ECMAScript's Unicode mode refuses (RE2's own, such as `(?i)` or `[[:alpha:]]`). */
@@ -76,28 +83,43 @@ function parsedRegex(pattern: string): AST.Pattern | undefined {
 }
 
 const NEWLINE = 0x0a;
+/** RE2's `\s` ([\t\n\f\r ]); `\v` is one only in ECMAScript, so it is left out of what surely is one and kept in what may be. */
+const SURELY_SPACE = new Set([0x09, 0x0a, 0x0c, 0x0d, 0x20]);
+const MAYBE_SPACE = new Set([...SURELY_SPACE, 0x0b]);
+const isWordByte = (byte: number) => (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x5f;
+const isDigit = (byte: number) => byte >= 0x30 && byte <= 0x39;
 
-/** Whether a match of `node` can hold a newline; true when unsure. `.` does not match one (RE2 without `s`). */
-function mayHoldNewline(node: AST.Alternative | AST.Element | AST.CharacterClassElement): boolean {
+/** Whether a match of `node` can hold the ASCII non-letter `byte`; true when unsure. `.` does not match a newline (RE2 without `s`). */
+function mayHold(node: AST.Alternative | AST.Element | AST.CharacterClassElement, byte: number): boolean {
   switch (node.type) {
     case 'Alternative':
-      return node.elements.some(mayHoldNewline);
+      return node.elements.some((element) => mayHold(element, byte));
     case 'Group':
-      return node.modifiers?.add.dotAll === true || node.alternatives.some(mayHoldNewline);
+      return (byte === NEWLINE && node.modifiers?.add.dotAll === true) || node.alternatives.some((alternative) => mayHold(alternative, byte));
     case 'CapturingGroup':
-      return node.alternatives.some(mayHoldNewline);
+      return node.alternatives.some((alternative) => mayHold(alternative, byte));
     case 'Quantifier':
-      return mayHoldNewline(node.element);
+      return mayHold(node.element, byte);
     case 'Character':
-      return node.value === NEWLINE;
+      return node.value === byte;
     case 'CharacterClassRange':
-      return node.min.value <= NEWLINE && NEWLINE <= node.max.value;
+      return node.min.value <= byte && byte <= node.max.value;
     case 'CharacterSet':
-      if (node.kind === 'any') return false;
-      return node.kind === 'space' ? !node.negate : node.kind === 'property' || node.negate; // \s, \D, \W, \p{…}
+      switch (node.kind) {
+        case 'any':
+          return byte !== NEWLINE;
+        case 'space':
+          return node.negate ? !SURELY_SPACE.has(byte) : MAYBE_SPACE.has(byte);
+        case 'word':
+          return node.negate !== isWordByte(byte);
+        case 'digit':
+          return node.negate !== isDigit(byte);
+        default:
+          return true; // \p{…}
+      }
     case 'CharacterClass':
-      // A negated class matches a newline unless it names one.
-      return node.negate ? !node.elements.some(namesNewline) : node.elements.some(mayHoldNewline);
+      // A negated class matches the byte unless it surely names it.
+      return node.negate ? !node.elements.some((element) => names(element, byte)) : node.elements.some((element) => mayHold(element, byte));
     case 'Assertion':
       return node.kind === 'lookahead' || node.kind === 'lookbehind';
     default:
@@ -105,14 +127,15 @@ function mayHoldNewline(node: AST.Alternative | AST.Element | AST.CharacterClass
   }
 }
 
-/** Whether a class element surely matches a newline. */
-function namesNewline(element: AST.CharacterClassElement): boolean {
+/** Whether a class element surely matches `byte`. */
+function names(element: AST.CharacterClassElement, byte: number): boolean {
   switch (element.type) {
     case 'Character':
     case 'CharacterClassRange':
-      return mayHoldNewline(element);
+      return mayHold(element, byte);
     case 'CharacterSet':
-      return element.kind === 'space' ? !element.negate : element.kind !== 'property' && element.negate;
+      if (element.kind === 'space') return element.negate ? !MAYBE_SPACE.has(byte) : SURELY_SPACE.has(byte);
+      return element.kind !== 'property' && mayHold(element, byte);
     default:
       return false;
   }

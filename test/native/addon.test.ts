@@ -328,7 +328,14 @@ t.test('findRegex writes [start, end] pairs up to out.length, sees the text befo
   t.throws(() => native.compileRegex('(?P<a>x)(?P<a>y)', true), { name: 'SyntaxError', message: 'duplicate capture group name' });
   t.throws(() => native.compileRegex(7 as unknown as string, true), { name: 'TypeError' });
   t.throws(() => native.findRegex({} as never, haystack, 0, rest), { name: 'TypeError', message: /must come from compileRegex/ });
-  t.throws(() => native.findRegex(words, haystack, haystack.length + 1, rest), { name: 'RangeError', message: /from must be within/ });
+  t.throws(() => native.findRegex(words, haystack, haystack.length + 1, rest), { name: 'RangeError', message: /from ≤ to must be within/ });
+  t.throws(() => native.findRegex(words, haystack, 4, rest, 3), { name: 'RangeError', message: /from ≤ to/ }, 'from past to');
+  t.throws(() => native.findRegex(words, haystack, 0, rest, haystack.length + 1), { name: 'RangeError', message: /within the haystack/ }, 'to past the haystack');
+  t.throws(() => native.findRegex(words, haystack, 0, rest, 'x' as unknown as number), { name: 'TypeError', message: /to must be a number/ });
+  const lineEnds = native.compileRegex('(?m)\\w+$', true);
+  t.equal(native.findRegex(lineEnds, haystack, 0, rest, 5), 0, 'to: `$` reads the byte after it (t, not a line end)');
+  t.equal(native.findRegex(lineEnds, haystack, 0, rest, 7), 1, 'to at a newline: `$` holds');
+  t.same([...rest.subarray(0, 2)], [4, 7]);
   t.throws(() => native.findRegex(words, haystack, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
   t.ok(native.testRegex(words, haystack), 'testRegex: a match');
   t.equal(native.regexProgramSize(native.compileRegex('[a-z]{1000}', true)), 1004, 'regexProgramSize: its program\'s instructions');

@@ -1,6 +1,6 @@
 import t from 'tap';
 import RE2 from 're2';
-import { requiredLiterals, staysWithinLines, type LiteralTree } from '../../src/query/literals.js';
+import { requiredLiterals, separatorOf, type LiteralTree } from '../../src/query/literals.js';
 
 function show(tree: LiteralTree): string {
   switch (tree.type) {
@@ -100,18 +100,41 @@ t.test('soundness: every text RE2 matches satisfies the required literals', asyn
   t.ok(constrained > 500, `${constrained} of 3000 patterns constrain the search`);
 });
 
-t.test('staysWithinLines: a regex none of whose matches can hold a newline', async (t) => {
-  const within = ['[A-Z]+_RESUME', 'kmalloc\\(sizeof\\(\\*\\w+\\)', 'a.*b', '^\\S+$', '\\bint\\b \\d+', '[^\\n]+x', '[^\\sa]x', '[^\\Wa]', '(?i:ab)c', '(?<n>a)|b{2,}'];
-  const across = ['a\\s+b', 'a\\nb', '[^"]*x', '\\Wx', '\\Dx', '\\p{L}x', '(?s:.)x', '[\\x00-\\x20]', '[\\s]', 'a(?=\\n)', '(?i)abc', '[[:space:]]', '\\Qa\\E'];
-  for (const pattern of within) t.ok(staysWithinLines(pattern), `${pattern} stays within lines`);
-  for (const pattern of across) t.notOk(staysWithinLines(pattern), `${pattern} may not`);
+t.test('separatorOf: a byte no match of the regex can hold, a newline first', async (t) => {
+  const cases: [pattern: string, separator: string | undefined][] = [
+    ['[A-Z]+_RESUME', '\n'],
+    ['kmalloc\\(sizeof\\(\\*\\w+\\)', '\n'],
+    ['a.*b', '\n'],
+    ['^\\S+$', '\n'],
+    ['[^\\n]+x', '\n'],
+    ['[^\\sa]x', '\n'],
+    ['[^\\Wa]', '\n'],
+    ['(?i:ab)c', '\n'],
+    ['(?<n>a)|b{2,}', '\n'],
+    ['\\w+\\s*=\\s*kzalloc\\(', ';'],
+    ['a\\nb', ';'],
+    ['(?s:.)x', undefined],
+    ['[^"]*x', '"'],
+    ['\\s[;]', '}'],
+    ['[\\s;}{),"]', undefined],
+    ['\\Wx', undefined],
+    ['\\Dx', undefined],
+    ['\\p{L}x', undefined],
+    ['.\\s', undefined],
+    ['[\\x00-\\x7f]', undefined],
+    ['a(?=\\n)', undefined],
+    ['(?i)abc', undefined],
+    ['[[:space:]]', undefined],
+    ['\\Qa\\E', undefined],
+  ];
+  for (const [pattern, separator] of cases) t.equal(separatorOf(pattern), separator?.charCodeAt(0), `${pattern}: ${JSON.stringify(separator)}`);
 });
 
-t.test('soundness: no text RE2 matches for a regex that stays within lines holds a newline', async (t) => {
+t.test('soundness: no text RE2 matches holds the separator found for its regex', async (t) => {
   let seed = 77;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
-  const atoms = ['a', 'b', '.', '\\s', '\\S', '\\w', '\\W', '\\d', '\\D', '[^a]', '[^\\n]', '[a\\n]', '[\\t-\\r]', '\\n', '$', '^', '\\b', ' '];
+  const atoms = ['a', 'b', '.', '\\s', '\\S', '\\w', '\\W', '\\d', '\\D', '[^a]', '[^\\n]', '[a\\n]', '[\\t-\\r]', '\\n', ';', '[^;\\n]', '[;-=]', '\\}', '$', '^', '\\b', ' '];
   const regex = (depth: number): string => {
     const roll = random();
     if (depth > 2 || roll < 0.4) return Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(atoms)).join('');
@@ -119,25 +142,28 @@ t.test('soundness: no text RE2 matches for a regex that stays within lines holds
     if (roll < 0.8) return `(${regex(depth + 1)})${pick(['?', '*', '+', '{2}'])}`;
     return regex(depth + 1) + regex(depth + 1);
   };
-  const alphabet = ['a', 'b', ' ', '\n', '\t', '1', 'é'];
-  let within = 0;
+  const alphabet = ['a', 'b', ' ', '\n', '\t', '\v', '1', 'é', ';', '}', '{', ')', ',', '"', '_'];
+  const bySeparator = new Map<string, number>();
   let checked = 0;
-  for (let i = 0; i < 3000; i++) {
+  for (let i = 0; i < 4000; i++) {
     const pattern = regex(0);
-    if (!staysWithinLines(pattern)) continue;
-    within++;
+    const separator = separatorOf(pattern);
+    if (separator === undefined) continue;
+    const byte = String.fromCharCode(separator);
+    bySeparator.set(byte, (bySeparator.get(byte) ?? 0) + 1);
     const re = new RE2(pattern, 'gmu');
     for (let j = 0; j < 10; j++) {
       const text = Array.from({ length: Math.floor(random() * 24) }, () => pick(alphabet)).join('');
       for (const match of text.matchAll(re)) {
         checked++;
-        if (match[0].includes('\n')) {
-          t.fail(`${JSON.stringify(pattern)} matched ${JSON.stringify(match[0])} in ${JSON.stringify(text)}`);
+        if (match[0].includes(byte)) {
+          t.fail(`${JSON.stringify(pattern)} matched ${JSON.stringify(match[0])} in ${JSON.stringify(text)}, holding ${JSON.stringify(byte)}`);
           return;
         }
       }
     }
   }
-  t.ok(within > 300, `${within} of 3000 patterns stay within lines`);
+  t.ok((bySeparator.get('\n') ?? 0) > 300, `${bySeparator.get('\n')} patterns split at newlines`);
+  t.ok((bySeparator.get(';') ?? 0) + (bySeparator.get('}') ?? 0) > 300, `${bySeparator.get(';')} at semicolons, ${bySeparator.get('}')} at closing braces`);
   t.ok(checked > 3000, `${checked} matches checked`);
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import RE2 from 're2';
-import { compileMatcher, searchAnchorLines } from '../../src/search/shard/matcher.js';
+import { compileMatcher, searchAnchorRuns } from '../../src/search/shard/matcher.js';
 import { escapeRegExp } from '../../src/query/escape.js';
 import { LineIndex } from '../../src/search/response/positions.js';
 import { intersect, union } from '../../src/search/shard/sorted-sets.js';
@@ -111,49 +111,81 @@ t.test("regexes: the addon's RE2 finds what node-re2's exec loop finds, from any
   t.equal(all.length / 2, 3000);
 });
 
-t.test("a regex searched in its anchor's lines finds what it finds in the whole text", async (t) => {
-  // [regex, its anchor]: matches that stay within lines, each holding the anchor (query/literals.ts).
-  const patterns: [string, string][] = [['[A-Z]+_ab', '_ab'], ['\\bab\\w*$', 'ab'], ['^k?ab', 'ab'], ['ab[^\\n]{0,3}c', 'ab'], ['x ab|ab y', 'ab'], ['\\Bab\\b', 'ab'], ['[é\\u212a]ab.', 'ab'], ['Ab', 'Ab']];
+t.test("a regex searched in its anchor's runs finds what it finds in the whole text", async (t) => {
+  // [regex, its anchor, a byte none of its matches holds] (query/literals.ts).
+  const patterns: [string, string, string][] = [
+    ['[A-Z]+_ab', '_ab', '\n'],
+    ['\\bab\\w*$', 'ab', '\n'],
+    ['^k?ab', 'ab', '\n'],
+    ['ab[^\\n]{0,3}c', 'ab', '\n'],
+    ['x ab|ab y', 'ab', '\n'],
+    ['\\Bab\\b', 'ab', '\n'],
+    ['[é\\u212a]ab.', 'ab', '\n'],
+    ['Ab', 'Ab', '\n'],
+    ['\\w*\\s*=\\s*ab\\b', '=', ';'],
+    ['ab\\s+\\w+$', 'ab', ';'],
+    ['^\\s*ab', 'ab', ';'],
+    ['k\\s*ab\\s*\\b', 'ab', '}'],
+  ];
   let seed = 11;
   const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
-  const pieces = ['ab', '_ab', 'A', 'K', 'x ', ' y', 'c', 'k', 'é', '\u212a', ' ', '\n', '\r\n', 'z'.repeat(700), '\n'.repeat(3)];
+  const pieces = ['ab', '_ab', 'A', 'K', 'x ', ' y', 'c', 'k', 'é', '\u212a', ' ', '\n', '\r\n', ';', '}', ' = ', 'z'.repeat(700), '\n'.repeat(3)];
   let compared = 0;
-  for (let round = 0; round < 800; round++) {
-    const [value, anchorText] = patterns[round % patterns.length]!;
+  for (let round = 0; round < 1200; round++) {
+    const [value, anchorText, separator] = patterns[round % patterns.length]!;
     const caseSensitive = round % 4 !== 0;
     const text = Buffer.from(Array.from({ length: Math.floor(random() * 120) }, () => pieces[Math.floor(random() * pieces.length)]).join(''), 'utf8');
     const limit = 1 + Math.floor(random() * 40);
     const regex = compileMatcher({ value, regex: true, caseSensitive });
     const anchor = compileMatcher({ value: anchorText, regex: false, caseSensitive });
     const found: number[] = [];
-    const searched = searchAnchorLines(anchor, regex, text, text.length, 0, 0, found, limit);
+    const searched = searchAnchorRuns(anchor, regex, text, separator.charCodeAt(0), text.length, 0, 0, found, limit);
     const expected = regex.ranges(text, limit);
     if (JSON.stringify(found) !== JSON.stringify(expected)) {
       t.same(found, expected, `/${value}/${caseSensitive ? '' : 'i'} in ${JSON.stringify(text.toString('utf8'))}, limit ${limit}`);
       return;
     }
-    if (searched !== 0 && searched < text.length && text[searched] !== 0x0a) {
-      t.fail(`searched up to ${searched}, not a line's end`);
+    if (searched !== 0 && searched < text.length && text[searched] !== separator.charCodeAt(0)) {
+      t.fail(`searched up to ${searched}, not a run's end`);
       return;
     }
     compared += found.length / 2;
   }
-  t.ok(compared > 600, `800 random texts: the same ${compared} ranges`);
+  t.ok(compared > 500, `1,200 random texts: the same ${compared} ranges`);
 
-  // Windows across several batches of the anchor's occurrences, lines far apart and close together.
+  // A window ends before a separator that is not a line's end: `$` and `\\b` read it there as the whole text does.
+  const runs = Buffer.from(`ab x;${'z'.repeat(2000)};ab y\nab_;${'z'.repeat(2000)};ab z`);
+  for (const value of ['ab\\s+\\w+$', 'ab\\s*\\w*\\b']) {
+    const regex = compileMatcher({ value, regex: true, caseSensitive: true });
+    const found: number[] = [];
+    searchAnchorRuns(compileMatcher({ value: 'ab', regex: false, caseSensitive: true }), regex, runs, 0x3b, runs.length, 0, 0, found, 100);
+    t.same(found, regex.ranges(runs, 100), `${value} in runs split at semicolons`);
+  }
+
+  // Windows across several batches of the anchor's occurrences, runs far apart and close together.
   const lines = Array.from({ length: 6000 }, (_, i) => (i % 3 === 0 ? `x${i} AB_ab ${'z'.repeat(i % 7 === 0 ? 2000 : 10)}` : `plain ${i}`)).join('\n');
   const text = Buffer.from(lines);
   const regex = compileMatcher({ value: '[A-Z]+_ab', regex: true, caseSensitive: true });
+  const anchor = compileMatcher({ value: '_ab', regex: false, caseSensitive: true });
   const found: number[] = [];
-  searchAnchorLines(compileMatcher({ value: '_ab', regex: false, caseSensitive: true }), regex, text, text.length, 0, 0, found, 10_000);
+  searchAnchorRuns(anchor, regex, text, 0x0a, text.length, 0, 0, found, 10_000);
   t.same(found, regex.ranges(text, 10_000), 'the same 2,000 ranges past two batches of occurrences');
   t.equal(found.length / 2, 2000);
 
   // Searched in pieces, as a document's runs of candidate blocks are: occurrences from `from` within `scanEnd`, resumed.
   const pieced: number[] = [];
   let searched = 0;
-  for (let from = 0; from < text.length; from += 4096) searched = searchAnchorLines(compileMatcher({ value: '_ab', regex: false, caseSensitive: true }), regex, text, Math.min(text.length, from + 4096 + 2), from, searched, pieced, 10_000);
+  for (let from = 0; from < text.length; from += 4096) searched = searchAnchorRuns(anchor, regex, text, 0x0a, Math.min(text.length, from + 4096 + 2), from, searched, pieced, 10_000);
   t.same(pieced, found, 'the same ranges when the text is searched run by run');
+});
+
+t.test('a regex ends its matches at `to`, the text after it read as context', async (t) => {
+  const regex = compileMatcher({ value: 'ab\\b|ab$', regex: true, caseSensitive: true });
+  const text = Buffer.from('ab abc ab\nabx');
+  t.same(regex.ranges(text, 10, 0, 9), [0, 2, 7, 9], 'a word boundary and a line end read from the text after `to`');
+  t.same(regex.ranges(text, 10, 0, 12), [0, 2, 7, 9], '`$` does not match at `to` before an x');
+  t.same(regex.ranges(text, 10, 3, 5), [], 'abc is not a match within 3–5: its c follows');
+  await t.rejects(async () => regex.ranges(text, 10, 5, 3), /from ≤ to/, 'from past to is refused');
 });
 
 t.test("RE2 folds no character outside ASCII to an ASCII letter but U+212A and U+017F (the addon's folded search relies on it)", async (t) => {

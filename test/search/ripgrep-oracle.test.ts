@@ -81,6 +81,9 @@ const queries: [pattern: string, regex: boolean, caseSensitive: boolean, forRipg
   ['_mask 0x1[0-9a-f]$', true, true],
   ['^#define reg_0004\\d', true, true],
   ['p[m]_resume\\b', true, false],
+  // Runs between semicolons: matches that may hold a newline but no `;`.
+  ['PM_\\w+\\s+\\d$', true, true],
+  ['\\w+\\s*\\(items\\)', true, true],
   // RE2's \w is ASCII, ripgrep's Unicode: ripgrep gets the ASCII class spelled out.
   ['\\w{5}[ \t]+\\w{5}', true, true, '[0-9A-Za-z_]{5}[ \t]+[0-9A-Za-z_]{5}'],
   ['^\\s*return\\b', true, true, '^\\s*return(?-u:\\b)'],

@@ -20,10 +20,12 @@ import { escapeRegExp } from '../../query/escape.js';
 export interface Matcher {
   /**
    * Start and end byte offsets of successive non-overlapping, non-empty
-   * matches in text that start at or after `from` (default 0), at most
-   * `limit` of them, flattened: [s0, e0, s1, e1, …].
+   * matches in text that start at or after `from` (default 0) and end at or
+   * before `to` (default the text's end; for a regex, the text after it is
+   * context for `$` and `\b`, as the text before `from` is for `^` and `\b`),
+   * at most `limit` of them, flattened: [s0, e0, s1, e1, …].
    */
-  ranges(text: Buffer, limit: number, from?: number): number[];
+  ranges(text: Buffer, limit: number, from?: number, to?: number): number[];
 }
 
 export function compileMatcher(pattern: Pick<PatternNode, 'value' | 'regex' | 'caseSensitive'>): Matcher {
@@ -48,14 +50,15 @@ const found = new Uint32Array(FIND_BATCH);
 /** `find` is findLiteral or findLiteralIgnoringCase; `unicode` makes the matcher that answers when the latter declines (-1). */
 function literalMatcher(needle: Buffer, find: typeof native.findLiteral, unicode?: () => Matcher): Matcher {
   return {
-    ranges(text, limit, from = 0) {
+    ranges(whole, limit, from = 0, to = whole.length) {
       const ranges: number[] = [];
       if (needle.length === 0) return ranges;
+      const text = to === whole.length ? whole : whole.subarray(0, to);
       const start = from;
       while (ranges.length < 2 * limit) {
         const wanted = Math.min(FIND_BATCH, limit - ranges.length / 2);
         const count = find(text, needle, from, found.subarray(0, wanted));
-        if (count < 0) return unicode!().ranges(text, limit, start);
+        if (count < 0) return unicode!().ranges(whole, limit, start, to);
         for (let i = 0; i < count; i++) ranges.push(found[i]!, found[i]! + needle.length);
         if (count < wanted) break;
         from = found[count - 1]! + needle.length;
@@ -67,11 +70,11 @@ function literalMatcher(needle: Buffer, find: typeof native.findLiteral, unicode
 
 function regexMatcher(regex: NativeRegex): Matcher {
   return {
-    ranges(text, limit, from = 0) {
+    ranges(text, limit, from = 0, to = text.length) {
       const ranges: number[] = [];
       while (ranges.length < 2 * limit) {
         const wanted = Math.min(FIND_BATCH / 2, limit - ranges.length / 2);
-        const count = native.findRegex(regex, text, from, found.subarray(0, 2 * wanted));
+        const count = native.findRegex(regex, text, from, found.subarray(0, 2 * wanted), to);
         for (let i = 0; i < 2 * count; i++) ranges.push(found[i]!);
         if (count < wanted) break;
         from = found[2 * count - 1]!;
@@ -81,29 +84,28 @@ function regexMatcher(regex: NativeRegex): Matcher {
   };
 }
 
-/** Lines holding the anchor this close to a window's end are searched in that window: a call costs about as much as scanning this far. */
+/** Runs holding the anchor this close to a window's end are searched in that window: a call costs about as much as scanning this far. */
 const WINDOW_GAP = 1024;
-const NEWLINE = 0x0a;
 
 /**
- * The matches of `regex` (which never hold a newline, and each hold an occurrence of `anchor`) in the lines of
- * `text` where `anchor` finds one at or after `from` in text[0, `scanEnd`), appended to `out` until it holds
- * `limit` ranges; text before `searched` (a line's end) was searched already. Returns how far the text is searched.
+ * The matches of `regex` in the runs of `text` between `separator` bytes where `anchor` finds an occurrence at
+ * or after `from` in text[0, `scanEnd`), appended to `out` until it holds `limit` ranges: no match of `regex`
+ * holds the separator, and each holds an occurrence of `anchor`. Text before `searched` (a run's end) was
+ * searched already. Returns how far the text is searched.
  *
- * Each match lies in such a line, and a line's matches do not depend on the lines before it; lines close together
- * are searched in one window. A window ends at a line's end, where `$` and `\b` read what they read in the whole
- * text, and the text before it stays the regex's context. Why: docs/design.md, "Per-file work is linear".
+ * Each match lies in such a run, and a run's matches do not depend on the runs before it: runs close together
+ * are searched in one window, the text around it staying the regex's context for `^`, `$` and `\b`.
+ * Why: docs/design.md, "Per-file work is linear".
  */
-export function searchAnchorLines(anchor: Matcher, regex: Matcher, text: Buffer, scanEnd: number, from: number, searched: number, out: number[], limit: number): number {
-  const scanned = scanEnd === text.length ? text : text.subarray(0, scanEnd);
+export function searchAnchorRuns(anchor: Matcher, regex: Matcher, text: Buffer, separator: number, scanEnd: number, from: number, searched: number, out: number[], limit: number): number {
   let at = Math.max(from, searched);
   while (out.length < 2 * limit && at < scanEnd) {
-    const occurrences = anchor.ranges(scanned, FIND_BATCH, at);
+    const occurrences = anchor.ranges(text, FIND_BATCH, at, scanEnd);
     for (let i = 0; i < occurrences.length && out.length < 2 * limit; ) {
-      const start = Math.max(searched, lineStart(text, occurrences[i]!));
-      let end = lineEnd(text, occurrences[i + 1]!);
-      for (i += 2; i < occurrences.length && occurrences[i]! < end + WINDOW_GAP; i += 2) end = Math.max(end, lineEnd(text, occurrences[i + 1]!));
-      for (const offset of regex.ranges(end === text.length ? text : text.subarray(0, end), limit - out.length / 2, start)) out.push(offset);
+      const start = Math.max(searched, runStart(text, separator, occurrences[i]!));
+      let end = runEnd(text, separator, occurrences[i + 1]!);
+      for (i += 2; i < occurrences.length && occurrences[i]! < end + WINDOW_GAP; i += 2) end = Math.max(end, runEnd(text, separator, occurrences[i + 1]!));
+      for (const offset of regex.ranges(text, limit - out.length / 2, start, end)) out.push(offset);
       searched = end;
     }
     if (occurrences.length < 2 * FIND_BATCH) break;
@@ -112,11 +114,11 @@ export function searchAnchorLines(anchor: Matcher, regex: Matcher, text: Buffer,
   return searched;
 }
 
-function lineStart(text: Buffer, offset: number): number {
-  return offset === 0 ? 0 : text.lastIndexOf(NEWLINE, offset - 1) + 1;
+function runStart(text: Buffer, separator: number, offset: number): number {
+  return offset === 0 ? 0 : text.lastIndexOf(separator, offset - 1) + 1;
 }
 
-function lineEnd(text: Buffer, offset: number): number {
-  const newline = text.indexOf(NEWLINE, offset);
-  return newline === -1 ? text.length : newline;
+function runEnd(text: Buffer, separator: number, offset: number): number {
+  const at = text.indexOf(separator, offset);
+  return at === -1 ? text.length : at;
 }

@@ -16,13 +16,13 @@ import { native, type NativeRegex } from '../../../native/index.js';
 import type { Shard, TrigramTable } from '../../index/shard-reader.js';
 import type { PatternNode, QueryNode } from '../../query/ast.js';
 import type { DocumentSymbol } from '../../index/model.js';
-import { requiredLiterals, staysWithinLines, type LiteralTree } from '../../query/literals.js';
+import { requiredLiterals, separatorOf, type LiteralTree } from '../../query/literals.js';
 import { globToRegExp } from '../../config/glob.js';
 import type { SearchContextConfig } from '../../config/config.js';
 import { recycleIdLists } from '../../index/id-lists.js';
 import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates, type TrigramKeys } from './candidates.js';
 import { cached } from './memo.js';
-import { compileMatcher, searchAnchorLines, type Matcher } from './matcher.js';
+import { compileMatcher, searchAnchorRuns, type Matcher } from './matcher.js';
 import { checkedRegex, freeRetiredRegexes } from '../../query/compiled-regex.js';
 import { UnknownSearchContextError } from '../../query/plan.js';
 import type { DocumentMatch, StopReason } from '../../worker/search-protocol.js';
@@ -156,7 +156,7 @@ export class CompiledPatterns {
   private readonly matchers = new Map<PatternNode, Matcher>();
   private readonly literalPlans = new Map<PatternNode, LiteralTree>();
   private readonly anchors = new Map<PatternNode, Matcher | null>();
-  private readonly lineAnchors = new Map<PatternNode, LineAnchor | null>();
+  private readonly runAnchors = new Map<PatternNode, RunAnchor | null>();
   private readonly branchRegexes = new Map<PatternNode, NativeRegex>();
   readonly trigramKeys: TrigramKeys = new Map();
 
@@ -182,13 +182,15 @@ export class CompiledPatterns {
   }
 
   /**
-   * The anchor of a regex whose matches stay within lines, searched in a document's content in its place
-   * (matcher.ts `searchAnchorLines`): the addon finds a literal several times faster than RE2 scans for it.
+   * The anchor of a regex whose matches stay within runs between separator bytes (query/literals.ts
+   * `separatorOf`), searched in a document's content in its place (matcher.ts `searchAnchorRuns`): the
+   * addon finds a literal several times faster than RE2 scans for it.
    */
-  lineAnchor(node: PatternNode): LineAnchor | null {
-    return cached(this.lineAnchors, node, () => {
+  runAnchor(node: PatternNode): RunAnchor | null {
+    return cached(this.runAnchors, node, () => {
       const literal = node.regex ? longestRequiredLiteral(this.literalPlan(node)) : undefined;
-      return literal && Buffer.byteLength(literal.text) >= MIN_ANCHOR_BYTES && staysWithinLines(node.value) ? { literal, matcher: this.anchor(node)! } : null;
+      const separator = literal && Buffer.byteLength(literal.text) >= MIN_ANCHOR_BYTES ? separatorOf(node.value) : undefined;
+      return separator === undefined ? null : { literal: literal!, matcher: this.anchor(node)!, separator };
     });
   }
 
@@ -198,12 +200,13 @@ export class CompiledPatterns {
   }
 }
 
-/** A shorter literal (`;`, `->`) is so frequent that searching its lines costs more than RE2's one scan. */
+/** A shorter literal (`;`, `->`) is so frequent that searching its runs costs more than RE2's one scan. */
 const MIN_ANCHOR_BYTES = 3;
 
-interface LineAnchor {
+interface RunAnchor {
   literal: Literal;
   matcher: Matcher;
+  separator: number;
 }
 
 interface BranchMask {
@@ -388,14 +391,14 @@ class Evaluator {
   /**
    * The matches of a content pattern in the current document. In a document
    * with blocks (docs/index-format.md, BLKS), a literal, or the anchor of a
-   * regex searched by its lines (CompiledPatterns.lineAnchor), is searched
+   * regex searched by its runs (CompiledPatterns.runAnchor), is searched
    * only in the runs of blocks whose trigrams can hold it: an occurrence that
    * starts in a block has all its trigrams in that block's postings.
    */
   private contentRanges(node: PatternNode): number[] {
     const content = this.loadContent();
     const matcher = this.matcher(node);
-    const anchor = node.regex ? this.patterns.lineAnchor(node) : null;
+    const anchor = node.regex ? this.patterns.runAnchor(node) : null;
     const { first, end } = this.shard.blocksOf(this.doc);
     const literal = first === end || (node.regex && !anchor) ? undefined : (anchor?.literal ?? this.patterns.literalPlan(node));
     const blocks = literal?.type === 'literal' ? this.candidateBlocks(node, literal) : 'all';
@@ -403,7 +406,7 @@ class Evaluator {
       this.stats.contentBytesLoaded += content.length;
       if (!anchor) return matcher.ranges(content, this.budget());
       const found: number[] = [];
-      searchAnchorLines(anchor.matcher, matcher, content, content.length, 0, 0, found, this.budget());
+      searchAnchorRuns(anchor.matcher, matcher, content, anchor.separator, content.length, 0, 0, found, this.budget());
       return found;
     }
     const found: number[] = [];
@@ -419,7 +422,7 @@ class Evaluator {
       const scanEnd = Math.min(content.length, to + longestMatch - 1);
       this.stats.contentBytesLoaded += scanEnd - from;
       if (anchor) {
-        searched = searchAnchorLines(anchor.matcher, matcher, content, scanEnd, from, searched, found, this.budget());
+        searched = searchAnchorRuns(anchor.matcher, matcher, content, anchor.separator, scanEnd, from, searched, found, this.budget());
       } else {
         const ranges = matcher.ranges(content.subarray(0, scanEnd), Math.max(1, this.budget() - found.length / 2), from);
         for (let r = 0; r < ranges.length && ranges[r]! < to; r += 2) found.push(ranges[r]!, ranges[r + 1]!);
