@@ -42,6 +42,8 @@ export const QUERY_CLASSES: { name: string; queries: BenchQuery[] }[] = [
     queries: [
       { query: '[A-Z]+_RESUME', regex: true, caseSensitive: true, rg: ['-s', '[A-Z]+_RESUME'] },
       { query: 'kmalloc\\(sizeof\\(\\*\\w+\\)', regex: true, caseSensitive: true, rg: ['-s', 'kmalloc\\(sizeof\\(\\*\\w+\\)'] },
+      // \s may match a newline in trawl, never in ripgrep (line by line): the same text, nearly the same matches.
+      { query: '\\w+\\s*=\\s*kzalloc\\(', regex: true, caseSensitive: true, rg: ['-s', '\\w+\\s*=\\s*kzalloc\\('] },
     ],
   },
   {
