@@ -112,19 +112,19 @@ Napi::Value FindRegex(const Napi::CallbackInfo& info) {
     Napi::RangeError::New(env, "findRegex: from ≤ to must be within the haystack (at most 4 GiB)").ThrowAsJavaScriptException();
     return env.Undefined();
   }
-  const size_t end = static_cast<size_t>(to);
+  const size_t endpos = static_cast<size_t>(to);
   uint32_t* out = reinterpret_cast<uint32_t*>(outView.data);
   const size_t pairs = outView.length / 2;
   const re2::StringPiece text(reinterpret_cast<const char*>(haystack.data), haystack.length);
   size_t count = 0;
   size_t at = static_cast<size_t>(from);
   re2::StringPiece match;
-  while (count < pairs && at <= end && regex->Match(text, at, end, re2::RE2::UNANCHORED, &match, 1)) {
+  while (count < pairs && at <= endpos && regex->Match(text, at, endpos, re2::RE2::UNANCHORED, &match, 1)) {
     const size_t start = static_cast<size_t>(match.data() - text.data());
     const size_t end = start + match.size();
     if (end == start) {
       // An empty match marks no text: resume at the next character, not inside a UTF-8 sequence.
-      at = NextCharacter(haystack.data, end, start);
+      at = NextCharacter(haystack.data, endpos, start);
       continue;
     }
     out[2 * count] = static_cast<uint32_t>(start);
