@@ -26,7 +26,7 @@ const UNCAPPED_MATCHES = 100_000_000;
 const SLOW_RUN_MS = 10_000;
 /** Warm-up runs (the JIT, the first touch of the mapped shards) go on for this long, up to WARM_UP_RUNS of them. */
 const WARM_UP_MS = 1_000;
-const WARM_UP_RUNS = 20;
+const WARM_UP_RUNS = 500;
 const RUNS = 3;
 
 const [dataDir, queryJson, mode, corpus] = process.argv.slice(2);

@@ -95,7 +95,7 @@ for (const { name, queries } of QUERY_CLASSES) {
 
 const body = `Every match, no cap: each query of the search-latency table run in process with \`matches\` above any count the
 corpus holds (a fresh process per query, Node's default heap limit; 3 runs after warm-up runs, as a daemon answering such queries
-is warm: for 1 s, at most 20 and at least one; 1 run when it takes over 10 s;
+is warm: for 1 s, at most 500 and at least one; 1 run when it takes over 10 s;
 the median shown; "finding" is the part of it spent finding the matches, the rest builds the response's
 objects; "as JSON" is the same search, in a process of its own, answered as the bytes of /api/search's JSON
 as a search worker renders them; "daemon" is that answer from the daemon's search pool, ${os.availableParallelism()} workers on the one
