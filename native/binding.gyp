@@ -21,7 +21,7 @@
     },
     {
       "target_name": "trawl_native",
-      "sources": ["src/addon.cc", "src/mapping-guard.cc", "src/regex.cc"],
+      "sources": ["src/addon.cc", "src/response.cc", "src/mapping-guard.cc", "src/regex.cc"],
       "include_dirs": ["<!@(node re2-vendor.cjs include_dirs)"],
       "defines": ["NDEBUG"],
       "dependencies": ["trawl_find_avx2", "trawl_re2"],

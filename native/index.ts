@@ -109,6 +109,30 @@ export interface NativeAddon {
    * firstPair[d] where document d's run starts.
    */
   buildPostings(trigrams: Uint32Array, firstPair: Uint32Array): { keys: Uint32Array; offsets: Uint32Array; postings: Buffer };
+  /**
+   * Lays out a file's chunks (src/search/response/chunks.ts) from its match ranges (flat [start, end] pairs
+   * ordered by start): writes each range's start and end positions to `positions` (RANGE_WORDS words a range,
+   * src/search/response/positions.ts) and each chunk to `chunks` (CHUNK_WORDS words, symbolsFrom and symbolsTo
+   * 0), and returns how many chunks it wrote. Both must have room for every range.
+   */
+  layChunks(content: Uint8Array, ranges: Uint32Array, contextLines: number, positions: Uint32Array, chunks: Uint32Array): number;
+  /**
+   * Writes JSON.stringify(bytes.toString('utf8', start, end)) to out from `at` and returns where it stopped; when
+   * out has less room than the most that may take, writes nothing and returns minus that room.
+   */
+  writeJsonString(bytes: Uint8Array, start: number, end: number, out: Uint8Array, at: number): number;
+  /**
+   * Writes the JSON array of ranges [first, first + count) of `positions` (RANGE_WORDS words each,
+   * src/search/response/positions.ts) to out from `at`, returning as writeJsonString does.
+   */
+  writeRangesJson(positions: Uint32Array, first: number, count: number, out: Uint8Array, at: number): number;
+  /**
+   * Writes the JSON array of a file's chunks (CHUNK_WORDS words each: byteOffset, to, lineNumber, firstRange,
+   * ranges, symbolsFrom, symbolsTo; src/search/response/chunks.ts) to out from `at`, returning as
+   * writeJsonString does: content[byteOffset, to) as a string, its ranges from `positions`, and
+   * symbols[symbolsFrom, symbolsTo) as its `symbols` when not empty.
+   */
+  writeChunksJson(content: Uint8Array, chunks: Uint32Array, positions: Uint32Array, symbols: Uint8Array, out: Uint8Array, at: number): number;
   /** Sends a state string to $NOTIFY_SOCKET; false when not running under systemd. */
   sdNotify(state: string): boolean;
 }

@@ -31,6 +31,7 @@
 
 #include "args.h"
 #include "find.h"
+#include "response.h"
 #include "mapping-guard.h"
 #include "regex.h"
 
@@ -842,6 +843,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("tryLockExclusive", Napi::Function::New(env, TryLockExclusive, "tryLockExclusive"));
   exports.Set("sdNotify", Napi::Function::New(env, SdNotify, "sdNotify"));
   trawl::RegisterRegex(env, exports);
+  trawl::RegisterResponse(env, exports);
   return exports;
 }
 

@@ -428,3 +428,44 @@ t.test('uniteTrigrams gives the trigram set of pieces that cover a text, masks O
   t.throws(() => native.uniteTrigrams(pieces, seen, masks, pieces, 0), { name: 'RangeError', message: /apart from pairs/ }, 'out may not overlap pairs');
   t.throws(() => native.uniteTrigrams(pieces.subarray(0, length), seen, masks, new Uint32Array(1), 0), { name: 'RangeError', message: /room/ });
 });
+
+t.test('the JSON writers write what JSON.stringify writes of the objects, from `at`, or nothing and the room they need', async (t) => {
+  const range = (start: number[], end: number[]) => ({ start: { byteOffset: start[0], lineNumber: start[1], column: start[2] }, end: { byteOffset: end[0], lineNumber: end[1], column: end[2] } });
+  const max = 0xffffffff;
+  const positions = new Uint32Array([0, 1, 1, 9, 1, 10, 12, 2, 3, max, max, max, 40, 4, 1, 41, 4, 2]);
+  const out = Buffer.alloc(4096, 0x2a);
+  const expectedRanges = JSON.stringify([range([12, 2, 3], [max, max, max]), range([40, 4, 1], [41, 4, 2])]);
+  const rangesEnd = native.writeRangesJson(positions, 1, 2, out, 5);
+  t.equal(out.toString('latin1', 5, rangesEnd), expectedRanges, 'ranges 1 and 2, the largest numbers included, written from `at`');
+  t.equal(out[4], 0x2a, 'nothing before `at`');
+  t.equal(native.writeRangesJson(positions, 0, 0, out, 0), 2, 'no ranges: []');
+
+  const text = Buffer.concat([Buffer.from('int a;\n\t"b\\"\u0001\n'), Buffer.from('é'), Buffer.from([0xff, 0x0a])]);
+  const symbols = Buffer.from('[{"symbol":"a","kind":"variable"}]');
+  // byteOffset, to, lineNumber, firstRange, ranges, symbolsFrom, symbolsTo
+  const chunks = new Uint32Array([0, 7, 1, 0, 1, 0, symbols.length, 7, text.length, 2, 1, 2, 0, 0]);
+  const chunkPositions = new Uint32Array([4, 1, 5, 5, 1, 6, 0, 1, 1, 9, 1, 10, 12, 2, 3, 14, 2, 5]);
+  const end = native.writeChunksJson(text, chunks, chunkPositions, symbols, out, 0);
+  const expectedChunks = JSON.stringify([
+    { content: 'int a;\n', matchRanges: [range([4, 1, 5], [5, 1, 6])], contentStart: { byteOffset: 0, lineNumber: 1, column: 1 }, symbols: [{ symbol: 'a', kind: 'variable' }] },
+    { content: text.toString('utf8', 7), matchRanges: [range([0, 1, 1], [9, 1, 10]), range([12, 2, 3], [14, 2, 5])], contentStart: { byteOffset: 7, lineNumber: 2, column: 1 } },
+  ]);
+  t.equal(out.toString('utf8', 0, end), expectedChunks, 'content escaped (quote, backslash, control bytes, UTF-8, a byte that is not), ranges, symbols');
+
+  const small = Buffer.alloc(expectedChunks.length, 0x2a);
+  const refused = native.writeChunksJson(text, chunks, chunkPositions, symbols, small, 0);
+  t.ok(refused < -expectedChunks.length, `no room for the most it may write: ${refused}`);
+  t.ok(small.every((byte) => byte === 0x2a), 'and nothing written');
+  const room = Buffer.alloc(-refused);
+  t.equal(room.toString('utf8', 0, native.writeChunksJson(text, chunks, chunkPositions, symbols, room, 0)), expectedChunks, 'given that room, it writes');
+  t.equal(native.writeJsonString(text, 0, 3, Buffer.alloc(7), 0), -20, 'a string of 3 bytes may need 20: six a byte, and the quotes');
+
+  t.throws(() => native.writeChunksJson(text, new Uint32Array([0, text.length + 1, 1, 0, 0, 0, 0]), chunkPositions, symbols, out, 0), { name: 'RangeError', message: /reaches past content/ });
+  t.throws(() => native.writeChunksJson(text, new Uint32Array([0, 1, 1, 2, 2, 0, 0]), chunkPositions, symbols, out, 0), { name: 'RangeError', message: /reaches past content, positions/ });
+  t.throws(() => native.writeChunksJson(text, new Uint32Array([0, 1, 1, 0, 0, 0, symbols.length + 1]), chunkPositions, symbols, out, 0), { name: 'RangeError' });
+  t.throws(() => native.writeChunksJson(text, new Uint32Array(6), chunkPositions, symbols, out, 0), { name: 'RangeError', message: /7 words a chunk/ });
+  t.throws(() => native.writeRangesJson(positions, 2, 2, out, 0), { name: 'RangeError', message: /within positions' ranges/ });
+  t.throws(() => native.writeRangesJson(positions, 0, 1, out, out.length + 1), { name: 'RangeError', message: /at must lie within out/ });
+  t.throws(() => native.writeJsonString(text, 2, 1, out, 0), { name: 'RangeError', message: /start\.\.end must lie within bytes/ });
+  t.throws(() => native.writeRangesJson(new Float64Array(6) as unknown as Uint32Array, 0, 1, out, 0), { name: 'TypeError', message: /positions \(Uint32Array\) has the wrong type/ });
+});

@@ -2,7 +2,6 @@ import t from 'tap';
 import RE2 from 're2';
 import { compileMatcher, searchAnchorRuns } from '../../src/search/shard/matcher.js';
 import { escapeRegExp } from '../../src/query/escape.js';
-import { LineIndex } from '../../src/search/response/positions.js';
 import { intersect, union } from '../../src/search/shard/sorted-sets.js';
 
 const ranges = (value: string, regex: boolean, caseSensitive: boolean, text: string, limit = 100) =>
@@ -198,85 +197,6 @@ t.test("RE2 folds no character outside ASCII to an ASCII letter but U+212A and U
     for (let i = 0; i < ranges.length; i += 2) folding.push(`${letter} U+${text.subarray(ranges[i], ranges[i + 1]).toString('utf8').codePointAt(0)!.toString(16)}`);
   }
   t.same(folding, ['k U+212a', 's U+17f']);
-});
-
-t.test('positions: bytes, 1-based lines, 1-based code point columns', async (t) => {
-  const content = Buffer.from('a\tb\r\nçé x\n\nlast', 'utf8');
-  const lines = new LineIndex(content);
-  t.same(lines.position(0), { byteOffset: 0, lineNumber: 1, column: 1 });
-  t.same(lines.position(2), { byteOffset: 2, lineNumber: 1, column: 3 }, 'a tab is one column');
-  t.same(lines.position(3), { byteOffset: 3, lineNumber: 1, column: 4 }, 'the \\r of CRLF is a column of its line');
-  t.same(lines.position(4), { byteOffset: 4, lineNumber: 1, column: 5 }, 'the \\n belongs to the line it ends');
-  t.same(lines.position(5), { byteOffset: 5, lineNumber: 2, column: 1 });
-  t.same(lines.position(10), { byteOffset: 10, lineNumber: 2, column: 4 }, 'two-byte characters are one column each');
-  t.same(lines.position(12), { byteOffset: 12, lineNumber: 3, column: 1 }, 'an empty line');
-  t.same(lines.position(content.length), { byteOffset: content.length, lineNumber: 4, column: 5 }, 'the end of a file without a final newline');
-  t.equal(lines.lineStart(2), 5);
-  t.equal(lines.lineEnd(2), 12);
-  t.equal(lines.lineEnd(4), content.length);
-  t.equal(lines.lineEnd(9), content.length, 'past the last line, the end of the content');
-  t.same(new LineIndex(Buffer.from('🙂x')).position(4), { byteOffset: 4, lineNumber: 1, column: 2 }, 'an astral character is one code point');
-});
-
-t.test('LineIndex agrees with a newline table, asked in any order', async (t) => {
-  let seed = 11;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  for (let round = 0; round < 40; round++) {
-    // Long runs without newlines and dense ones, so that both the addon's count and the short loop run.
-    const pieces: string[] = [];
-    for (let i = Math.floor(random() * 60); i > 0; i--) pieces.push(random() < 0.5 ? 'x'.repeat(Math.floor(random() * 300)) : '\n'.repeat(1 + Math.floor(random() * 3)));
-    const content = Buffer.from(pieces.join(''));
-    const newlines = [...content.entries()].filter(([, byte]) => byte === 10).map(([at]) => at);
-    const lines = new LineIndex(content);
-    const asked: string[] = [];
-    const expected: string[] = [];
-    for (let ask = 0; ask < 50; ask++) {
-      const offset = Math.floor(random() * (content.length + 1));
-      const line = 1 + Math.floor(random() * (newlines.length + 3));
-      asked.push(`line of ${offset} ${lines.lineOf(offset)}, line ${line} from ${lines.lineStart(line)} to ${lines.lineEnd(line)}`);
-      const start = line === 1 ? 0 : line - 2 < newlines.length ? newlines[line - 2]! + 1 : content.length;
-      const end = line - 1 < newlines.length ? newlines[line - 1]! + 1 : content.length;
-      expected.push(`line of ${offset} ${1 + newlines.filter((at) => at < offset).length}, line ${line} from ${start} to ${end}`);
-    }
-    t.same(asked, expected, `round ${round}: ${content.length} bytes, ${newlines.length} newlines`);
-  }
-});
-
-t.test('positions on one long line are counted on from the previous one, not from the line start each time', async (t) => {
-  // A 950 KB line with 3,000 matches (issue 32): scanning back to the line start per match read ~1.4 GB.
-  const content = Buffer.from(`first line\n${'é'.repeat(1000)}${'ab '.repeat(316_000)}\nnext line\n`, 'utf8');
-  const lines = new LineIndex(content);
-  let scansBack = 0;
-  const lastIndexOf = content.lastIndexOf.bind(content);
-  content.lastIndexOf = ((...args: Parameters<Buffer['lastIndexOf']>) => (scansBack++, lastIndexOf(...args))) as Buffer['lastIndexOf'];
-  const offsets = Array.from({ length: 3000 }, (_, i) => 2011 + i * 300);
-  const positions = offsets.map((offset) => lines.position(offset));
-  t.same(positions.at(-1), { byteOffset: offsets.at(-1)!, lineNumber: 2, column: 1001 + (offsets.at(-1)! - 2011) }, 'the columns are right');
-  t.ok(scansBack <= 1, `the line start is found once for the line, not per match (${scansBack} scans back)`);
-});
-
-t.test('positions agree with a brute-force reference, asked in any order, with multi-byte characters', async (t) => {
-  let seed = 5;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const alphabet = ['x', 'é', '🙂', '\t', '\n', '\r\n'];
-  for (let round = 0; round < 30; round++) {
-    const content = Buffer.from(Array.from({ length: Math.floor(random() * 400) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''), 'utf8');
-    // Offsets at character starts (a position never falls inside a UTF-8 sequence), ascending runs and jumps back.
-    const starts = [...content.keys(), content.length].filter((at) => at === content.length || (content[at]! & 0xc0) !== 0x80);
-    const lines = new LineIndex(content);
-    for (let ask = 0; ask < 60; ask++) {
-      const offset = starts[Math.floor(random() * starts.length)]!;
-      const before = content.subarray(0, offset).toString('utf8');
-      const lineNumber = before.split('\n').length;
-      const column = [...before.slice(before.lastIndexOf('\n') + 1)].length + 1;
-      const position = lines.position(offset);
-      if (position.lineNumber !== lineNumber || position.column !== column) {
-        t.fail(`round ${round}: position(${offset}) is ${JSON.stringify(position)}, expected line ${lineNumber} column ${column}`);
-        return;
-      }
-    }
-  }
-  t.pass('30 documents, 1,800 positions');
 });
 
 t.test('sorted set operations agree with a brute-force reference', async (t) => {

@@ -13,7 +13,8 @@ import { readManifest } from '../../src/index/manifest.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { parseQuery } from '../../src/query/parser.js';
 import { searchShard } from '../../src/search/shard/shard-search.js';
-import { LineIndex } from '../../src/search/response/positions.js';
+import { layChunks } from '../../src/search/response/chunks.js';
+import { RANGE_WORDS } from '../../src/search/response/positions.js';
 import { tempDir } from '../helpers/tmp.js';
 import { writeFiles } from '../helpers/git.js';
 
@@ -104,8 +105,9 @@ t.test('trawl finds exactly the lines ripgrep finds', async (t) => {
     for (const shard of shards) {
       const result = searchShard(shard, query, {}, { maxMatchRanges: 100000, deadline: Infinity, isCancelled: () => false });
       for (const match of result.matches) {
-        const lines = new LineIndex(shard.content(match.doc));
-        for (let i = 0; i < match.content.length; i += 2) ours.add(`${shard.path(match.doc)}:${lines.lineOf(match.content[i]!)}`);
+        // Each range's line as the response gives it (its start's position).
+        const { positions } = layChunks({ content: shard.content(match.doc), ranges: match.content, contextLines: 0, symbols: [] });
+        for (let at = 0; at < positions.length; at += RANGE_WORDS) ours.add(`${shard.path(match.doc)}:${positions[at + 1]}`);
       }
     }
     const theirs = ripgrep(repo, forRipgrep ?? pattern, regex, caseSensitive);

@@ -12,9 +12,10 @@ import { resultTypeOf } from '../../query/plan.js';
 import type { DocumentMatch, EvaluationStats, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
 import { emptyEvaluationStats } from '../shard/evaluate.js';
 import { browseUrl, externalUrl } from '../links.js';
-import { chunkObjects, layChunks, rangeObjects, writeChunks, writeRanges, type ChunksLayout } from './chunks.js';
+import { chunkObjects, chunksContentBytes, layChunks, NO_CHUNKS, rangeObjects, writeChunks, writeRanges, type ChunksLayout } from './chunks.js';
 import { JsonWriter } from './json-writer.js';
-import { codePointsBetween, RANGE_WORDS } from './positions.js';
+import { WordScratch } from './word-scratch.js';
+import { codePointsBetween, POSITION_WORDS, RANGE_WORDS } from './positions.js';
 
 /**
  * Bytes of file content (chunks, and whole files with `whole`) one response
@@ -195,7 +196,7 @@ function assembleIntact<T>(files: () => FileSink<T>, request: SearchRequest, que
 
 /** Bytes of content a file result carries, as RESPONSE_CONTENT_BYTES counts them: its chunks', and the whole file's with `whole`. */
 export function contentBytesOf(file: FileDraft): number {
-  return (file.whole ? file.content.length : 0) + file.chunks.chunks.reduce((sum, chunk) => sum + chunk.to - chunk.byteOffset, 0);
+  return (file.whole ? file.content.length : 0) + chunksContentBytes(file.chunks);
 }
 
 /** Match ranges in a file result (file name and chunks). */
@@ -296,8 +297,8 @@ function withinBudget(flat: readonly number[], budget: number): readonly number[
 /** A file result laid out, before its sink makes it into objects or JSON: its ranges as flat positions (positions.ts). */
 export interface FileDraft {
   path: string;
-  /** The file name's match ranges, RANGE_WORDS numbers each. */
-  pathPositions: number[];
+  /** The file name's match ranges, RANGE_WORDS words each; with `chunks`, valid until the next file is drafted (word-scratch.ts). */
+  pathPositions: Uint32Array;
   webUrl: string;
   repository: string;
   repositoryId: number;
@@ -311,13 +312,19 @@ export interface FileDraft {
   whole: boolean;
 }
 
+const pathScratch = new WordScratch();
+
 function fileDraft(request: SearchRequest, shard: Shard, doc: number, pathRanges: readonly number[], contentRanges: readonly number[], publicUrl: string): FileDraft {
   const repository = shard.meta.repository;
   const path = shard.path(doc);
   const pathBytes = shard.pathBytes(doc);
-  const pathPositions: number[] = [];
+  const pathPositions = pathScratch.take((pathRanges.length / 2) * RANGE_WORDS);
   // A path is one line: line 1, columns in code points.
-  for (const offset of pathRanges) pathPositions.push(offset, 1, 1 + codePointsBetween(pathBytes, 0, offset));
+  pathRanges.forEach((offset, index) => {
+    pathPositions[index * POSITION_WORDS] = offset;
+    pathPositions[index * POSITION_WORDS + 1] = 1;
+    pathPositions[index * POSITION_WORDS + 2] = 1 + codePointsBetween(pathBytes, 0, offset);
+  });
   const branches = branchesOf(shard, doc);
   const bit = shard.meta.branches.findIndex((branch) => branch.name === branches[0]);
   const content = shard.content(doc);
@@ -332,7 +339,7 @@ function fileDraft(request: SearchRequest, shard: Shard, doc: number, pathRanges
     chunks:
       contentRanges.length > 0
         ? layChunks({ content, ranges: contentRanges, contextLines: request.contextLines ?? 0, symbols: shard.symbolsOverlapping(doc, contentRanges) })
-        : { chunks: [], positions: [] },
+        : NO_CHUNKS,
     branches,
     whole: request.whole ?? false,
   };

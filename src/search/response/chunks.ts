@@ -3,14 +3,16 @@
  * either side, merged when their windows overlap or touch, with the match
  * ranges and the ctags definitions the matches fall in. Laid out once
  * (`layChunks`), then made into the API's objects (`chunkObjects`) or
- * written as their JSON (`writeChunks`), which makes no object per range.
+ * written as their JSON by the addon (`writeChunks`), which makes no object per range.
  */
 import type { Chunk, Range, SymbolInfo } from '../../api/types.js';
 import type { DocumentSymbol } from '../../index/model.js';
-import { LineIndex, NEWLINE, RANGE_WORDS } from './positions.js';
+import { native } from '../../../native/index.js';
+import { RANGE_WORDS } from './positions.js';
 import { byStart } from '../../index/ranges.js';
 import { SymbolSpans } from '../symbol-spans.js';
-import { encodedJson, type JsonWriter } from './json-writer.js';
+import type { JsonWriter } from './json-writer.js';
+import { WordScratch } from './word-scratch.js';
 
 export interface ChunkInput {
   content: Buffer;
@@ -21,107 +23,95 @@ export interface ChunkInput {
   symbols: DocumentSymbol[];
 }
 
-/** A chunk before it is an object or JSON: its ranges are ranges [firstRange, firstRange + ranges) of its file's `positions`. */
-export interface ChunkLayout {
-  /** The chunk's text is the file's bytes [byteOffset, to). */
-  byteOffset: number;
-  to: number;
-  lineNumber: number;
-  firstRange: number;
-  ranges: number;
-  symbols?: SymbolInfo[];
+/**
+ * A file's chunks laid out by the addon (native/index.ts, layChunks), in this thread's scratch: valid
+ * until the next file is laid out (word-scratch.ts). `chunks` holds CHUNK_WORDS words a chunk:
+ * byteOffset and to (its text is the file's bytes [byteOffset, to)), lineNumber, firstRange and ranges (its
+ * ranges are ranges [firstRange, firstRange + ranges) of `positions`), and two left to writeChunks. `positions`
+ * holds each range's start and end positions (positions.ts), ranges by start; `symbols` the definitions of
+ * the chunks that have some, by chunk.
+ */
+export interface ChunksLayout {
+  chunks: Uint32Array;
+  positions: Uint32Array;
+  symbols?: Map<number, SymbolInfo[]>;
 }
 
-/** A file's chunks laid out; `positions` holds each range's start and end positions (LineIndex.pushPosition), ranges by start. */
-export interface ChunksLayout {
-  chunks: ChunkLayout[];
-  positions: number[];
-}
+/** Words per chunk of a layout's table (native/index.ts, writeChunksJson). */
+const CHUNK_WORDS = 7;
+const NO_WORDS = new Uint32Array(0);
+const NO_SYMBOLS = new Uint8Array(0);
+
+/** A file without chunks. */
+export const NO_CHUNKS: ChunksLayout = { chunks: NO_WORDS, positions: NO_WORDS };
+
+const rangesScratch = new WordScratch();
+const positionsScratch = new WordScratch();
+const chunksScratch = new WordScratch();
 
 export function layChunks({ content, ranges, contextLines, symbols }: ChunkInput): ChunksLayout {
-  const lines = new LineIndex(content);
   const sorted = byStart(ranges);
-  const positions: number[] = [];
-  // A group's byte bounds are found as soon as its lines are known: LineIndex walks from the
-  // offset it last counted to, which is then the group's latest range.
-  const groups: { last: number; from: number; to: number; startLine: number; firstRange: number; ranges: number }[] = [];
-  for (let i = 0; i < sorted.length; i += 2) {
-    const start = sorted[i]!;
-    const end = sorted[i + 1]!;
-    const startLine = lines.pushPosition(start, positions);
-    const endLine = lines.pushPosition(end, positions);
-    const first = Math.max(1, startLine - contextLines);
-    // A range ending with a '\n' ends on that newline's line. Past the last line, lineEnd is
-    // the end of the content, so `last` needs no clamp.
-    const last = endLine - (end > start && content[end - 1] === NEWLINE ? 1 : 0) + contextLines;
-    const current = groups[groups.length - 1];
-    if (current && first <= current.last + 1) {
-      if (last > current.last) {
-        current.last = last;
-        current.to = lines.lineEnd(last);
-      }
-      current.ranges++;
-    } else {
-      groups.push({ last, from: lines.lineStart(first), to: lines.lineEnd(last), startLine: first, firstRange: i / 2, ranges: 1 });
-    }
-  }
+  const words = rangesScratch.take(sorted.length);
+  words.set(sorted);
+  const positions = positionsScratch.take((sorted.length / 2) * RANGE_WORDS);
+  const table = chunksScratch.take((sorted.length / 2) * CHUNK_WORDS);
+  const chunks = table.subarray(0, native.layChunks(content, words, contextLines, positions, table) * CHUNK_WORDS);
+  if (symbols.length === 0) return { chunks, positions };
   const spans = new SymbolSpans(symbols);
-  const chunks = groups.map(({ from, to, startLine, firstRange, ranges }): ChunkLayout => {
-    const chunk: ChunkLayout = { byteOffset: from, to, lineNumber: startLine, firstRange, ranges };
-    if (symbols.length > 0) {
-      const definitions = symbolsAt(content, spans.overlapping(sorted, firstRange, firstRange + ranges));
-      if (definitions.length > 0) chunk.symbols = definitions;
-    }
-    return chunk;
-  });
-  return { chunks, positions };
+  const definitionsOf = new Map<number, SymbolInfo[]>();
+  for (let at = 0; at < chunks.length; at += CHUNK_WORDS) {
+    const firstRange = chunks[at + 3]!;
+    const definitions = symbolsAt(content, spans.overlapping(sorted, firstRange, firstRange + chunks[at + 4]!));
+    if (definitions.length > 0) definitionsOf.set(at / CHUNK_WORDS, definitions);
+  }
+  return { chunks, positions, symbols: definitionsOf };
 }
 
-export function chunkObjects(content: Buffer, { chunks, positions }: ChunksLayout): Chunk[] {
-  return chunks.map(({ byteOffset, to, lineNumber, firstRange, ranges, symbols }) => {
-    const chunk: Chunk = { content: content.toString('utf8', byteOffset, to), matchRanges: rangeObjects(positions, firstRange, ranges), contentStart: { byteOffset, lineNumber, column: 1 } };
-    if (symbols) chunk.symbols = symbols;
-    return chunk;
-  });
+/** Bytes of content the chunks carry. */
+export function chunksContentBytes({ chunks }: ChunksLayout): number {
+  let bytes = 0;
+  for (let at = 0; at < chunks.length; at += CHUNK_WORDS) bytes += chunks[at + 1]! - chunks[at]!;
+  return bytes;
 }
 
-const FIRST_CHUNK = encodedJson('{"content":');
-const NEXT_CHUNK = encodedJson(',{"content":');
-const MATCH_RANGES = encodedJson(',"matchRanges":');
-const CONTENT_START = encodedJson(',"contentStart":{"byteOffset":');
-const LINE_NUMBER = encodedJson(',"lineNumber":');
-const FIRST_COLUMN = encodedJson(',"column":1}');
-const FIRST_RANGE = encodedJson('{"start":{"byteOffset":');
-const NEXT_RANGE = encodedJson(',{"start":{"byteOffset":');
-const COLUMN = encodedJson(',"column":');
-const RANGE_END = encodedJson('},"end":{"byteOffset":');
-const RANGE_CLOSE = encodedJson('}}');
+export function chunkObjects(content: Buffer, { chunks, positions, symbols }: ChunksLayout): Chunk[] {
+  const objects: Chunk[] = [];
+  for (let at = 0; at < chunks.length; at += CHUNK_WORDS) {
+    const byteOffset = chunks[at]!;
+    const chunk: Chunk = {
+      content: content.toString('utf8', byteOffset, chunks[at + 1]),
+      matchRanges: rangeObjects(positions, chunks[at + 3]!, chunks[at + 4]!),
+      contentStart: { byteOffset, lineNumber: chunks[at + 2]!, column: 1 },
+    };
+    const definitions = symbols?.get(at / CHUNK_WORDS);
+    if (definitions) chunk.symbols = definitions;
+    objects.push(chunk);
+  }
+  return objects;
+}
 
 /** Writes JSON.stringify(chunkObjects(layout)) without the objects; `content` is the file's, the chunks' text is escaped from it. */
-export function writeChunks(json: JsonWriter, content: Buffer, { chunks, positions }: ChunksLayout): void {
-  json.raw('[');
-  for (let i = 0; i < chunks.length; i++) {
-    const { byteOffset, to, lineNumber, firstRange, ranges, symbols } = chunks[i]!;
-    json.encoded(i > 0 ? NEXT_CHUNK : FIRST_CHUNK);
-    json.utf8String(content, byteOffset, to);
-    json.encoded(MATCH_RANGES);
-    writeRanges(json, positions, firstRange, ranges);
-    json.encoded(CONTENT_START);
-    json.integer(byteOffset);
-    json.encoded(LINE_NUMBER);
-    json.integer(lineNumber);
-    json.encoded(FIRST_COLUMN);
-    if (symbols) {
-      json.raw(',"symbols":');
-      json.value(symbols);
+export function writeChunks(json: JsonWriter, content: Buffer, { chunks, positions, symbols }: ChunksLayout): void {
+  if (chunks.length === 0) return json.raw('[]'); // a file matched by name: no call into the addon
+  let symbolsJson = NO_SYMBOLS;
+  if (symbols && symbols.size > 0) {
+    // The few chunks with definitions have them as JSON, one after the other, each chunk its bytes' bounds.
+    const texts: string[] = [];
+    let bytes = 0;
+    for (const [chunk, definitions] of symbols) {
+      const text = JSON.stringify(definitions);
+      texts.push(text);
+      chunks[chunk * CHUNK_WORDS + 5] = bytes;
+      bytes += Buffer.byteLength(text);
+      chunks[chunk * CHUNK_WORDS + 6] = bytes;
     }
-    json.raw('}');
+    symbolsJson = Buffer.from(texts.join(''));
   }
-  json.raw(']');
+  json.direct((bytes, at) => native.writeChunksJson(content, chunks, positions, symbolsJson, bytes, at));
 }
 
 /** Ranges [first, first + count) of `positions` as the API's objects. */
-export function rangeObjects(positions: readonly number[], first: number, count: number): Range[] {
+export function rangeObjects(positions: Uint32Array, first: number, count: number): Range[] {
   const ranges: Range[] = [];
   for (let at = first * RANGE_WORDS, end = at + count * RANGE_WORDS; at < end; at += RANGE_WORDS) {
     ranges.push({
@@ -133,24 +123,9 @@ export function rangeObjects(positions: readonly number[], first: number, count:
 }
 
 /** Writes JSON.stringify(rangeObjects(positions, first, count)) without the objects. */
-export function writeRanges(json: JsonWriter, positions: readonly number[], first: number, count: number): void {
-  json.raw('[');
-  for (let at = first * RANGE_WORDS, end = at + count * RANGE_WORDS; at < end; at += RANGE_WORDS) {
-    json.encoded(at > first * RANGE_WORDS ? NEXT_RANGE : FIRST_RANGE);
-    json.integer(positions[at]!);
-    json.encoded(LINE_NUMBER);
-    json.integer(positions[at + 1]!);
-    json.encoded(COLUMN);
-    json.integer(positions[at + 2]!);
-    json.encoded(RANGE_END);
-    json.integer(positions[at + 3]!);
-    json.encoded(LINE_NUMBER);
-    json.integer(positions[at + 4]!);
-    json.encoded(COLUMN);
-    json.integer(positions[at + 5]!);
-    json.encoded(RANGE_CLOSE);
-  }
-  json.raw(']');
+export function writeRanges(json: JsonWriter, positions: Uint32Array, first: number, count: number): void {
+  if (count === 0) return json.raw('[]'); // a file matched by content alone: no call into the addon
+  json.direct((bytes, at) => native.writeRangesJson(positions, first, count, bytes, at));
 }
 
 /** What a chunk says of the definitions its ranges overlap. */
