@@ -49,7 +49,6 @@ export interface NativeAddon {
    * must have room for pairs.length more and not overlap pairs.
    */
   uniteTrigrams(pairs: Uint32Array, seenBits: Uint8Array, nextMasks: Uint8Array, out: Uint32Array, outLength: number): number;
-  /** How many '\n' bytes bytes[start, end) holds (SIMD: AVX2 when the CPU has it, else SSE2). */
   countNewlines(bytes: Uint8Array, start: number, end: number): number;
   /**
    * Decodes the posting list in bytes[start, end) (docs/index-format.md, CTRP:

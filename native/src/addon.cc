@@ -706,18 +706,6 @@ TypedView StreamArg(const Napi::CallbackInfo& info, const StreamArgNames& names)
   return {bytes.data + start, static_cast<size_t>(end - start)};
 }
 
-// countNewlines(bytes, start, end) -> how many '\n' bytes bytes[start, end) holds.
-Napi::Value CountNewlines(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  TypedView range = StreamArg(info, {"countNewlines: bytes (Uint8Array)", "countNewlines: start", "countNewlines: end",
-                                     "countNewlines: start..end must lie within bytes"});
-  if (env.IsExceptionPending()) return env.Undefined();
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  const uint8_t* end = range.data + range.length;
-  size_t count = avx2 ? trawl::CountAvx2(range.data, end, '\n') : trawl::CountWith<trawl::Sse2Lanes>(range.data, end, '\n');
-  return Napi::Number::New(env, static_cast<double>(count));
-}
-
 // What a posting-list decoder calls its arguments in errors.
 struct PostingArgNames {
   StreamArgNames stream;
@@ -837,7 +825,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("findLiteral", Napi::Function::New(env, FindLiteral, "findLiteral"));
   exports.Set("findLiteralIgnoringCase", Napi::Function::New(env, FindLiteralIgnoringCase, "findLiteralIgnoringCase"));
-  exports.Set("countNewlines", Napi::Function::New(env, CountNewlines, "countNewlines"));
   exports.Set("mmapFile", Napi::Function::New(env, MmapFile, "mmapFile"));
   exports.Set("madvise", Napi::Function::New(env, Madvise, "madvise"));
   exports.Set("tryLockExclusive", Napi::Function::New(env, TryLockExclusive, "tryLockExclusive"));

@@ -1,5 +1,5 @@
 // Substring search for literal queries and byte counting for line numbers,
-// shared by the SSE2 code in addon.cc and the AVX2 code in find-avx2.cc
+// shared by the SSE2 code in addon.cc and response.cc and the AVX2 code in find-avx2.cc
 // (compiled with -mavx2, called only when the CPU has AVX2).
 #pragma once
 

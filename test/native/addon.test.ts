@@ -391,26 +391,6 @@ t.test('findLiteralIgnoringCase finds what RE2 finds case-insensitively, or decl
   t.throws(() => native.findLiteralIgnoringCase(Buffer.from('a'), Buffer.alloc(0), 0, new Uint32Array(1)), { name: 'RangeError', message: /findLiteralIgnoringCase: needle must not be empty/ });
 });
 
-t.test('countNewlines counts every range around the SIMD widths, views included, and rejects bad arguments', async (t) => {
-  let seed = 5;
-  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
-  // A view that starts one byte into its ArrayBuffer, so a wrong base address shows.
-  const bytes = Buffer.from(Array.from({ length: 301 }, () => (random() < 0.3 ? 10 : 120))).subarray(1);
-  const counted: number[] = [];
-  const expected: number[] = [];
-  for (const start of [0, 1, 15, 31, 33, 100]) {
-    for (const length of [0, 1, 15, 16, 17, 31, 32, 33, 64, 65, 199]) {
-      counted.push(native.countNewlines(bytes, start, start + length));
-      expected.push(bytes.subarray(start, start + length).filter((byte) => byte === 10).length);
-    }
-  }
-  t.same(counted, expected);
-  t.throws(() => native.countNewlines(bytes, 0, bytes.length + 1), { name: 'RangeError', message: /start\.\.end must lie within bytes/ });
-  t.throws(() => native.countNewlines(bytes, 5, 4), { name: 'RangeError' });
-  t.throws(() => native.countNewlines(new Uint32Array(4) as unknown as Uint8Array, 0, 0), { name: 'TypeError', message: /bytes \(Uint8Array\) has the wrong type/ });
-  t.throws(() => native.countNewlines(bytes, '0' as unknown as number, 1), { name: 'TypeError', message: /start must be a number/ });
-});
-
 t.test('uniteTrigrams gives the trigram set of pieces that cover a text, masks ORed, and leaves its scratch clean', async (t) => {
   const seen = new Uint8Array(1 << 21);
   const masks = new Uint8Array(1 << 24);
