@@ -49,7 +49,6 @@ export interface NativeAddon {
    * must have room for pairs.length more and not overlap pairs.
    */
   uniteTrigrams(pairs: Uint32Array, seenBits: Uint8Array, nextMasks: Uint8Array, out: Uint32Array, outLength: number): number;
-  countNewlines(bytes: Uint8Array, start: number, end: number): number;
   /**
    * Decodes the posting list in bytes[start, end) (docs/index-format.md, CTRP:
    * each gap − 1 varint followed by a mask byte) into out, writing only the

@@ -31,9 +31,9 @@
 
 #include "args.h"
 #include "find.h"
-#include "response.h"
 #include "mapping-guard.h"
 #include "regex.h"
+#include "response.h"
 
 namespace {
 

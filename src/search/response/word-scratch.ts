@@ -15,5 +15,5 @@ export class WordScratch {
   }
 }
 
-/** A scratch grows to at most this many words (4 MiB): a file with more ranges brings its own. */
-const RETAINED_WORDS = 1 << 20;
+/** A scratch grows to at most this many words (256 KiB, what a thread keeps after a broad search): a file with more brings its own. */
+const RETAINED_WORDS = 1 << 16;
