@@ -71,7 +71,7 @@ export function foundIn(outcome: ShardsOutcome, shards: readonly Shard[]): Found
  * path's memory").
  */
 export interface FileSink<T> {
-  /** `file`, laid out from `match`. */
+  /** `file`, laid out from `match`: written or copied now, its layout being the thread's until the next file (word-scratch.ts). */
   add(file: FileDraft, match: Found): void;
   /** Told when the bound on content left files out. */
   leftOut?(): void;
