@@ -41,6 +41,7 @@ import { accumulateStats, buildResponse, buildsOnFrontEnd, collectFiles, emptySt
 import { mergeRenderedFiles, type MergedFiles } from './response/rendered-files.js';
 import { placeMembers, PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
+import { findPackedMatch, unpackMatch } from './packed-matches.js';
 import { PatternChecks } from './pattern-checks.js';
 import { ShardCache } from './shard-cache.js';
 import { cancelSearch, createSignal } from './signal.js';
@@ -108,9 +109,11 @@ interface MergedOutcomes {
   matches: ScoredMatch[];
   shardFiles: string[];
   outcomes: Omit<ShardsOutcome, 'matches'>[];
-  /** The files of the tasks that rendered theirs, with where their shard files start in `shardFiles`. */
+  /** The files of the tasks that rendered theirs, with where their shard files start in `shardFiles`; their matches are not in `matches`. */
   rendered: { files: RenderedFiles; shardOffset: number }[];
   add: OnOutcome;
+  /** Adds the matches of the tasks that rendered their files to `matches`, from their packed form. */
+  unpackRendered(): void;
 }
 
 function mergedOutcomes(): MergedOutcomes {
@@ -127,6 +130,11 @@ function mergedOutcomes(): MergedOutcomes {
       }
       merged.shardFiles.push(...shardFiles);
       merged.outcomes.push(outcome);
+    },
+    unpackRendered: () => {
+      for (const { files, shardOffset } of merged.rendered) {
+        for (let index = 0; index < files.packedMatches.docs.length; index++) merged.matches.push(unpackMatch(files.packedMatches, index, shardOffset));
+      }
     },
   };
   return merged;
@@ -431,6 +439,7 @@ export class SearchPool {
     const waitMs = await this.runGroups(request, query, signal, searchRun, groups, merged.add, { ...render, slot: undefined });
     const files = merged.rendered.length === merged.outcomes.length ? this.mergedFiles(request, merged) : undefined;
     if (files) return { files, waitMs };
+    merged.unpackRendered();
     return this.renderMerged(request, query, searchRun, merged, render, waitMs);
   }
 
@@ -438,8 +447,7 @@ export class SearchPool {
   private mergedFiles(request: SearchRequest, merged: MergedOutcomes): MergedFiles | undefined {
     const matchOf = (part: number, file: number) => {
       const { files, shardOffset } = merged.rendered[part]!;
-      const shard = shardOffset + files.shards[file]!;
-      const match = merged.matches.find((candidate) => candidate.shard === shard && candidate.doc === files.docs[file]);
+      const match = findPackedMatch(files.packedMatches, files.shards[file]!, files.docs[file]!, shardOffset);
       return match && this.shards.resolve([match], merged.shardFiles, emptyEvaluationStats())[0];
     };
     return mergeRenderedFiles(merged.rendered.map((part) => part.files), request, this.options.publicUrl, matchOf);

@@ -45,6 +45,20 @@ export interface ScoredMatch extends DocumentMatch {
   score: number;
 }
 
+/**
+ * Matches in typed arrays (search/packed-matches.ts): match i is document docs[i] of shard shards[i] with
+ * score scores[i]; its path ranges are ranges[ends[i − 1] (0 for the first), pathEnds[i]), its content
+ * ranges ranges[pathEnds[i], ends[i]).
+ */
+export interface PackedMatches {
+  docs: Uint32Array;
+  shards: Uint32Array;
+  scores: Float64Array;
+  pathEnds: Uint32Array;
+  ends: Uint32Array;
+  ranges: Uint32Array;
+}
+
 /** The counters of SearchStats that evaluation produces; response building computes the rest. */
 export type EvaluationStats = Pick<
   SearchStats,
@@ -146,8 +160,10 @@ export interface RankKey {
  */
 export interface RenderedFiles {
   kind: 'files';
-  /** The task's outcome, matches and all: the response is rendered from them when the files cannot be merged. */
+  /** The task's outcome, its matches left empty: they are `packedMatches`. */
   outcome: ShardsOutcome;
+  /** The task's matches, handed over (search/packed-matches.ts): the response is rendered from them when the files cannot be merged. */
+  packedMatches: PackedMatches;
   /** The stats of the task's files as a response of their own. */
   stats: SearchStats;
   repositoryInfo: RepositoryInfo[];

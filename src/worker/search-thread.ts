@@ -14,6 +14,7 @@ import { firstInvalidRegex } from '../query/parser.js';
 import { textsMatching } from '../query/text-regex.js';
 import type { QueryNode } from '../query/ast.js';
 import { buildResponse, buildsOnFrontEnd, foundIn, membersAfterStats, renderFiles, type FileSink, type Found } from '../search/response/build.js';
+import { packedBuffers, packMatches } from '../search/packed-matches.js';
 import { renderedFiles } from '../search/response/rendered-files.js';
 import { contended } from '../search/contention.js';
 import { placeMembers } from '../search/response/render-slots.js';
@@ -57,7 +58,10 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   if (task.render && !outcome.resume) return render(task.render, task.query, foundIn(outcome, shards), [outcome]);
   const files = task.renderFiles && rendersFiles(task.renderFiles, task, outcome) ? filesOf(task.renderFiles, task.query, outcome, shards, fileIndex) : undefined;
   for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
-  return files ? handedOver({ kind: 'files', outcome, ...files }, files.json.buffer as ArrayBuffer) : outcome;
+  if (!files) return outcome;
+  const packedMatches = packMatches(outcome.matches);
+  outcome.matches = [];
+  return handedOver({ kind: 'files', outcome, packedMatches, ...files }, [files.json.buffer as ArrayBuffer, ...packedBuffers(packedMatches)]);
 }
 
 /** Whether the task renders its files: it did not give its worker up, the search goes on, and they are not few within `matches`. */
@@ -89,12 +93,12 @@ function render(spec: RenderSpec, query: QueryNode, found: Found[], outcomes: re
   const { stats, files, repositoryInfo, isSearchExhaustive } = built(jsonFiles, spec, query, found, outcomes);
   const placed = placeMembers(slots, spec.slot, membersAfterStats(files, repositoryInfo, isSearchExhaustive));
   const answer: RenderedResponse = { kind: 'rendered', stats, ...placed };
-  return placed.results ? handedOver(answer, placed.results.buffer as ArrayBuffer) : answer;
+  return placed.results ? handedOver(answer, [placed.results.buffer as ArrayBuffer]) : answer;
 }
 
-/** `answer` as Piscina posts it with `buffer` transferred to the front end, not copied (it unwraps the value). */
-function handedOver<T extends object>(answer: T, buffer: ArrayBuffer): T {
-  return move({ [transferableSymbol]: buffer, [valueSymbol]: answer }) as unknown as T;
+/** `answer` as Piscina posts it with `buffers` transferred to the front end, not copied (it unwraps the value). */
+function handedOver<T extends object>(answer: T, buffers: ArrayBuffer[]): T {
+  return move({ [transferableSymbol]: buffers, [valueSymbol]: answer }) as unknown as T;
 }
 
 const jsonFiles = () => renderFiles(scratch);

@@ -310,6 +310,35 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   t.equal(held[1]!.body.toString(), heldText[1], 'the response still held is intact');
 });
 
+t.test('a split search whose groups did not all render their files answers from every match, those that travelled packed too', async (t) => {
+  const root = tempDir(t);
+  // One repository with more lines of results than the front end builds: its group renders its files; the others' do not.
+  const { pool, config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': name === 'one' ? 'int needle;\n'.repeat(1500) : `int needle_${name};\n` }));
+  const single = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+  t.teardown(() => single.close());
+  single.setCatalog(loadCatalog(config));
+  const workers = (pool as unknown as { workers: { run: (task: unknown, name?: string) => Promise<unknown> } }).workers;
+  const run = workers.run.bind(workers);
+  const taskNames: string[] = [];
+  workers.run = (task, name) => {
+    taskNames.push(name ?? 'search');
+    return run(task, name);
+  };
+  const request = { query: 'needle', matches: 5000 };
+  const timing = new Set(['duration', 'wait', 'matchTreeConstruction', 'matchTreeSearch']);
+  const parsed = async (from: SearchPool) => {
+    const json = await searchedJson(from, request, { visible: () => true });
+    const response = JSON.parse(json.body.toString()) as SearchResponse;
+    json.release();
+    return { ...response, stats: Object.fromEntries(Object.entries(response.stats).filter(([key]) => !timing.has(key))) };
+  };
+  const split = await parsed(pool);
+  t.same(taskNames.filter((name) => name === 'search').length, 2, 'two tasks');
+  t.ok(taskNames.includes('renderMerged'), 'the response rendered by a task from the merged matches');
+  t.same(split, await parsed(single), 'the same response as one task finds and builds');
+  t.equal(split.stats.actualMatchCount, 1502);
+});
+
 t.test('a streamed search hands over each group as a part within `matches`, and sums their stats', async (t) => {
   const root = tempDir(t);
   const { pool } = await twoWorkersOver(t, root, (name) => Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`src/${name}${i}.c`, `int needle_${name}_${i};\n`.repeat(5)])));

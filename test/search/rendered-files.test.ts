@@ -7,6 +7,7 @@ import { runIndex } from '../../src/indexer/run-index.js';
 import { plan } from '../../src/query/plan.js';
 import { buildResponse, foundIn, renderFiles, RESPONSE_CONTENT_BYTES } from '../../src/search/response/build.js';
 import { mergeRenderedFiles, renderedFiles } from '../../src/search/response/rendered-files.js';
+import { findPackedMatch, packMatches } from '../../src/search/packed-matches.js';
 import { openShardSet } from '../../src/search/shard-set.js';
 import { searchShards } from '../../src/search/shard/evaluate.js';
 import { createSignal } from '../../src/search/signal.js';
@@ -44,13 +45,13 @@ function renderedPart(request: SearchRequest, shards: readonly Shard[], maxConte
   const query = plan(request, {});
   const outcome = searchShards(query, shards, {}, { wanted: request.matches + 1, deadline: performance.now() + 60_000, signal: createSignal() });
   const { stats, repositoryInfo, files } = buildResponse(() => renderedFiles(shards), request, query, foundIn(outcome, shards), [outcome], PUBLIC_URL, TIMINGS, maxContentBytes);
-  return { kind: 'files', outcome, stats, repositoryInfo, ...files };
+  return { kind: 'files', outcome, packedMatches: packMatches(outcome.matches), stats, repositoryInfo, ...files };
 }
 
-/** The match of a part's file, as the pool finds it again among the outcomes' matches. */
+/** The match of a part's file, as the pool finds it again among the part's packed matches. */
 const matchOfIn = (parts: readonly RenderedFiles[], groups: readonly Shard[][]) => (part: number, file: number) => {
-  const { outcome, shards, docs } = parts[part]!;
-  const match = outcome.matches.find((candidate) => candidate.shard === shards[file] && candidate.doc === docs[file]);
+  const { packedMatches, shards, docs } = parts[part]!;
+  const match = findPackedMatch(packedMatches, shards[file]!, docs[file]!);
   return match && { ...match, shard: groups[part]![match.shard]! };
 };
 
