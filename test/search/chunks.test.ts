@@ -1,4 +1,5 @@
 import t from 'tap';
+import { native } from '../../native/index.js';
 import { chunkObjects, layChunks } from '../../src/search/response/chunks.js';
 import { RANGE_WORDS } from '../../src/search/response/positions.js';
 
@@ -89,7 +90,6 @@ t.test('positions and chunks agree with a brute-force reference: any text, range
 t.test('layChunks refuses ranges outside the content or out of order', async (t) => {
   const content = Buffer.from('one\ntwo\n');
   const room = () => [new Uint32Array(12), new Uint32Array(14)] as const;
-  const { native } = await import('../../native/index.js');
   t.throws(() => native.layChunks(content, new Uint32Array([0, 9]), 0, ...room()), { name: 'RangeError', message: /within content/ });
   t.throws(() => native.layChunks(content, new Uint32Array([4, 5, 0, 1]), 0, ...room()), { name: 'RangeError', message: /ordered by start/ });
   t.throws(() => native.layChunks(content, new Uint32Array([2, 1]), 0, ...room()), { name: 'RangeError' });
