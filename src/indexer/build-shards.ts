@@ -18,6 +18,9 @@ import type { Snapshot, SourceFile } from './source.js';
 /** Files read, classified and tagged ahead of the writer: enough to keep ctags busy while a shard is written. */
 const READ_AHEAD = 1024;
 
+/** Warnings listed per build; the rest are counted in one last line (they go to the manifest and the log). */
+export const MAX_LISTED_WARNINGS = 100;
+
 export interface BuildProgress {
   files: number;
   totalFiles: number;
@@ -56,7 +59,8 @@ export async function buildShards(options: BuildOptions): Promise<BuildResult> {
     result.shards.push(name);
   };
   const progress: BuildProgress = { files: 0, totalFiles: files.length, bytes: 0 };
-  for await (const document of inOrder(files, READ_AHEAD, (file) => prepareDocument(file, options, result.warnings))) {
+  const warnings = new Warnings(result.warnings);
+  for await (const document of inOrder(files, READ_AHEAD, (file) => prepareDocument(file, options, warnings))) {
     progress.files++;
     if (document === null) continue;
     progress.bytes += document.originalSize;
@@ -71,16 +75,28 @@ export async function buildShards(options: BuildOptions): Promise<BuildResult> {
   }
   publish();
   result.sourceBytes = progress.bytes;
+  if (warnings.unlisted > 0) result.warnings.push(`${warnings.unlisted} more files not indexed or indexed without symbols`);
   return result;
 }
 
+/** A build's warnings: the first MAX_LISTED_WARNINGS in `listed`, the rest counted. */
+class Warnings {
+  unlisted = 0;
+  constructor(readonly listed: string[]) {}
+
+  add(warning: string): void {
+    if (this.listed.length < MAX_LISTED_WARNINGS) this.listed.push(warning);
+    else this.unlisted++;
+  }
+}
+
 /** Reads, classifies and tags one file; null (with a warning) when it cannot be read. */
-async function prepareDocument(file: SourceFile, options: BuildOptions, warnings: string[]): Promise<DocumentInput | null> {
+async function prepareDocument(file: SourceFile, options: BuildOptions, warnings: Warnings): Promise<DocumentInput | null> {
   let bytes: Buffer;
   try {
     bytes = await file.read();
   } catch (error) {
-    warnings.push(`${file.path}: not indexed, cannot be read (${(error as Error).message})`);
+    warnings.add(`${file.path}: not indexed, cannot be read (${(error as Error).message})`);
     return null;
   }
   const document: DocumentInput = {
@@ -109,7 +125,7 @@ async function prepareDocument(file: SourceFile, options: BuildOptions, warnings
     try {
       document.symbols = await options.symbols.symbols(file.path, bytes, document.language);
     } catch (error) {
-      warnings.push(`${file.path}: indexed without symbols (${(error as Error).message})`);
+      warnings.add(`${file.path}: indexed without symbols (${(error as Error).message})`);
     }
   }
   return document;

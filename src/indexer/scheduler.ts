@@ -193,7 +193,10 @@ export class IndexScheduler {
     } else {
       for (const outcome of reply.outcomes) {
         if (outcome.status === 'failed') this.options.logger.warn({ repo: outcome.name, error: outcome.error }, 'repository failed to index');
-        else if (outcome.status === 'indexed') this.options.logger.info({ repo: outcome.name, documents: outcome.documents, seconds: outcome.seconds }, 'repository indexed');
+        else if (outcome.status === 'indexed') {
+          for (const warning of outcome.warnings) this.options.logger.warn({ repo: outcome.name, warning }, 'indexing warning');
+          this.options.logger.info({ repo: outcome.name, documents: outcome.documents, seconds: outcome.seconds }, 'repository indexed');
+        }
       }
       this.options.onPublished(reply.outcomes);
     }

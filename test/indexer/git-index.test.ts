@@ -4,6 +4,7 @@ import path from 'node:path';
 import { shardDirectory } from '../../src/index/data-directory.js';
 import { validateConfig, type Config } from '../../src/config/config.js';
 import { runIndex, DataDirectoryLockedError, RETIRED_SHARD_GRACE_MS } from '../../src/indexer/run-index.js';
+import { MAX_LISTED_WARNINGS } from '../../src/indexer/build-shards.js';
 import { readManifest, writeManifest } from '../../src/index/manifest.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { DocumentFlags } from '../../src/index/format.js';
@@ -292,4 +293,23 @@ t.test('an unreadable blob is reported and the rest of the repository is indexed
   const outcomes = await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir }]));
   t.match(outcomes, [{ status: 'indexed', documents: 1, warnings: [/lost\.txt: not indexed, cannot be read \(git cat-file: [0-9a-f]{40} missing\)/] }]);
   t.same(documentsByPath(openShards(dataDir, 'damaged')[0]!).map((d) => d.path), ['ok.txt']);
+});
+
+t.test('warnings past the listed bound are counted in one line, in the outcome and the manifest', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  const lost = MAX_LISTED_WARNINGS + 3;
+  makeRepository(repoDir, { 'ok.txt': 'fine\n', ...Object.fromEntries(Array.from({ length: lost }, (_, i) => [`lost/${i}.txt`, `lost ${i}\n`])) });
+  for (let i = 0; i < lost; i++) {
+    const oid = git(repoDir, 'rev-parse', `HEAD:lost/${i}.txt`).trim();
+    fs.rmSync(path.join(repoDir, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
+  }
+  const dataDir = path.join(root, 'data');
+  const outcomes = await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir }]));
+  const warnings = outcomes[0]!.status === 'indexed' ? outcomes[0]!.warnings : [];
+  t.equal(warnings.length, MAX_LISTED_WARNINGS + 1, 'the listed warnings and one line for the rest');
+  t.ok(warnings.slice(0, -1).every((warning) => /^lost\/\d+\.txt: not indexed, cannot be read/.test(warning)), 'each listed warning names its file');
+  t.equal(warnings.at(-1), '3 more files not indexed or indexed without symbols');
+  t.same(readManifest(dataDir).repositories['damaged']!.warnings, warnings, 'the manifest holds the same');
+  t.match(outcomes, [{ status: 'indexed', documents: 1 }]);
 });

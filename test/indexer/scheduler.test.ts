@@ -2,6 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
+import pino from 'pino';
 import { validateConfig } from '../../src/config/config.js';
 import { IndexScheduler } from '../../src/indexer/scheduler.js';
 import { shardDirectory } from '../../src/index/data-directory.js';
@@ -9,7 +10,7 @@ import { readManifest } from '../../src/index/manifest.js';
 import { createLogger } from '../../src/obs/logger.js';
 import type { RepositoryOutcome } from '../../src/worker/index-protocol.js';
 import { waitFor } from '../helpers/daemon.js';
-import { commitAll, makeRepository, writeFiles } from '../helpers/git.js';
+import { commitAll, git, makeRepository, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
 t.test('the index thread runs for passes and ends when idle; a change starts it again', async (t) => {
@@ -93,4 +94,22 @@ t.test('an index thread that dies mid-pass fails that pass only: the published i
   const manifest = readManifest(dataDir);
   const named = new Set([...Object.values(manifest.repositories).flatMap((entry) => entry.shards), ...(manifest.retired ?? []).map((entry) => entry.file)]);
   t.same(fs.readdirSync(shardDirectory(dataDir)).filter((file) => !named.has(file)), [], 'nothing the killed pass wrote is left on disk');
+});
+
+t.test('a pass logs each indexing warning with its repository', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  makeRepository(repoDir, { 'ok.txt': 'fine\n', 'lost.txt': 'this object will be deleted\n' });
+  const oid = git(repoDir, 'rev-parse', 'HEAD:lost.txt').trim();
+  fs.rmSync(path.join(repoDir, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/damaged', path: repoDir, public: true }], index: { ctagsCommand: '' } }, 'test');
+  const lines: { level: number; msg: string; repo?: string; warning?: string }[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const scheduler = new IndexScheduler({ config, logger, rescanIntervalMs: 0, debounceMs: 50, threadIdleMs: 300, onPublished: () => {} });
+  t.teardown(() => scheduler.close());
+  await scheduler.start();
+  const warnings = lines.filter((line) => line.msg === 'indexing warning');
+  t.match(warnings, [{ level: 40, repo: 'example.com/damaged', warning: /^lost\.txt: not indexed, cannot be read \(git cat-file: [0-9a-f]{40} missing\)$/ }]);
+  t.equal(warnings.length, 1, 'once');
+  t.ok(lines.some((line) => line.msg === 'repository indexed' && line.repo === 'example.com/damaged'), 'and the repository is indexed');
 });
