@@ -1,6 +1,6 @@
 /** A file's bytes at a commit, for GET /api/source. */
 import type NodeGit from 'nodegit';
-import { GitReadStoppedError, PathNotFoundError } from './errors.js';
+import { GitObjectMissingError, GitReadStoppedError, missingObjectError, PathNotFoundError } from './errors.js';
 import { normalizeTreePath } from './refs.js';
 
 export interface BlobAtPath {
@@ -12,15 +12,19 @@ export interface BlobAtPath {
 /** A file larger than this is not read (the API would answer it as JSON, base64 for binary files). */
 export const MAX_BLOB_BYTES = 64 << 20;
 
-/** Throws PathNotFoundError when the path is malformed, absent, or not a file at this commit, GitReadStoppedError when it is larger than MAX_BLOB_BYTES. */
+/**
+ * Throws PathNotFoundError when the path is malformed, absent, or not a file at this commit, GitReadStoppedError when it
+ * is larger than MAX_BLOB_BYTES, GitObjectMissingError when a tree on the way is not in the repository.
+ */
 export async function blobAt(commit: NodeGit.Commit, rawPath: string): Promise<BlobAtPath> {
   const filePath = normalizeTreePath(rawPath);
   if (filePath === '') throw new PathNotFoundError(rawPath, 'is a directory, not a file');
   let entry: NodeGit.TreeEntry;
   try {
     entry = await commit.getEntry(filePath);
-  } catch {
-    throw new PathNotFoundError(rawPath, 'is not in the tree at this revision');
+  } catch (error) {
+    const missing = missingObjectError(error);
+    throw missing instanceof GitObjectMissingError ? missing : new PathNotFoundError(rawPath, 'is not in the tree at this revision');
   }
   if (!entry.isBlob()) throw new PathNotFoundError(rawPath, 'is not a file at this revision');
   const blob = await entry.getBlob();

@@ -1,4 +1,4 @@
-/** Errors of the git read layer; the HTTP routes map them to INVALID_GIT_REF and FILE_NOT_FOUND. */
+/** Errors of the git read layer; the HTTP routes map them to INVALID_GIT_REF, FILE_NOT_FOUND, SERVICE_UNAVAILABLE and UNEXPECTED_ERROR. */
 
 /** A ref that is malformed (or a form trawl refuses), or that does not resolve to a commit (`unresolved`). */
 export class InvalidRefError extends Error {
@@ -18,6 +18,20 @@ export class PathNotFoundError extends Error {
     super(`${JSON.stringify(filePath)} ${reason}`);
     this.name = 'PathNotFoundError';
   }
+}
+
+/** An object that a commit or tree names is not in the repository: this server's copy is damaged, or a partial clone. */
+export class GitObjectMissingError extends Error {
+  constructor(readonly oid: string) {
+    super(`git object ${oid} is missing from this server's copy of the repository (damaged, or a partial clone); \`git fsck\` there lists what is lost`);
+    this.name = 'GitObjectMissingError';
+  }
+}
+
+/** libgit2's error for an object its database does not hold as a GitObjectMissingError; any other error as it is. */
+export function missingObjectError(error: unknown): unknown {
+  const missing = error instanceof Error ? /^object not found - no match for id \(([0-9a-f]{40})\)/.exec(error.message) : null;
+  return missing ? new GitObjectMissingError(missing[1]!) : error;
 }
 
 /**

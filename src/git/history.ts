@@ -1,7 +1,7 @@
 /** Commit listings, single commits and commit authors for GET /api/commits, /api/commit and /api/commits/authors. */
 import type NodeGit from 'nodegit';
 import { nodegit } from './nodegit.js';
-import { checkReadLimit, type ReadLimit } from './errors.js';
+import { checkReadLimit, GitObjectMissingError, missingObjectError, type ReadLimit } from './errors.js';
 import type { GitRepository } from './repository.js';
 
 export interface CommitSummary {
@@ -64,7 +64,11 @@ async function walkCommits(repository: GitRepository, start: NodeGit.Commit, fil
   while (walked < MAX_COMMITS_WALKED) {
     // commitWalk looks a batch up in one native call (≈ 9 µs a commit; getCommits, a round trip each, ≈ 95 µs).
     // Its commits carry no repository: what needs one (trees, parents) is looked up through `repository`.
-    const batch = await walk.commitWalk(Math.min(WALK_BATCH, MAX_COMMITS_WALKED - walked)).catch(() => [] as NodeGit.Commit[]);
+    const batch = await walk.commitWalk(Math.min(WALK_BATCH, MAX_COMMITS_WALKED - walked)).catch((error: unknown) => {
+      const missing = missingObjectError(error);
+      if (missing instanceof GitObjectMissingError) throw missing;
+      return [] as NodeGit.Commit[];
+    });
     if (batch.length === 0) break;
     walked += batch.length;
     for (const commit of await textRejects(batch, filter)) rejectedByText.add(commit);
@@ -239,7 +243,9 @@ async function changesPath(repository: GitRepository, commit: NodeGit.Commit, fi
 async function entryId(repository: GitRepository, commit: NodeGit.Commit, filePath: string): Promise<string | null> {
   try {
     return (await (await repository.getTree(commit.treeId())).getEntry(filePath)).sha();
-  } catch {
+  } catch (error) {
+    const missing = missingObjectError(error);
+    if (missing instanceof GitObjectMissingError) throw missing;
     return null;
   }
 }

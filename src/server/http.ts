@@ -84,7 +84,7 @@ export interface HandlerHooks {
   streamStallMs: number;
   /** Called once per request when it is over (answered or aborted). */
   finished(request: Request, status: number, aborted: boolean): void;
-  /** Called for errors that are not ApiErrors, before answering 500. */
+  /** Called before answering 500: for errors that are not ApiErrors, and for ApiErrors of status 500. */
   unexpected(request: Request, error: unknown): void;
 }
 
@@ -170,7 +170,8 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
   };
   const fail = (error: unknown, closeConnection = false) => {
     const apiError = error instanceof ApiError ? error : new ApiError('UNEXPECTED_ERROR', `unexpected error (request id ${request.requestId})`);
-    if (!(error instanceof ApiError)) hooks.unexpected(request, error);
+    // A known server fault (a damaged repository, a failed blame) is the operator's to see as much as an unknown one.
+    if (!(error instanceof ApiError) || apiError.statusCode === 500) hooks.unexpected(request, error);
     endWith(apiError.statusCode, JSON_TYPE, JSON.stringify(apiError.toBody()), apiError.headers, closeConnection);
   };
 

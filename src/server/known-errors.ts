@@ -3,7 +3,7 @@ import { ApiError, type ErrorCode } from '../api/errors.js';
 import { AuthError, type AuthErrorCode } from '../auth/errors.js';
 import { LicenseError } from '../auth/license.js';
 import { BlameError } from '../git/blame.js';
-import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../git/errors.js';
+import { GitObjectMissingError, GitReadStoppedError, InvalidRefError, missingObjectError, PathNotFoundError } from '../git/errors.js';
 import { QueryParseError } from '../query/errors.js';
 import { SearchQueueFullError } from '../search/pool.js';
 import { SearchPoolClosingError } from '../search/workers.js';
@@ -18,7 +18,8 @@ export const AUTH_ERRORS: Record<AuthErrorCode, ErrorCode> = {
   WEAK_PASSWORD: 'INVALID_REQUEST_BODY',
 };
 
-export function asApiError(error: unknown): unknown {
+export function asApiError(thrown: unknown): unknown {
+  const error = missingObjectError(thrown);
   if (error instanceof AuthError) return new ApiError(AUTH_ERRORS[error.code], error.message);
   // A license key reaches the store only as the body's `key` (POST /api/admin/license).
   if (error instanceof LicenseError) return new ApiError('INVALID_REQUEST_BODY', `request body field \`key\`: ${error.message}`);
@@ -28,7 +29,7 @@ export function asApiError(error: unknown): unknown {
   if (error instanceof SearchPoolClosingError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '5' });
   if (error instanceof InvalidRefError) return new ApiError('INVALID_GIT_REF', error.message);
   if (error instanceof GitReadStoppedError) return new ApiError('SERVICE_UNAVAILABLE', error.message, error.bound === 'time' ? { 'Retry-After': '1' } : {});
-  if (error instanceof BlameError) return new ApiError('UNEXPECTED_ERROR', error.message);
+  if (error instanceof BlameError || error instanceof GitObjectMissingError) return new ApiError('UNEXPECTED_ERROR', error.message);
   if (error instanceof PathNotFoundError) return new ApiError('FILE_NOT_FOUND', `file not found: ${error.message}`);
   return error;
 }

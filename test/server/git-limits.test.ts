@@ -1,5 +1,6 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import NodeGit from 'nodegit';
 import { diffCommits, MAX_DIFF_SOURCE_BYTES } from '../../src/git/diff.js';
@@ -59,5 +60,32 @@ t.test('a commit walk past the time budget is stopped: 503, the daemon keeps ser
   const stopped = await daemon.fetch('/api/commits?repo=example.com/acme/history&query=no+such+message');
   t.equal(stopped.headers.get('retry-after'), '1');
   await expectError(t, stopped, 503, 'SERVICE_UNAVAILABLE', /walking the history ran past the 1 ms time budget/);
+  t.equal((await daemon.fetch('/api/health')).status, 200);
+});
+
+t.test('a git object missing from the repository is a 500 naming it, not a 404 or an empty answer; the daemon keeps serving', async (t) => {
+  const root = path.join(tempDir(t, 'trawl-damaged-'), 'repo');
+  const first = makeRepository(root, { 'a.txt': 'one\n', 'deep/d.txt': 'deep\n', 'ok.txt': 'fine\n' });
+  writeFiles(root, { 'a.txt': 'one\ntwo\n' });
+  const second = commitAll(root, 'change a.txt');
+  const daemon = await startDaemon(t, { repos: [{ name: 'example.com/acme/damaged', path: root, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const repo = 'example.com/acme/damaged';
+  // Lost after indexing, as a disk fault or a bad repack would lose them: a file's blob and a directory's tree.
+  const blob = execFileSync('git', ['rev-parse', 'HEAD:a.txt'], { cwd: root, encoding: 'utf8' }).trim();
+  const tree = execFileSync('git', ['rev-parse', 'HEAD:deep'], { cwd: root, encoding: 'utf8' }).trim();
+  for (const oid of [blob, tree]) fs.rmSync(path.join(root, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
+  const names = (oid: string) => new RegExp(`^git object ${oid} is missing from this server's copy of the repository`);
+
+  await expectError(t, await daemon.fetch(`/api/source?repo=${repo}&path=a.txt`), 500, 'UNEXPECTED_ERROR', names(blob), 'a file whose blob is lost');
+  await expectError(t, await daemon.fetch(`/api/source?repo=${repo}&path=deep/d.txt`), 500, 'UNEXPECTED_ERROR', names(tree), 'a file under a lost tree is not reported missing');
+  await expectError(t, await daemon.fetch(`/api/source?repo=${repo}&path=nowhere/d.txt`), 404, 'FILE_NOT_FOUND', undefined, 'a path that is not there is still a 404');
+  await expectError(t, await daemon.fetch(`/api/blame?repo=${repo}&path=a.txt`), 500, 'UNEXPECTED_ERROR', names(blob), 'the blame of that file');
+  await expectError(t, await daemon.post('/api/tree', { repoName: repo, revisionName: 'HEAD', paths: ['deep'] }), 500, 'UNEXPECTED_ERROR', names(tree), 'listing the lost tree');
+  await expectError(t, await daemon.fetch(`/api/commits?repo=${repo}&path=deep/d.txt`), 500, 'UNEXPECTED_ERROR', names(tree), 'a history through the lost tree is not empty');
+  await expectError(t, await daemon.fetch(`/api/diff?repo=${repo}&base=${first}&head=${second}&path=a.txt`), 500, 'UNEXPECTED_ERROR', names(blob), 'a diff of the lost blob');
+  await daemon.waitForLog(new RegExp(`"level":50,.*"route":"/api/source".*git object ${blob} is missing`), 'the fault logged at error level');
+
+  t.equal((await daemon.fetch(`/api/source?repo=${repo}&path=ok.txt`)).status, 200, 'what is intact is served');
+  t.equal((await daemon.fetch(`/api/commits?repo=${repo}&path=ok.txt`)).status, 200);
   t.equal((await daemon.fetch('/api/health')).status, 200);
 });
