@@ -64,7 +64,8 @@ async function timedRun(): Promise<{ ms: number; stats: SearchStats }> {
   if (pool) {
     const json = await pool.searchJson(await pool.plan(request), request, { visible: () => true });
     stats = json.stats;
-    exhaustive = json.body.toString('latin1', json.body.length - 5) === 'true}'; // `"isSearchExhaustive":true}`
+    const end = json.body.at(-1)!; // the last piece holds `"isSearchExhaustive":…}`
+    exhaustive = Buffer.from(end.buffer, end.byteOffset, end.byteLength).toString('latin1', end.byteLength - 5) === 'true}';
     json.release();
   } else {
     let response: Omit<SearchResponse, 'files'>;

@@ -37,9 +37,9 @@ import type {
 } from '../worker/search-protocol.js';
 import { Admissions, type Admission } from './admissions.js';
 import { groupShards, shardFiles, type Catalog } from './catalog.js';
-import { accumulateStats, buildResponse, buildsOnFrontEnd, collectFiles, emptyStats, membersAfterStats, renderFiles, responseJson, timeStats, type Built, type FileSink, type Found } from './response/build.js';
+import { accumulateStats, buildResponse, buildsOnFrontEnd, collectFiles, emptyStats, membersAfterStats, renderFiles, responseJson, responseOpening, timeStats, type Built, type FileSink, type Found } from './response/build.js';
 import { mergeRenderedFiles, type MergedFiles } from './response/rendered-files.js';
-import { placeMembers, PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
+import { PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
 import { findPackedMatch, unpackMatch } from './packed-matches.js';
 import { PatternChecks } from './pattern-checks.js';
@@ -92,8 +92,11 @@ export interface StreamSummary {
 /** A search's response as UTF-8 JSON, and its stats. */
 export interface SearchJson {
   stats: SearchStats;
-  /** Valid until `release`: it may be a render slot's memory, which the next search reuses. */
-  body: Buffer;
+  /**
+   * The response's bytes in order, in one piece or (merged from split groups) in many, written as they are.
+   * Valid until `release`: it may be a render slot's memory, which the next search reuses.
+   */
+  body: readonly Uint8Array[];
   /** Gives the body's memory back once it is written or dropped; idempotent. */
   release(): void;
 }
@@ -395,12 +398,10 @@ export class SearchPool {
           return this.renderedJson(answer.rendered, answer.waitMs, slot);
         }
         if ('files' in answer) {
-          // Laid out as a worker lays out a response, in the slot when it fits.
+          // The merged files as views of the groups' bytes, never copied here.
           const { stats, files, repositoryInfo, isSearchExhaustive } = answer.files;
           timeStats(stats, searchedNow(searchRun));
-          const placed = placeMembers(this.renderSlots.share, slot, membersAfterStats(files, repositoryInfo, isSearchExhaustive));
-          slotHandedOver = placed.results === null;
-          return this.renderedJson({ kind: 'rendered', stats, ...placed }, answer.waitMs, slot);
+          return { stats: this.waited(stats, answer.waitMs), body: [Buffer.from(responseOpening(stats)), ...membersAfterStats(files, repositoryInfo, isSearchExhaustive)], release: noRelease };
         }
         const { matches, shardFiles, outcomes } = answer.here;
         return jsonOf(this.respond(() => renderFiles(this.renderScratch), request, query, this.shards.resolve(matches, shardFiles, outcomes[0]!.stats), outcomes, searchRun, answer.waitMs));
@@ -470,12 +471,20 @@ export class SearchPool {
 
   /** The worker's response with the wait for it, its members in SearchResponse's order: in `slot` when `results` is null. */
   private renderedJson({ stats, results, slotBytesUsed }: RenderedResponse, waitMs: number, slot: number | undefined): SearchJson {
+    const prefix = responseOpening(this.waited(stats, waitMs));
+    if (results === null) {
+      const { body, release } = this.renderSlots.response(slot!, prefix, slotBytesUsed);
+      return { stats, body: [body], release };
+    }
+    const { body } = prefixedResponse(Buffer.from(results.buffer, results.byteOffset, results.byteLength), prefix, results.byteLength - PREFIX_ROOM);
+    return { stats, body: [body], release: noRelease };
+  }
+
+  /** `stats` with the search's wait, its crashes counted. */
+  private waited(stats: SearchStats, waitMs: number): SearchStats {
     stats.wait = nanoseconds(waitMs);
     this.shardFailures += stats.crashes;
-    const prefix = `{"stats":${JSON.stringify(stats)},`;
-    if (results === null) return { stats, ...this.renderSlots.response(slot!, prefix, slotBytesUsed) };
-    const { body } = prefixedResponse(Buffer.from(results.buffer, results.byteOffset, results.byteLength), prefix, results.byteLength - PREFIX_ROOM);
-    return { stats, body, release: noRelease };
+    return stats;
   }
 
   /** Counts `run` as a search in flight of `caller` that keeps its place (or refuses it) for as long as it runs. */
@@ -625,7 +634,7 @@ export class SearchPool {
 const noRelease = () => {};
 
 function jsonOf(response: Built<Buffer[]>): SearchJson {
-  return { stats: response.stats, body: responseJson(response), release: noRelease };
+  return { stats: response.stats, body: [responseJson(response)], release: noRelease };
 }
 
 const nanoseconds = (ms: number) => Math.round(ms * 1e6);

@@ -36,11 +36,14 @@ export interface JsonReply {
 
 export interface TextReply {
   status: number;
-  /** The text, or its UTF-8 bytes. */
-  text: string | Buffer;
+  /**
+   * The text, or its UTF-8 bytes: in one piece, or in pieces written as the client takes them (never copied;
+   * a client that takes nothing for `streamStallMs` is cut off).
+   */
+  text: string | Buffer | readonly Uint8Array[];
   contentType: string;
   headers?: Record<string, string>;
-  /** Called once `text` is written (uWS has copied it) or will not be: memory reused after it. */
+  /** Called once `text` is written (uWS has copied it, or the client took it) or will not be: memory reused after it. */
   release?: () => void;
 }
 
@@ -168,6 +171,49 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     });
     finish(false);
   };
+  /** Resolves when the client can take more, or the response is over; cuts the client off after streamStallMs. */
+  const writable = () =>
+    new Promise<void>((resolve) => {
+      const stalled = setTimeout(cut, hooks.streamStallMs);
+      drained = () => {
+        drained = null;
+        clearTimeout(stalled);
+        resolve();
+      };
+      res.onWritable(() => {
+        drained?.();
+        return true;
+      });
+    });
+  /** `pieces` as the body (Content-Length their sum), each written from where the socket stopped taking it. */
+  const endWithPieces = async (code: number, contentType: string, pieces: readonly Uint8Array[], extra?: Record<string, string>) => {
+    if (done) return;
+    const total = pieces.reduce((sum, piece) => sum + piece.byteLength, 0);
+    let index = 0;
+    let pieceStart = 0; // where pieces[index] starts in the body
+    let ended = false;
+    const writeOn = () => {
+      for (; index < pieces.length; pieceStart += pieces[index++]!.byteLength) {
+        const [taken, responded] = res.tryEnd(pieces[index]!.subarray(res.getWriteOffset() - pieceStart), total);
+        ended = responded;
+        if (!taken || responded) return;
+      }
+    };
+    res.cork(() => {
+      writeHead(code, contentType, extra);
+      if (total === 0) {
+        res.end();
+        ended = true;
+      } else {
+        writeOn();
+      }
+    });
+    while (!ended && !done) {
+      await writable();
+      if (!done) res.cork(writeOn);
+    }
+    if (ended) finish(false);
+  };
   const fail = (error: unknown, closeConnection = false) => {
     const apiError = error instanceof ApiError ? error : new ApiError('UNEXPECTED_ERROR', `unexpected error (request id ${request.requestId})`);
     // A known server fault (a damaged repository, a failed blame) is the operator's to see as much as an unknown one.
@@ -198,18 +244,8 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
         cut();
         return Promise.resolve();
       }
-      return new Promise<void>((resolve) => {
-        const stalled = setTimeout(cut, hooks.streamStallMs);
-        drained = () => {
-          drained = null;
-          clearTimeout(stalled);
-          bufferedInAll -= held;
-          resolve();
-        };
-        res.onWritable(() => {
-          drained?.();
-          return true;
-        });
+      return writable().then(() => {
+        bufferedInAll -= held;
       });
     },
   };
@@ -219,7 +255,9 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     const reply = await handle(request);
     if ('text' in reply) {
       try {
-        endWith(reply.status, reply.contentType, reply.text, reply.headers); // nothing when the client is gone
+        // Nothing when the client is gone.
+        if (typeof reply.text === 'string' || Buffer.isBuffer(reply.text)) endWith(reply.status, reply.contentType, reply.text, reply.headers);
+        else await endWithPieces(reply.status, reply.contentType, reply.text, reply.headers);
       } finally {
         reply.release?.();
       }

@@ -167,8 +167,11 @@ export interface RenderedFiles {
   /** The stats of the task's files as a response of their own. */
   stats: SearchStats;
   repositoryInfo: RepositoryInfo[];
-  /** The files' JSON back to back (file i is bytes `ends[i - 1]`, 0 for the first, to `ends[i]`); its memory is handed over. */
-  json: Uint8Array;
+  /**
+   * The files' JSON, in pieces back to back, each file after the first with its comma before it (file i is bytes
+   * `ends[i - 1]`, 0 for the first, to `ends[i]`, of the pieces joined); their memory is handed over.
+   */
+  json: Uint8Array[];
   ends: number[];
   keys: RankKey[];
   repositoryIds: number[];

@@ -61,7 +61,7 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   if (!files) return outcome;
   const packedMatches = packMatches(outcome.matches);
   outcome.matches = [];
-  return handedOver({ kind: 'files', outcome, packedMatches, ...files }, [files.json.buffer as ArrayBuffer, ...packedBuffers(packedMatches)]);
+  return handedOver({ kind: 'files', outcome, packedMatches, ...files }, [...new Set(files.json.map((piece) => piece.buffer as ArrayBuffer)), ...packedBuffers(packedMatches)]);
 }
 
 /** Whether the task renders its files: it did not give its worker up, the search goes on, and they are not few within `matches`. */

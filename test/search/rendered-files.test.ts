@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import path from 'node:path';
 import type { SearchRequest } from '../../src/api/types.js';
 import { validateConfig } from '../../src/config/config.js';
@@ -62,6 +62,17 @@ function builtFromMatches(request: SearchRequest, groups: readonly Shard[][], ou
   return { ...built, files: Buffer.concat(built.files).toString() };
 }
 
+/**
+ * The merged files are views of the parts' bytes, never copies: joined wherever they continue each other, and, when no
+ * file was drafted again (`whole`), every other view one byte of punctuation.
+ */
+function checkViews(t: Test, views: readonly Uint8Array[], parts: readonly RenderedFiles[], label: string, whole: boolean): void {
+  const partBuffers = new Set(parts.flatMap((part) => part.json.map((piece) => piece.buffer)));
+  const joinable = views.findIndex((view, i) => i > 0 && view.buffer === views[i - 1]!.buffer && views[i - 1]!.byteOffset + views[i - 1]!.byteLength === view.byteOffset);
+  t.equal(joinable, -1, `${label}: neighbouring views of the same bytes are joined`);
+  if (whole) t.ok(views.every((view) => partBuffers.has(view.buffer) || view.byteLength === 1), `${label}: the files are the parts' own bytes`);
+}
+
 const withoutTimes = (stats: object) => Object.fromEntries(Object.entries(stats).filter(([key]) => !TIME_STATS.includes(key)));
 
 t.test("files rendered where they were found merge to the response built from all the matches", async (t) => {
@@ -78,6 +89,7 @@ t.test("files rendered where they were found merge to the response built from al
   let cutByContent = 0;
   let partCutByContent = 0;
   let cutByMatches = 0;
+  let inPieces = 0;
   for (const { request: search, groups } of cases) {
     for (const [matches, maxContentBytes] of [10_000, 300, 57, 10, 1].flatMap((matches) => [RESPONSE_CONTENT_BYTES, 2_000, 600, 0].map((bytes) => [matches, bytes] as const))) {
       const request = { ...search, matches };
@@ -87,15 +99,18 @@ t.test("files rendered where they were found merge to the response built from al
       const label = `${JSON.stringify(request)}, ${maxContentBytes} bytes of content`;
       if (merged === undefined) throw new Error(`${label}: not merged`);
       t.equal(Buffer.concat(merged.files).toString(), expected.files, `${label}: the same files in the same order`);
+      checkViews(t, merged.files, parts, label, expected.stats.totalMatchCount <= matches);
       t.same([merged.repositoryInfo, merged.isSearchExhaustive], [expected.repositoryInfo, expected.isSearchExhaustive], `${label}: repositories, exhaustive`);
       t.same(withoutTimes(merged.stats), withoutTimes(expected.stats), `${label}: the same stats`);
       compared++;
       if (expected.stats.totalMatchCount > matches) cutByMatches++;
       else if (!expected.isSearchExhaustive) cutByContent++;
       if (parts.some((part) => part.cutByContent)) partCutByContent++;
+      if (parts.some((part) => part.json.length > 1)) inPieces++;
     }
   }
   t.equal(compared, 80);
+  t.ok(inPieces >= 5, `parts whose JSON spans several of the writer's pieces were merged (${inPieces})`);
   t.ok(cutByContent >= 6 && partCutByContent >= 6 && cutByMatches >= 20, `responses cut by the bound on content (${cutByContent}) or at \`matches\` (${cutByMatches}), and parts cut by the bound (${partCutByContent}), were compared`);
 });
 

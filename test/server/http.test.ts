@@ -128,3 +128,58 @@ t.test('a streaming client that takes nothing is cut off after streamStallMs, an
   t.equal(ended, true, 'the response ended as aborted');
   t.ok(writes < 256, `the stream stopped early (${writes} MiB written of 256)`);
 });
+
+t.test('a reply in pieces reaches a slow client whole, with its Content-Length, then is released', async (t) => {
+  // 24 MiB in pieces of uneven sizes, views of one buffer and of others: more than a socket takes at once.
+  const whole = Buffer.alloc(24 << 20);
+  for (let i = 0; i < whole.length; i += 4) whole.writeUInt32LE(i, i);
+  const cuts = [0, 1, 7, 65_536, 3 << 20, (3 << 20) + 1, 20 << 20, whole.length];
+  const pieces = cuts.slice(1).map((end, i) => (i % 2 === 0 ? whole.subarray(cuts[i], end) : Buffer.from(whole.subarray(cuts[i], end))));
+  let released = 0;
+  let ended: boolean | null = null;
+  const url = await listen(
+    t,
+    async () => ({ status: 200, text: pieces, contentType: 'application/octet-stream', release: () => void released++ }),
+    (_request, _status, aborted) => (ended = aborted),
+  );
+  const received = await new Promise<{ length: string | undefined; body: Buffer }>((resolve, reject) => {
+    http.get(url, (response) => {
+      const chunks: Buffer[] = [];
+      response.pause();
+      // Read slowly at first: the server must wait for the client, not buffer the rest.
+      const resumeLater = setTimeout(() => response.resume(), 200);
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        clearTimeout(resumeLater);
+        resolve({ length: response.headers['content-length'], body: Buffer.concat(chunks) });
+      });
+      response.on('error', reject);
+    });
+  });
+  t.equal(received.length, String(whole.length), 'Content-Length is the sum of the pieces');
+  t.ok(received.body.equals(whole), 'every byte, in order');
+  t.equal(ended, false, 'answered, not aborted');
+  t.equal(released, 1, 'released once');
+});
+
+t.test('a client that takes nothing of a reply in pieces is cut off after streamStallMs, and the reply released', async (t) => {
+  const pieces = [Buffer.alloc(16 << 20, 'a'), Buffer.alloc(16 << 20, 'b')];
+  let released!: () => void;
+  const releasedNow = new Promise<void>((resolve) => (released = resolve));
+  let ended: boolean | null = null;
+  const url = await listen(
+    t,
+    async () => ({ status: 200, text: pieces, contentType: 'text/plain', release: () => released() }),
+    (_request, _status, aborted) => (ended = aborted),
+    300,
+  );
+  const { port } = new URL(url);
+  const socket = net.connect(Number(port), '127.0.0.1', () => {
+    socket.write('GET /pieces HTTP/1.1\r\nHost: x\r\n\r\n');
+    socket.pause(); // never read
+  });
+  t.teardown(() => socket.destroy());
+  await releasedNow;
+  t.equal(ended, true, 'the response ended as aborted');
+  t.equal((await fetch(url)).status, 200, 'the server keeps serving');
+});

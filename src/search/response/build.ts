@@ -110,7 +110,12 @@ export type Built<T> = Omit<SearchResponse, 'files'> & { files: T };
 
 /** A built response's UTF-8 JSON: SearchResponse's members in its order, the rendered files as they are. */
 export function responseJson({ stats, files, repositoryInfo, isSearchExhaustive }: Built<Buffer[]>): Buffer {
-  return Buffer.concat([Buffer.from(`{"stats":${JSON.stringify(stats)},`), ...membersAfterStats(files, repositoryInfo, isSearchExhaustive)]);
+  return Buffer.concat([Buffer.from(responseOpening(stats)), ...membersAfterStats(files, repositoryInfo, isSearchExhaustive)]);
+}
+
+/** A response's JSON up to the members after `stats`. */
+export function responseOpening(stats: SearchStats): string {
+  return `{"stats":${JSON.stringify(stats)},`;
 }
 
 /** The members after `stats`, and the closing brace, in parts: what a worker renders (render-slots.ts). */

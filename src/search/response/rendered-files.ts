@@ -3,8 +3,9 @@
  * in rank order on the front end (docs/design.md, "The search path"): each
  * task renders its own files best first, back to back, with each file's rank,
  * and the front end interleaves the tasks' lists as buildResponse ranks and
- * cuts one list, copying bytes; the one file `matches` cuts in the middle is
- * rendered again from its match.
+ * cuts one list, as views of the tasks' bytes (no copy: a task's files that
+ * stay neighbours, commas included, stay one view); the one file `matches`
+ * cuts in the middle is rendered again from its match.
  */
 import type { RepositoryInfo, SearchRequest, SearchStats } from '../../api/types.js';
 import type { Shard } from '../../index/shard-reader.js';
@@ -30,8 +31,8 @@ import { JsonWriter } from './json-writer.js';
 export type FilesRendered = Pick<RenderedFiles, 'json' | 'ends' | 'keys' | 'repositoryIds' | 'ranges' | 'foundRanges' | 'shards' | 'docs' | 'contentBytes' | 'cutByContent'>;
 
 /**
- * A FileSink rendering each file to JSON on its own, written from the start of `scratch` when given; its result's
- * bytes are its own, and its `shards` index `shards`.
+ * A FileSink rendering each file to JSON, every file after the first with its comma before it, written from the
+ * start of `scratch` when given; its result's bytes are its own, and its `shards` index `shards`.
  */
 export function renderedFiles(shards: readonly Shard[], scratch?: Buffer): FileSink<FilesRendered> {
   const json = new JsonWriter(scratch);
@@ -39,6 +40,7 @@ export function renderedFiles(shards: readonly Shard[], scratch?: Buffer): FileS
   const rendered: Omit<FilesRendered, 'json'> = { ends: [], keys: [], repositoryIds: [], ranges: [], foundRanges: [], shards: [], docs: [], contentBytes: [], cutByContent: false };
   return {
     add: (file, match) => {
+      if (rendered.ends.length > 0) json.raw(',');
       writeFile(json, file);
       rendered.ends.push(json.byteLength);
       rendered.keys.push({ score: match.score, repository: file.repository, path: file.path });
@@ -53,22 +55,24 @@ export function renderedFiles(shards: readonly Shard[], scratch?: Buffer): FileS
       rendered.cutByContent = true;
     },
     result: () => {
-      // Memory of its own (it is handed over), not zeroed (all of it is written).
-      const bytes = Buffer.allocUnsafeSlow(json.byteLength);
-      let at = 0;
-      for (const piece of json.pieces()) {
-        bytes.set(piece, at);
-        at += piece.length;
-      }
-      return { json: bytes, ...rendered };
+      // The writer's pieces are memory of their own, handed over as they are; but for one in `scratch`, copied.
+      const pieces = json.pieces().filter((piece) => piece.byteLength > 0);
+      return { json: pieces.map((piece) => (piece.buffer === scratch?.buffer ? ownCopy(piece) : piece)), ...rendered };
     },
   };
+}
+
+/** A copy of `bytes` in memory of its own (not Buffer's pool: it is handed over); not zeroed, all of it is written. */
+function ownCopy(bytes: Uint8Array): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
+  copy.set(bytes);
+  return copy;
 }
 
 /** The merged files of a search: its response's members after `stats`, and the stats but for their times. */
 export interface MergedFiles {
   stats: SearchStats;
-  /** The files' array as UTF-8 JSON, in pieces. */
+  /** The files' array as UTF-8 JSON, in pieces: views of the parts' bytes, and of the files drafted again. */
   files: Uint8Array[];
   repositoryInfo: RepositoryInfo[];
   isSearchExhaustive: boolean;
@@ -90,14 +94,16 @@ const CLOSE = Buffer.from(']');
 export function mergeRenderedFiles(parts: readonly RenderedFiles[], request: SearchRequest, publicUrl: string, matchOf: MatchOf, maxContentBytes = RESPONSE_CONTENT_BYTES): MergedFiles | undefined {
   const stats = emptyStats();
   for (const part of parts) accumulateStats(stats, part.stats);
-  const files: Uint8Array[] = [OPEN];
+  const files = new Views(OPEN);
   const infoById = new Map(parts.flatMap((part) => part.repositoryInfo.map((info) => [info.id, info] as const)));
   const repositories = new Map<number, RepositoryInfo>();
   const next = parts.map(() => 0);
+  const pieceStarts = parts.map((part) => startsOf(part.json));
   let budget = request.matches;
   let contentBytes = 0;
   let actualMatchCount = 0;
   let tooLarge = false;
+  let filesTaken = 0;
   let best = bestNext(parts, next);
   for (; best !== undefined && budget > 0; best = bestNext(parts, next)) {
     if (contentBytes > maxContentBytes) {
@@ -106,9 +112,11 @@ export function mergeRenderedFiles(parts: readonly RenderedFiles[], request: Sea
     }
     const part = parts[best]!;
     const file = next[best]!++;
-    if (files.length > 1) files.push(COMMA);
+    const first = filesTaken++ === 0;
     if (part.foundRanges[file]! <= budget) {
-      files.push(part.json.subarray(file === 0 ? 0 : part.ends[file - 1], part.ends[file]));
+      // A part's file after its first starts with its comma: skipped when the file opens the array.
+      if (file === 0 && !first) files.add(COMMA);
+      addBytes(files, part.json, pieceStarts[best]!, file === 0 ? 0 : part.ends[file - 1]! + (first ? 1 : 0), part.ends[file]!);
       budget -= part.foundRanges[file]!;
       contentBytes += part.contentBytes[file]!;
       actualMatchCount += part.ranges[file]!;
@@ -116,7 +124,8 @@ export function mergeRenderedFiles(parts: readonly RenderedFiles[], request: Sea
       const match = matchOf(best, file);
       if (match === undefined) return undefined;
       const draft = draftWithin(request, undefined, match, budget, publicUrl);
-      files.push(jsonOf(draft.file));
+      if (!first) files.add(COMMA);
+      files.add(jsonOf(draft.file));
       budget -= draft.counted;
       contentBytes += contentBytesOf(draft.file);
       actualMatchCount += countRanges(draft.file);
@@ -126,13 +135,64 @@ export function mergeRenderedFiles(parts: readonly RenderedFiles[], request: Sea
   }
   // A part cut by the bound on content holds more than it, so the files its cut left out are left out here too.
   if (best === undefined && budget > 0 && parts.some((part) => part.cutByContent)) tooLarge = true;
-  files.push(CLOSE);
+  files.add(CLOSE);
   const stop = combinedStop(parts.map((part) => part.outcome.stop));
   stats.actualMatchCount = actualMatchCount;
   stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - stats.fileCount);
   const cut = stop !== 'complete' || stats.totalMatchCount > request.matches || tooLarge;
   stats.flushReason = flushReason(stop, cut);
-  return { stats, files, repositoryInfo: [...repositories.values()], isSearchExhaustive: !cut };
+  return { stats, files: files.views, repositoryInfo: [...repositories.values()], isSearchExhaustive: !cut };
+}
+
+/** Where each of `pieces` starts in their bytes back to back. */
+function startsOf(pieces: readonly Uint8Array[]): number[] {
+  const starts: number[] = [];
+  let at = 0;
+  for (const piece of pieces) {
+    starts.push(at);
+    at += piece.byteLength;
+  }
+  return starts;
+}
+
+/** Bytes `from` to `to` of `pieces` back to back (`starts` their starts, none empty), added to `views` as views of them. */
+function addBytes(views: Views, pieces: readonly Uint8Array[], starts: readonly number[], from: number, to: number): void {
+  let index = lastAtOrBelow(starts, from);
+  for (let at = from; at < to; index++) {
+    const end = Math.min(to, starts[index]! + pieces[index]!.byteLength);
+    views.add(pieces[index]!.subarray(at - starts[index]!, end - starts[index]!));
+    at = end;
+  }
+}
+
+/** The index of the last of `sorted` (ascending, its first 0) at or below `value`. */
+function lastAtOrBelow(sorted: readonly number[], value: number): number {
+  let low = 0;
+  let high = sorted.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (sorted[middle]! <= value) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+/** Byte views in order, a view that continues the last one's bytes in memory joined to it. */
+class Views {
+  readonly views: Uint8Array[];
+
+  constructor(first: Uint8Array) {
+    this.views = [first];
+  }
+
+  add(view: Uint8Array): void {
+    const last = this.views.at(-1)!;
+    if (last.buffer === view.buffer && last.byteOffset + last.byteLength === view.byteOffset) {
+      this.views[this.views.length - 1] = new Uint8Array(last.buffer, last.byteOffset, last.byteLength + view.byteLength);
+    } else {
+      this.views.push(view);
+    }
+  }
 }
 
 function jsonOf(file: FileDraft): Buffer {

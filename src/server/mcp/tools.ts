@@ -59,7 +59,7 @@ async function call(route: Route, { caller, remoteAddress }: ToolCaller, context
     if (!('text' in reply)) return (reply as JsonReply).body;
     // The search route answers its JSON already serialized (built by a worker), maybe in memory it reuses.
     try {
-      return JSON.parse(reply.text.toString());
+      return JSON.parse(typeof reply.text === 'string' || Buffer.isBuffer(reply.text) ? reply.text.toString() : Buffer.concat(reply.text).toString());
     } finally {
       reply.release?.();
     }
