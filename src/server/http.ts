@@ -37,8 +37,8 @@ export interface JsonReply {
 export interface TextReply {
   status: number;
   /**
-   * The text, or its UTF-8 bytes: in one piece, or in pieces written as the client takes them (never copied;
-   * a client that takes nothing for `streamStallMs` is cut off).
+   * The text, or its UTF-8 bytes: in one piece (uWS copies what the socket does not take at once), or in several,
+   * written as the client takes them (never copied; a client that takes nothing for `streamStallMs` is cut off).
    */
   text: string | Buffer | readonly Uint8Array[];
   contentType: string;
@@ -163,7 +163,7 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     res.writeHeader('X-Content-Type-Options', 'nosniff');
     for (const [key, value] of Object.entries(extra)) res.writeHeader(key, value);
   };
-  const endWith = (code: number, contentType: string, body: string | Buffer, extra?: Record<string, string>, closeConnection = false) => {
+  const endWith = (code: number, contentType: string, body: string | Uint8Array, extra?: Record<string, string>, closeConnection = false) => {
     if (done) return;
     res.cork(() => {
       writeHead(code, contentType, extra);
@@ -255,9 +255,11 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     const reply = await handle(request);
     if ('text' in reply) {
       try {
-        // Nothing when the client is gone.
-        if (typeof reply.text === 'string' || Buffer.isBuffer(reply.text)) endWith(reply.status, reply.contentType, reply.text, reply.headers);
-        else await endWithPieces(reply.status, reply.contentType, reply.text, reply.headers);
+        // Nothing when the client is gone. One piece goes as a whole text does: uWS copies what the socket does not take.
+        const { text } = reply;
+        if (typeof text === 'string' || Buffer.isBuffer(text)) endWith(reply.status, reply.contentType, text, reply.headers);
+        else if (text.length === 1) endWith(reply.status, reply.contentType, text[0]!, reply.headers);
+        else await endWithPieces(reply.status, reply.contentType, text, reply.headers);
       } finally {
         reply.release?.();
       }
