@@ -37,8 +37,8 @@ export interface JsonReply {
 export interface TextReply {
   status: number;
   /**
-   * The text, or its UTF-8 bytes: in one piece (uWS copies what the socket does not take at once), or in several,
-   * written as the client takes them (never copied; a client that takes nothing for `streamStallMs` is cut off).
+   * The text, or its UTF-8 bytes, in one piece or several: a body over WHOLE_BODY_BYTES is written as the client
+   * takes it (never copied; a client that takes nothing for `streamStallMs` is cut off).
    */
   text: string | Buffer | readonly Uint8Array[];
   contentType: string;
@@ -77,6 +77,12 @@ const STREAM_LIMITS = {
   /** Bytes written to all streaming clients and not yet taken by them. */
   bufferedBytesInAll: 256 << 20,
 } as const;
+
+/**
+ * A body up to this size is ended at once (uWS copies what the socket does not take); a larger one is written as
+ * the client takes it, never copied, and its client cut off when it takes nothing for `streamStallMs`.
+ */
+const WHOLE_BODY_BYTES = 1 << 20;
 
 /** Bytes written to streaming clients that they have not taken yet, all connections together. */
 let bufferedInAll = 0;
@@ -255,11 +261,15 @@ export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, 
     const reply = await handle(request);
     if ('text' in reply) {
       try {
-        // Nothing when the client is gone. One piece goes as a whole text does: uWS copies what the socket does not take.
+        // Nothing when the client is gone. A small body goes whole: uWS copies what the socket does not take.
         const { text } = reply;
-        if (typeof text === 'string' || Buffer.isBuffer(text)) endWith(reply.status, reply.contentType, text, reply.headers);
-        else if (text.length === 1) endWith(reply.status, reply.contentType, text[0]!, reply.headers);
-        else await endWithPieces(reply.status, reply.contentType, text, reply.headers);
+        if (typeof text === 'string') {
+          endWith(reply.status, reply.contentType, text, reply.headers);
+        } else {
+          const pieces = Buffer.isBuffer(text) ? [text] : text;
+          if (pieces.length === 1 && pieces[0]!.byteLength <= WHOLE_BODY_BYTES) endWith(reply.status, reply.contentType, pieces[0]!, reply.headers);
+          else await endWithPieces(reply.status, reply.contentType, pieces, reply.headers);
+        }
       } finally {
         reply.release?.();
       }
