@@ -40,3 +40,10 @@ export function makeRepository(root: string, files: Record<string, string | Buff
   writeFiles(root, files);
   return commitAll(root, 'initial');
 }
+
+/** Deletes the loose object `revision` names (`HEAD:path`), as a disk fault would lose it; returns its id. */
+export function loseObject(root: string, revision: string): string {
+  const oid = git(root, 'rev-parse', revision).trim();
+  fs.rmSync(path.join(root, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
+  return oid;
+}

@@ -11,7 +11,7 @@ import { DocumentFlags } from '../../src/index/format.js';
 import { trigramAt } from '../../src/index/trigrams.js';
 import { native } from '../../native/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { commitAll, git, makeRepository, writeFiles } from '../helpers/git.js';
+import { commitAll, git, loseObject, makeRepository, writeFiles } from '../helpers/git.js';
 
 const APP_C_MAIN = `#include "util.h"
 
@@ -287,8 +287,7 @@ t.test('an unreadable blob is reported and the rest of the repository is indexed
   const root = tempDir(t);
   const repoDir = path.join(root, 'repo');
   makeRepository(repoDir, { 'ok.txt': 'fine\n', 'lost.txt': 'this object will be deleted\n' });
-  const oid = git(repoDir, 'rev-parse', 'HEAD:lost.txt').trim();
-  fs.rmSync(path.join(repoDir, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
+  loseObject(repoDir, 'HEAD:lost.txt');
   const dataDir = path.join(root, 'data');
   const outcomes = await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir }]));
   t.match(outcomes, [{ status: 'indexed', documents: 1, warnings: [/lost\.txt: not indexed, cannot be read \(git cat-file: [0-9a-f]{40} missing\)/] }]);
@@ -300,10 +299,7 @@ t.test('warnings past the listed bound are counted in one line, in the outcome a
   const repoDir = path.join(root, 'repo');
   const lost = MAX_LISTED_WARNINGS + 3;
   makeRepository(repoDir, { 'ok.txt': 'fine\n', ...Object.fromEntries(Array.from({ length: lost }, (_, i) => [`lost/${i}.txt`, `lost ${i}\n`])) });
-  for (let i = 0; i < lost; i++) {
-    const oid = git(repoDir, 'rev-parse', `HEAD:lost/${i}.txt`).trim();
-    fs.rmSync(path.join(repoDir, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
-  }
+  for (let i = 0; i < lost; i++) loseObject(repoDir, `HEAD:lost/${i}.txt`);
   const dataDir = path.join(root, 'data');
   const outcomes = await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir }]));
   const warnings = outcomes[0]!.status === 'indexed' ? outcomes[0]!.warnings : [];

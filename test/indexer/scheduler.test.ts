@@ -10,7 +10,7 @@ import { readManifest } from '../../src/index/manifest.js';
 import { createLogger } from '../../src/obs/logger.js';
 import type { RepositoryOutcome } from '../../src/worker/index-protocol.js';
 import { waitFor } from '../helpers/daemon.js';
-import { commitAll, git, makeRepository, writeFiles } from '../helpers/git.js';
+import { commitAll, loseObject, makeRepository, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
 t.test('the index thread runs for passes and ends when idle; a change starts it again', async (t) => {
@@ -100,8 +100,7 @@ t.test('a pass logs each indexing warning with its repository', async (t) => {
   const root = tempDir(t);
   const repoDir = path.join(root, 'repo');
   makeRepository(repoDir, { 'ok.txt': 'fine\n', 'lost.txt': 'this object will be deleted\n' });
-  const oid = git(repoDir, 'rev-parse', 'HEAD:lost.txt').trim();
-  fs.rmSync(path.join(repoDir, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
+  loseObject(repoDir, 'HEAD:lost.txt');
   const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/damaged', path: repoDir, public: true }], index: { ctagsCommand: '' } }, 'test');
   const lines: { level: number; msg: string; repo?: string; warning?: string }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });

@@ -1,13 +1,12 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import NodeGit from 'nodegit';
 import { diffCommits, MAX_DIFF_SOURCE_BYTES } from '../../src/git/diff.js';
 import { MAX_BLOB_BYTES } from '../../src/git/blob.js';
 import { treeOf } from '../../src/git/tree.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { commitAll, makeRepository, writeFiles } from '../helpers/git.js';
+import { commitAll, loseObject, makeRepository, writeFiles } from '../helpers/git.js';
 import { expectError } from '../helpers/schema.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -71,9 +70,8 @@ t.test('a git object missing from the repository is a 500 naming it, not a 404 o
   const daemon = await startDaemon(t, { repos: [{ name: 'example.com/acme/damaged', path: root, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
   const repo = 'example.com/acme/damaged';
   // Lost after indexing, as a disk fault or a bad repack would lose them: a file's blob and a directory's tree.
-  const blob = execFileSync('git', ['rev-parse', 'HEAD:a.txt'], { cwd: root, encoding: 'utf8' }).trim();
-  const tree = execFileSync('git', ['rev-parse', 'HEAD:deep'], { cwd: root, encoding: 'utf8' }).trim();
-  for (const oid of [blob, tree]) fs.rmSync(path.join(root, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
+  const blob = loseObject(root, 'HEAD:a.txt');
+  const tree = loseObject(root, 'HEAD:deep');
   const names = (oid: string) => new RegExp(`^git object ${oid} is missing from this server's copy of the repository`);
 
   await expectError(t, await daemon.fetch(`/api/source?repo=${repo}&path=a.txt`), 500, 'UNEXPECTED_ERROR', names(blob), 'a file whose blob is lost');

@@ -14,6 +14,15 @@ async function listen(t: Test, handle: (request: Request) => Promise<Reply>, fin
   return `http://127.0.0.1:${uWS.us_socket_local_port(socket)}`;
 }
 
+/** Sends GET `path` on a connection of its own and never reads the answer. */
+function getWithoutReading(t: Test, url: string, path: string): void {
+  const socket = net.connect(Number(new URL(url).port), '127.0.0.1', () => {
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    socket.pause();
+  });
+  t.teardown(() => socket.destroy());
+}
+
 t.test('a client that goes away before the answer: its listeners run once, one added later at once', async (t) => {
   let release = () => {};
   const heard: string[] = [];
@@ -115,14 +124,7 @@ t.test('a streaming client that takes nothing is cut off after streamStallMs, an
       }),
       (_request, _status, aborted) => (ended = aborted),
       300,
-    ).then((url) => {
-      const { port } = new URL(url);
-      const socket = net.connect(Number(port), '127.0.0.1', () => {
-        socket.write('GET /stream HTTP/1.1\r\nHost: x\r\n\r\n');
-        socket.pause(); // never read
-      });
-      t.teardown(() => socket.destroy());
-    });
+    ).then((url) => getWithoutReading(t, url, '/stream'));
   });
   await streamed;
   t.equal(ended, true, 'the response ended as aborted');
@@ -178,12 +180,7 @@ async function cutOff(t: Test, pieces: Buffer[]): Promise<void> {
     (_request, _status, aborted) => (ended = aborted),
     300,
   );
-  const { port } = new URL(url);
-  const socket = net.connect(Number(port), '127.0.0.1', () => {
-    socket.write('GET /pieces HTTP/1.1\r\nHost: x\r\n\r\n');
-    socket.pause(); // never read
-  });
-  t.teardown(() => socket.destroy());
+  getWithoutReading(t, url, '/pieces');
   await releasedNow;
   t.equal(ended, true, 'the response ended as aborted');
   const next = await fetch(url);
