@@ -30,7 +30,7 @@ export class GitObjectMissingError extends Error {
 
 /** libgit2's error for an object its database does not hold as a GitObjectMissingError; any other error as it is. */
 export function missingObjectError(error: unknown): unknown {
-  const missing = error instanceof Error ? /^object not found - no match for id \(([0-9a-f]{40})\)/.exec(error.message) : null;
+  const missing = error instanceof Error ? /^object not found - no match for id \(([0-9a-f]{40}(?:[0-9a-f]{24})?)\)/.exec(error.message) : null;
   return missing ? new GitObjectMissingError(missing[1]!) : error;
 }
 
