@@ -9,11 +9,15 @@ export interface BlobAtPath {
   blobSha: string;
 }
 
+/** The file mode of a tree entry that is a symbolic link: its blob holds the link's target. */
+const FILEMODE_LINK = 0o120000;
+
 /** A file larger than this is not read (the API would answer it as JSON, base64 for binary files). */
 export const MAX_BLOB_BYTES = 64 << 20;
 
 /**
- * Throws PathNotFoundError when the path is malformed, absent, or not a file at this commit, GitReadStoppedError when it
+ * The file at `rawPath`, a symbolic link as its target's text (as `git show` gives it; never followed). Throws
+ * PathNotFoundError when the path is malformed, absent, or not a file at this commit, GitReadStoppedError when it
  * is larger than MAX_BLOB_BYTES, GitObjectMissingError when a tree on the way is not in the repository.
  */
 export async function blobAt(commit: NodeGit.Commit, rawPath: string): Promise<BlobAtPath> {
@@ -26,7 +30,7 @@ export async function blobAt(commit: NodeGit.Commit, rawPath: string): Promise<B
     const missing = missingObjectError(error);
     throw missing instanceof GitObjectMissingError ? missing : new PathNotFoundError(rawPath, 'is not in the tree at this revision');
   }
-  if (!entry.isBlob()) throw new PathNotFoundError(rawPath, 'is not a file at this revision');
+  if (!entry.isBlob() && entry.filemode() !== FILEMODE_LINK) throw new PathNotFoundError(rawPath, 'is not a file at this revision');
   const blob = await entry.getBlob();
   if (blob.rawsize() > MAX_BLOB_BYTES) throw new GitReadStoppedError(`reading ${filePath}`, 'size', MAX_BLOB_BYTES, 'the file is too large to serve');
   return { path: filePath, content: Buffer.from(blob.content()), blobSha: entry.sha() };

@@ -2,7 +2,8 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CommitDetail, CommitList, DiffResponse, SourceResponse, TreeResponse } from '../../src/api/schemas.js';
-import { git } from '../helpers/git.js';
+import { commitAll, git, makeRepository } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { assertSchema, expectError } from '../helpers/schema.js';
 import { fixtureRepository } from './fixture.js';
@@ -150,4 +151,32 @@ t.test('a repository broken on disk is an UNEXPECTED_ERROR with a request id; th
   await daemon.waitForLog(/"requestId":"broken-repo-1".*"msg":"unexpected error"/, 'the error logged with the request id');
   t.pass('logged with the request id');
   t.equal((await daemon.post('/api/search', { query: 'parse_expression', matches: 5 })).status, 200, 'searches still work');
+});
+
+t.test('a symbolic link is served as its target text, never followed; a submodule is not a file', async (t) => {
+  const root = path.join(tempDir(t), 'repo');
+  makeRepository(root, { 'README.md': 'links\n' });
+  fs.symlinkSync('../../../../etc/passwd', path.join(root, 'up-link'));
+  fs.symlinkSync('README.md', path.join(root, 'readme-link'));
+  commitAll(root, 'links');
+  // A gitlink with no directory on disk: committed from the index alone (`add -A` would drop it).
+  git(root, 'update-index', '--add', '--cacheinfo', '160000,0123456789abcdef0123456789abcdef01234567,module');
+  git(root, 'commit', '-q', '-m', 'a submodule');
+  const daemon = await startDaemon(t, { repos: [{ name: 'example.com/acme/links', path: root, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const source = (file: string) => daemon.fetch(`/api/source?repo=example.com/acme/links&path=${file}`);
+  const up = await source('up-link');
+  t.equal(up.status, 200);
+  const body = await up.json();
+  assertSchema(t, SourceResponse, body, 'source response');
+  t.equal(body.source, '../../../../etc/passwd', 'the target as text, as `git show` gives it');
+  t.equal((await (await source('readme-link')).json()).source, 'README.md', 'a link inside the repository is not followed either');
+  const blame = await daemon.fetch('/api/blame?repo=example.com/acme/links&path=up-link');
+  t.equal(blame.status, 200, 'blamed as its one line');
+  await expectError(t, await source('module'), 404, 'FILE_NOT_FOUND', /is not a file at this revision/);
+  const { tree } = await (await daemon.post('/api/tree', { repoName: 'example.com/acme/links', revisionName: 'HEAD', paths: [] })).json();
+  t.same(
+    tree.children.map((child: { name: string; type: string }) => `${child.name} ${child.type}`).sort(),
+    ['README.md blob', 'module commit', 'readme-link blob', 'up-link blob'],
+    'the tree lists the links as files, the submodule as a commit',
+  );
 });

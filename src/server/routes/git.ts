@@ -86,7 +86,7 @@ export const sourceRoute: Route = {
   path: '/api/source',
   operationId: 'getSource',
   tag: 'Git',
-  summary: "A file's content at a revision (default HEAD); binary files come base64-encoded",
+  summary: "A file's content at a revision (default HEAD); binary files come base64-encoded, a symbolic link as its target's text",
   access: 'read',
   query: SourceQuery,
   response: { status: 200, schema: SourceResponse, description: 'The file' },
