@@ -59,6 +59,10 @@ t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', as
   t.match(text(await client.callTool({ name: 'grep', arguments: { pattern: 'parse_[a-z]+\\(', include: '*.{c,h}', path: 'src' } })), /^3 matches in 2 files\n\n## example\.com\/acme\/widgets src\/parser\.c\n3: int parse_expression/);
   t.equal(text(await client.callTool({ name: 'grep', arguments: { pattern: 'PARSE_EXPRESSION' } })), 'No matches.', 'grep is case-sensitive');
   t.match(text(await client.callTool({ name: 'grep', arguments: { pattern: 'parse_expression', groupByRepo: true } })), /^Matches by repository:\nexample\.com\/acme\/widgets: \d+ matches in 4 files\n$/);
+  // Counting, as Sourcebot's grep does, goes to 10,000 matches unless told otherwise; listing stops at 100.
+  const counted = /^Matches by repository:\nexample\.com\/acme\/widgets: (\d+) matches/.exec(text(await client.callTool({ name: 'grep', arguments: { pattern: '[a-z]', groupByRepo: true } })));
+  t.ok(counted && Number(counted[1]) > 100, `every match counted (${counted?.[1]})`);
+  t.match(text(await client.callTool({ name: 'grep', arguments: { pattern: '[a-z]' } })), /^100 matches in \d+ files \(cut at 100: raise limit/);
   t.equal(text(await client.callTool({ name: 'glob', arguments: { pattern: '**/*.{c,md}', repo: name } })).split('\n').sort().join('\n'), [
     '',
     `${name} README.md`,

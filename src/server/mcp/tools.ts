@@ -165,12 +165,12 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
       include: z.string().optional().describe('Only files whose path matches this glob ("*.ts", "src/**/*.{ts,tsx}"; without "/" it matches the file name)'),
       repo: z.string().optional().describe('Only this repository (exact name)'),
       ref: z.string().optional().describe('Branch to search (an indexed one; default the default branch)'),
-      limit: z.number().int().min(1).max(10_000).optional().describe('Matches to return (default 100)'),
+      limit: z.number().int().min(1).max(10_000).optional().describe('Matches to return or, with groupByRepo, to count (default 100; with groupByRepo 10,000)'),
       groupByRepo: z.boolean().optional().describe('Count matches per repository instead of listing them'),
     },
     async ({ pattern, path, include, repo, ref, limit, groupByRepo }) => {
       const includeFilter = include === undefined ? '' : `file:${quote(include.includes('/') ? fileGlobSource(include) : `(^|/)${fileGlobSource(include).slice(1)}`)}`;
-      const matches = limit ?? 100;
+      const matches = limit ?? (groupByRepo ? 10_000 : 100);
       const query = [`content:${quote(pattern)}`, ...scopeFilters({ repo, path, ref }), includeFilter].filter(Boolean).join(' ');
       const response = (await route(searchRoute, { body: { query, matches, isRegexEnabled: true, isCaseSensitivityEnabled: true } })) as SearchResult;
       if (response.files.length === 0) return 'No matches.';
