@@ -37,7 +37,7 @@ import type {
 } from '../worker/search-protocol.js';
 import { Admissions, type Admission } from './admissions.js';
 import { groupShards, shardFiles, type Catalog } from './catalog.js';
-import { accumulateStats, buildResponse, buildsOnFrontEnd, collectFiles, emptyStats, membersAfterStats, renderFiles, responseJson, responseOpening, timeStats, type Built, type FileSink, type Found } from './response/build.js';
+import { accumulateStats, buildResponse, buildsOnFrontEnd, collectFiles, emptyStats, renderFiles, responseJson, responseOpening, responsePieces, timeStats, type Built, type FileSink, type Found } from './response/build.js';
 import { mergeRenderedFiles, type MergedFiles } from './response/rendered-files.js';
 import { PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
@@ -399,9 +399,10 @@ export class SearchPool {
         }
         if ('files' in answer) {
           // The merged files as views of the groups' bytes, never copied here.
-          const { stats, files, repositoryInfo, isSearchExhaustive } = answer.files;
+          const { stats } = answer.files;
           timeStats(stats, searchedNow(searchRun));
-          return { stats: this.waited(stats, answer.waitMs), body: [Buffer.from(responseOpening(stats)), ...membersAfterStats(files, repositoryInfo, isSearchExhaustive)], release: noRelease };
+          this.waited(stats, answer.waitMs);
+          return { stats, body: responsePieces(answer.files), release: noRelease };
         }
         const { matches, shardFiles, outcomes } = answer.here;
         return jsonOf(this.respond(() => renderFiles(this.renderScratch), request, query, this.shards.resolve(matches, shardFiles, outcomes[0]!.stats), outcomes, searchRun, answer.waitMs));

@@ -108,9 +108,14 @@ export function renderFiles(scratch?: Buffer): FileSink<Buffer[]> {
 /** A response whose files are what its sink made of them. */
 export type Built<T> = Omit<SearchResponse, 'files'> & { files: T };
 
-/** A built response's UTF-8 JSON: SearchResponse's members in its order, the rendered files as they are. */
-export function responseJson({ stats, files, repositoryInfo, isSearchExhaustive }: Built<Buffer[]>): Buffer {
-  return Buffer.concat([Buffer.from(responseOpening(stats)), ...membersAfterStats(files, repositoryInfo, isSearchExhaustive)]);
+/** A built response's UTF-8 JSON in pieces: SearchResponse's members in its order, the rendered files as they are. */
+export function responsePieces({ stats, files, repositoryInfo, isSearchExhaustive }: Built<readonly Uint8Array[]>): Uint8Array[] {
+  return [Buffer.from(responseOpening(stats)), ...membersAfterStats(files, repositoryInfo, isSearchExhaustive)];
+}
+
+/** A built response's UTF-8 JSON in one buffer of its own. */
+export function responseJson(response: Built<readonly Uint8Array[]>): Buffer {
+  return Buffer.concat(responsePieces(response));
 }
 
 /** A response's JSON up to the members after `stats`. */
