@@ -21,7 +21,7 @@ export const ERROR_CODES = {
   SCOPED_ACCESS_TOKEN_NOT_FOUND: { status: 404, when: 'revoking a token that does not exist, belongs to someone else, or is already revoked or expired' },
   METHOD_NOT_ALLOWED: { status: 405, when: 'known path, wrong method (with an `Allow` header)' },
   RATE_LIMITED: { status: 429, when: 'per-credential rate limit exceeded (with `Retry-After`)' },
-  UNEXPECTED_ERROR: { status: 500, when: 'anything unforeseen, or a server fault the message names (a git object missing from a repository, a failed blame); logged with the request id, never leaks internals' },
+  UNEXPECTED_ERROR: { status: 500, when: 'anything unforeseen, or a server fault the message names (a git object missing from a repository, a failed blame, a change not saved because the disk under the data directory is full or read-only); logged with the request id, never leaks internals' },
   SERVICE_UNAVAILABLE: { status: 503, when: 'shutting down, or the search queue is full (with `Retry-After`); a git read (commits, blame, tree, diff, source) ran past the time budget (with `Retry-After`) or its size bound: the message names what to narrow' },
 } as const satisfies Record<string, { status: number; when: string }>;
 

@@ -51,6 +51,22 @@ export class StateLogCorruptError extends Error {
   }
 }
 
+/** What a failed write of the data directory means to the people using the server, by errno code. */
+const WRITE_FAILURES: Record<string, string> = {
+  ENOSPC: "the disk that holds the server's data directory is full",
+  EDQUOT: "the server's disk quota for its data directory is used up",
+  EROFS: "the server's data directory is on a read-only file system",
+  EIO: "the server's disk reported an I/O error",
+};
+
+/** Records that could not be written (the disk full, read-only, failing): none of them is in the log. */
+export class StateLogWriteError extends Error {
+  constructor(cause: NodeJS.ErrnoException) {
+    super(`nothing was saved: ${(cause.code && WRITE_FAILURES[cause.code]) ?? "the server's data directory could not be written"} (${cause.code ?? cause.message})`, { cause });
+    this.name = 'StateLogWriteError';
+  }
+}
+
 export class StateLogLockedError extends Error {
   constructor(directory: string, lockFile: string) {
     super(`${directory} is in use by another trawl process (${lockFile} is locked): stop it, or use its HTTP API`);
@@ -150,7 +166,7 @@ export class StateLog {
     }
   }
 
-  /** Appends a record; resolves once it is on disk (fdatasync), rejects if it could not be written. */
+  /** Appends a record; resolves once it is on disk (fdatasync), rejects (StateLogWriteError) if it could not be written. */
   append(record: StateRecord): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the state log is closed'));
     let bytes: Buffer;
@@ -183,9 +199,12 @@ export class StateLog {
       try {
         await out.writeFile(bytes);
         await out.sync();
-      } finally {
+      } catch (error) {
         await out.close();
+        await fsp.rm(temporary, { force: true });
+        throw new StateLogWriteError(error as NodeJS.ErrnoException);
       }
+      await out.close();
       await fsp.rename(temporary, file);
       await syncDirectory(this.directory);
       await this.handle.close();
@@ -273,7 +292,8 @@ export class StateLog {
     } catch (error) {
       // Cut a partial batch off, so the next append does not land after garbage.
       await this.handle.truncate(this.size).catch(() => undefined);
-      for (const append of batch) append.reject(error as Error);
+      const failure = new StateLogWriteError(error as NodeJS.ErrnoException);
+      for (const append of batch) append.reject(failure);
     }
   }
 }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { passwordProblem } from '../auth/password.js';
-import { AUDIT_LOG_NAME, repairLog, StateLogLockedError } from '../auth/state-log.js';
+import { AUDIT_LOG_NAME, repairLog, StateLogLockedError, StateLogWriteError } from '../auth/state-log.js';
 import { stateDirectory } from '../auth/store.js';
 import { createLogger } from '../obs/logger.js';
 import { AdminError, offlineAdmin, onlineAdmin, type AdminBackend, type KeyView, type LicenseView, type UserView } from './admin-backend.js';
@@ -126,7 +126,7 @@ function failure(error: unknown): number {
     console.error(`trawl admin: ${error.message}\n\n${USAGE}`);
     return 2;
   }
-  if (error instanceof AdminError || error instanceof StateLogLockedError) {
+  if (error instanceof AdminError || error instanceof StateLogLockedError || error instanceof StateLogWriteError) {
     console.error(`trawl admin: ${error.message}`);
     return 1;
   }

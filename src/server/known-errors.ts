@@ -2,6 +2,7 @@
 import { ApiError, type ErrorCode } from '../api/errors.js';
 import { AuthError, type AuthErrorCode } from '../auth/errors.js';
 import { LicenseError } from '../auth/license.js';
+import { StateLogWriteError } from '../auth/state-log.js';
 import { BlameError } from '../git/blame.js';
 import { GitObjectMissingError, GitReadStoppedError, InvalidRefError, missingObjectError, PathNotFoundError } from '../git/errors.js';
 import { QueryParseError } from '../query/errors.js';
@@ -29,7 +30,7 @@ export function asApiError(thrown: unknown): unknown {
   if (error instanceof SearchPoolClosingError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '5' });
   if (error instanceof InvalidRefError) return new ApiError('INVALID_GIT_REF', error.message);
   if (error instanceof GitReadStoppedError) return new ApiError('SERVICE_UNAVAILABLE', error.message, error.bound === 'time' ? { 'Retry-After': '1' } : {});
-  if (error instanceof BlameError || error instanceof GitObjectMissingError) return new ApiError('UNEXPECTED_ERROR', error.message);
+  if (error instanceof BlameError || error instanceof GitObjectMissingError || error instanceof StateLogWriteError) return new ApiError('UNEXPECTED_ERROR', error.message);
   if (error instanceof PathNotFoundError) return new ApiError('FILE_NOT_FOUND', `file not found: ${error.message}`);
   return error;
 }

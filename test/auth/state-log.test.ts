@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { native } from '../../native/index.js';
-import { StateLog, StateLogCorruptError, StateLogLockedError, STATE_LOG_FILE, repairLog } from '../../src/auth/state-log.js';
+import { StateLog, StateLogCorruptError, StateLogLockedError, StateLogWriteError, STATE_LOG_FILE, repairLog } from '../../src/auth/state-log.js';
 import { decodeRecords, encodeRecord, type StateRecord } from '../../src/auth/state-record.js';
-import { tempDir } from '../helpers/tmp.js';
+import { NEEDS_ROOT_TO_MOUNT, smallFileSystem, tempDir } from '../helpers/tmp.js';
 
 const record = (n: number, extra: Record<string, unknown> = {}): StateRecord => ({ v: 1, type: 'test.record', at: 1_700_000_000_000 + n, n, ...extra });
 
@@ -171,6 +171,36 @@ t.test('compaction replaces the log with a snapshot; appends around it are kept'
   const firstAppended = records.findIndex((r) => !r.snapshot);
   t.ok(firstAppended >= 50 && records.slice(firstAppended).every((r) => !r.snapshot && (r.n as number) >= 1000), 'the log is the snapshot, then what was appended after it');
   t.notOk(fs.existsSync(path.join(dir, `${STATE_LOG_FILE}.compact.tmp`)), 'no temporary file left');
+});
+
+t.test('a full disk: an append that does not fit is refused whole, and appends land again once there is room', { skip: NEEDS_ROOT_TO_MOUNT }, async (t) => {
+  const disk = smallFileSystem(t);
+  const { log } = await StateLog.open(disk.dir);
+  t.teardown(() => log.close());
+  const file = path.join(disk.dir, STATE_LOG_FILE);
+  const acknowledged: number[] = [];
+  for (let n = 0; n < 3; n++) await log.append(record(n)).then(() => acknowledged.push(n));
+  disk.fill();
+  // The log's last page has room left: appends fill it, then one needs a page the disk does not have.
+  let refused: unknown = null;
+  for (let n = 3; n < 100 && !refused; n++) {
+    await log.append(record(n, { padding: 'x'.repeat(300) })).then(
+      () => acknowledged.push(n),
+      (error: unknown) => (refused = error),
+    );
+  }
+  t.type(refused, StateLogWriteError, 'the append is refused');
+  t.match((refused as Error).message, /^nothing was saved: the disk that holds the server's data directory is full \(ENOSPC\)$/, 'saying why');
+  t.equal(fs.statSync(file).size, log.bytes, 'none of its bytes stay in the file');
+  await t.rejects(log.compact(() => acknowledged.map((n) => record(n))), StateLogWriteError, 'compaction on the full disk is refused too');
+  t.notOk(fs.existsSync(`${file}.compact.tmp`), 'leaving no temporary file');
+  disk.free();
+  await log.append(record(1000));
+  await log.close();
+  const reopened = await StateLog.open(disk.dir);
+  t.teardown(() => reopened.log.close());
+  t.equal(reopened.repair, null, 'the log reopens whole');
+  t.same(reopened.records.map((r) => r.n), [...acknowledged, 1000], 'with every acknowledged record and nothing of the refused one');
 });
 
 t.test('crash safety: kill -9 during concurrent appends loses no acknowledged record', async (t) => {

@@ -5,7 +5,7 @@ import { bearer, LICENSE_ENV, testLicense } from '../helpers/auth.js';
 import { trawl, trawlAsync } from '../helpers/cli.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureRepository } from '../server/fixture.js';
-import { tempDir } from '../helpers/tmp.js';
+import { NEEDS_ROOT_TO_MOUNT, smallFileSystem, tempDir } from '../helpers/tmp.js';
 
 const PRIVATE = 'example.com/acme/secret';
 const KEY = /trawl_ak_[0-9a-f]{64}/;
@@ -113,6 +113,26 @@ t.test('a state log damaged before its end: the daemon refuses to start, `state 
   const users = admin('users', 'list');
   t.equal(users.status, 0, 'the repaired log opens');
   t.match(users.stdout, /bob@example\.com/, 'the records after the damage survive');
+});
+
+t.test('offline on a full disk: a change that cannot be saved fails with exit 1 and says why', { skip: NEEDS_ROOT_TO_MOUNT }, async (t) => {
+  const disk = smallFileSystem(t);
+  const configFile = path.join(disk.dir, 'trawl.json');
+  fs.writeFileSync(configFile, JSON.stringify({ dataDir: path.join(disk.dir, 'data'), listen: { host: '127.0.0.1', port: 0 }, repos: [] }));
+  const admin = (...args: string[]) => trawl(['admin', '--config', configFile, ...args], { env: LICENSE_ENV });
+  t.equal(admin('init', '--email', 'ann@example.com').status, 0);
+  const owner = /^(\S+)\s+owner/m.exec(admin('users', 'list').stdout)![1]!;
+  disk.fill();
+  let refused = null;
+  for (let n = 0; n < 100 && !refused; n++) {
+    const created = admin('keys', 'create', '--name', `key ${n}`, '--user', owner);
+    if (created.status !== 0) refused = created;
+  }
+  t.equal(refused?.status, 1, 'a key that does not fit is refused');
+  t.match(refused?.stderr, /^trawl admin: nothing was saved: the disk that holds the server's data directory is full \(ENOSPC\)$/m, 'saying why');
+  t.notMatch(refused?.stderr, /\n\s+at /, 'without a stack trace');
+  disk.free();
+  t.equal(admin('keys', 'create', '--name', 'later', '--user', owner).status, 0, 'and made once there is room');
 });
 
 t.test('trawl admin init --password-stdin: the first owner signs in to the web app', async (t) => {
