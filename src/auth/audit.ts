@@ -3,8 +3,10 @@
  * the state log's format). Recording never delays the request it describes:
  * records wait up to `commitDelayMs` to be written together, with one
  * fdatasync (a busy daemon records hundreds of searches a second, and no
- * reply waits for its record: a crash loses at most that window), and a
- * failed write is reported, not thrown. The log grows by a record per
+ * reply waits for its record: a crash loses at most that window). A failed
+ * write (the disk full) is reported, not thrown, and its records are kept,
+ * in order, to be written again (up to `MAX_HELD_RECORDS`; older ones are
+ * dropped and counted). The log grows by a record per
  * search, so it is kept in segments: past `segmentBytes`, or a day after its
  * first record, it is renamed `audit-<ms>.log` (the time it was closed: no
  * record in it is later) and a new one begun; segments closed longer ago
@@ -38,6 +40,10 @@ export interface AuditTrailOptions {
 }
 
 const COMMIT_DELAY_MS = 100;
+/** Records kept for another write while the log cannot be written; beyond it the oldest are dropped (a record is a few hundred bytes). */
+export const MAX_HELD_RECORDS = 10_000;
+/** How long records kept after a failed write wait before they are written again. */
+const RETRY_DELAY_MS = 5_000;
 
 /** 'system': the offline `trawl admin` command on the server itself. */
 export type ActorType = 'user' | 'anonymous' | 'system';
@@ -72,8 +78,10 @@ export class AuditTrail {
   private commitTimer: NodeJS.Timeout | null = null;
   /** Closed segments' record counts and first record times, by file, as read by listings. */
   private readonly summaries = new Map<string, { count: number; firstAt: number }>();
-  /** Settles once every record handed to the log so far is written (or reported). */
-  private written: Promise<unknown> = Promise.resolve();
+  /** Settles once every record handed to the log so far is written (or kept for another try). */
+  private written: Promise<void> = Promise.resolve();
+  /** Since the last write failed, until one succeeds: records dropped meanwhile (over `MAX_HELD_RECORDS`). */
+  private failing: { dropped: number } | null = null;
 
   private constructor(
     private readonly log: StateLog,
@@ -105,7 +113,8 @@ export class AuditTrail {
     const record: StateRecord = { v: 1, type: 'audit', at: this.now(), id: randomUUID(), ...event };
     this.waiting.push(record);
     const delay = this.options.commitDelayMs ?? COMMIT_DELAY_MS;
-    if (delay === 0) void this.commit();
+    // A timer already set (a batch forming, or records kept after a failed write) writes this record too.
+    if (delay === 0 && !this.commitTimer) void this.commit(false);
     else this.commitTimer ??= setTimeout(() => void this.commit(), delay);
     this.segmentStartedAt ??= record.at;
     const full = this.log.bytes >= (this.options.segmentBytes ?? AUDIT_SEGMENT_BYTES);
@@ -164,17 +173,46 @@ export class AuditTrail {
   async close(): Promise<void> {
     this.closed = true;
     await this.commit();
+    if (this.commitTimer) clearTimeout(this.commitTimer);
+    if (this.waiting.length > 0) this.onError(new Error(`${this.waiting.length} audit records could not be written before the audit log was closed`));
     await this.rotating;
     await this.log.close();
   }
 
-  /** Hands the waiting records to the log as one batch; resolves once they and every record before are written. */
-  private commit(): Promise<unknown> {
-    if (this.commitTimer) clearTimeout(this.commitTimer);
-    this.commitTimer = null;
-    const batch = this.waiting.splice(0).map((record) => this.log.append(record).catch(this.onError));
-    this.written = Promise.all([this.written, ...batch]);
+  /**
+   * Hands the waiting records to the log as one batch, after every batch before; resolves once it is written or
+   * kept for another try. Unless `retry`, nothing is tried while records kept after a failed write wait for theirs.
+   */
+  private commit(retry = true): Promise<void> {
+    if (retry && this.commitTimer) clearTimeout(this.commitTimer);
+    if (retry) this.commitTimer = null;
+    this.written = this.written.then(() => this.writeWaiting(retry));
     return this.written;
+  }
+
+  private async writeWaiting(retry: boolean): Promise<void> {
+    if (this.failing && !retry) return;
+    const batch = this.waiting.splice(0);
+    const outcomes = await Promise.allSettled(batch.map((record) => this.log.append(record)));
+    const failed = batch.filter((_, k) => outcomes[k]!.status === 'rejected');
+    if (failed.length === 0) {
+      if (this.failing?.dropped) this.onError(new Error(`${this.failing.dropped} audit records were dropped while the audit log could not be written`));
+      this.failing = null;
+      return;
+    }
+    // Kept before the records made meanwhile, so that the log stays in time order.
+    this.waiting.unshift(...failed);
+    const over = this.waiting.length - MAX_HELD_RECORDS;
+    if (!this.failing) {
+      this.failing = { dropped: 0 };
+      const { reason } = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+      this.onError(new Error(`audit records are kept in memory (at most ${MAX_HELD_RECORDS}) until they can be written: ${(reason as Error).message}`));
+    }
+    if (over > 0) {
+      this.waiting.splice(0, over);
+      this.failing.dropped += over;
+    }
+    if (!this.closed) this.commitTimer ??= setTimeout(() => void this.commit(), RETRY_DELAY_MS);
   }
 
   private async rotate(): Promise<void> {

@@ -1,9 +1,9 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AuditTrail, type AuditEvent } from '../../src/auth/audit.js';
+import { AuditTrail, MAX_HELD_RECORDS, type AuditEvent } from '../../src/auth/audit.js';
 import { decodeRecords } from '../../src/auth/state-record.js';
-import { tempDir } from '../helpers/tmp.js';
+import { NEEDS_ROOT_TO_MOUNT, smallFileSystem, tempDir } from '../helpers/tmp.js';
 
 const DAY_MS = 86_400_000;
 
@@ -153,4 +153,39 @@ t.test('a page of a time window across segments: the same entries and total as l
       }
     }
   }
+});
+
+t.test('a full disk: records are kept in order and written once there is room; past the bound the oldest are dropped and counted', { skip: NEEDS_ROOT_TO_MOUNT }, async (t) => {
+  const disk = smallFileSystem(t, 8192); // room for the bound's records
+  const errors: string[] = [];
+  const trail = await AuditTrail.open(disk.dir, { retentionDays: 0, commitDelayMs: 0, onError: (error) => errors.push(error.message) });
+  t.teardown(() => trail.close());
+  const written = async () => (await listAll(trail, undefined, undefined)).map((entry) => entry.metadata.n as number).reverse();
+  let next = 0;
+  const record = (count: number) => {
+    for (const end = next + count; next < end; next++) trail.record(event(next));
+  };
+  record(3);
+  t.same(await written(), [0, 1, 2]);
+
+  disk.fill();
+  record(200);
+  const onDisk = await written();
+  t.ok(onDisk.length < 203, `the full disk took ${onDisk.length - 3} of the 200 records`);
+  t.same(errors.length, 1, 'the failure is reported once');
+  t.match(errors[0], /^audit records are kept in memory \(at most 10000\) until they can be written: nothing was saved: .* full \(ENOSPC\)$/);
+  disk.free();
+  t.same(await written(), Array.from({ length: next }, (_, n) => n), 'once there is room every record is written, in order');
+  t.equal(errors.length, 1, 'nothing was dropped');
+
+  disk.fill();
+  const before = next;
+  record(MAX_HELD_RECORDS + 50);
+  await written();
+  disk.free();
+  const after = await written();
+  const lost = Array.from({ length: next }, (_, n) => n).filter((n) => !after.includes(n));
+  t.ok(lost.length >= 50 && lost.every((n, k) => n === lost[0]! + k && n >= before), `the oldest kept records are dropped, one run of them (${lost.length})`);
+  t.same(after.slice(-MAX_HELD_RECORDS), Array.from({ length: MAX_HELD_RECORDS }, (_, k) => next - MAX_HELD_RECORDS + k), 'the newest are written, in order');
+  t.same(errors.slice(1), [errors[1], `${lost.length} audit records were dropped while the audit log could not be written`], 'the new failure and the count dropped are reported');
 });
