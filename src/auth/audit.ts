@@ -34,6 +34,8 @@ export interface AuditTrailOptions {
   onError: (error: Error) => void;
   /** Days a closed segment is kept (counted from when it was closed); 0 keeps every segment. */
   retentionDays: number;
+  /** The closed segments' bytes together stay at most this: past it the oldest are deleted (reported); 0 or absent: no bound. */
+  maxBytes?: number;
   segmentBytes?: number;
   /** How long a record may wait for others to share its write (default 100 ms; 0 writes each at once). */
   commitDelayMs?: number;
@@ -100,7 +102,7 @@ export class AuditTrail {
   static async open(directory: string, options: AuditTrailOptions): Promise<AuditTrail> {
     const { log } = await StateLog.open(directory, AUDIT_LOG_NAME, { replay: false });
     const trail = new AuditTrail(log, directory, options);
-    trail.deleteExpiredSegments();
+    trail.pruneSegments();
     return trail;
   }
 
@@ -221,7 +223,7 @@ export class AuditTrail {
       while (fs.existsSync(this.segmentFile(closedAt))) closedAt++;
       await this.log.rotate(this.segmentFile(closedAt));
       this.segmentStartedAt = null;
-      this.deleteExpiredSegments();
+      this.pruneSegments();
     } catch (error) {
       this.rotationNotBefore = this.now() + 60_000;
       this.onError(error as Error);
@@ -247,14 +249,30 @@ export class AuditTrail {
       .sort((a, b) => a.closedAt - b.closedAt);
   }
 
-  private deleteExpiredSegments(): void {
-    if (this.options.retentionDays === 0) return;
-    const cutoff = this.now() - this.options.retentionDays * DAY_MS;
+  /** Deletes the closed segments older than the retention, then the oldest while they are over `maxBytes` together. */
+  private pruneSegments(): void {
+    const cutoff = this.options.retentionDays === 0 ? Number.NEGATIVE_INFINITY : this.now() - this.options.retentionDays * DAY_MS;
+    const kept: string[] = [];
     for (const segment of this.segments()) {
-      if (segment.closedAt >= cutoff) continue;
-      fs.rmSync(segment.file, { force: true });
-      this.summaries.delete(segment.file);
+      if (segment.closedAt < cutoff) this.deleteSegment(segment.file);
+      else kept.push(segment.file);
     }
+    const maxBytes = this.options.maxBytes ?? 0;
+    if (maxBytes === 0) return;
+    const sizes = kept.map((file) => fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0);
+    let total = sizes.reduce((sum, size) => sum + size, 0);
+    let deleted = 0;
+    for (let k = 0; total > maxBytes; k++) {
+      this.deleteSegment(kept[k]!);
+      total -= sizes[k]!;
+      deleted++;
+    }
+    if (deleted > 0) this.onError(new Error(`the closed audit segments were over ${maxBytes} bytes together: the oldest ${deleted} deleted before their retention`));
+  }
+
+  private deleteSegment(file: string): void {
+    fs.rmSync(file, { force: true });
+    this.summaries.delete(file);
   }
 }
 

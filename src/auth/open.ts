@@ -29,7 +29,8 @@ export async function openAuth(config: Pick<Config, 'dataDir' | 'auth'>, logger:
   try {
     audit = await AuditTrail.open(directory, {
       retentionDays: config.auth.auditRetentionDays,
-      onError: (error) => logger.error({ err: error }, 'audit record not written'),
+      maxBytes: config.auth.auditMaxMegabytes * 2 ** 20,
+      onError: (error) => logger.error({ err: error }, 'audit trail'),
     });
   } catch (error) {
     await store.close();

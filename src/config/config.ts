@@ -72,7 +72,7 @@ export interface Config {
   publicUrl: string;
   repos: RepositoryConfig[];
   contexts: Record<string, SearchContextConfig>;
-  auth: { anonymousAccess: boolean; sessionIdleHours: number; sessionMaxAgeDays: number; oidc: OidcConfig | null; auditRetentionDays: number };
+  auth: { anonymousAccess: boolean; sessionIdleHours: number; sessionMaxAgeDays: number; oidc: OidcConfig | null; auditRetentionDays: number; auditMaxMegabytes: number };
   index: IndexConfig;
 }
 
@@ -245,6 +245,7 @@ export function validateConfig(raw: Json, source: string): Config {
       sessionMaxAgeDays: r.integerOption('auth.sessionMaxAgeDays', authRaw.sessionMaxAgeDays),
       oidc: authRaw.oidc === undefined ? null : readOidc(r, r.section(authRaw.oidc, 'auth.oidc')),
       auditRetentionDays: r.integerOption('auth.auditRetentionDays', authRaw.auditRetentionDays),
+      auditMaxMegabytes: r.integerOption('auth.auditMaxMegabytes', authRaw.auditMaxMegabytes),
     },
     index: {
       maxFileBytes: r.integerOption('index.maxFileBytes', indexRaw.maxFileBytes),

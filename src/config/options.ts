@@ -66,6 +66,7 @@ export const OPTIONS = {
   'auth.oidc.roleClaim': { kind: 'string', default: '', defaultText: 'none', meaning: "a claim (e.g. `groups`) whose values decide the role at every sign-in: owner when it holds one of `ownerValues`, member otherwise; `''`: roles are managed in trawl" },
   'auth.oidc.ownerValues': { kind: 'strings', default: [], meaning: 'values of `roleClaim` that make an owner' },
   'auth.auditRetentionDays': { kind: 'integer', default: 90, min: 0, max: 36_500, meaning: 'days a closed audit log segment (64 MiB or one day) is kept; `0` keeps all' },
+  'auth.auditMaxMegabytes': { kind: 'integer', default: 10_240, min: 0, max: 16 << 20, meaning: 'the closed audit log segments together stay under this many MiB: past it the oldest are deleted (logged), whatever their age; `0`: no bound' },
   'index.maxFileBytes': { kind: 'integer', default: 1 << 20, min: 1, max: 256 << 20, meaning: 'larger files are not stored (still found by path)' },
   'index.maxShardContentBytes': { kind: 'integer', default: 100 << 20, min: 1 << 20, max: 2 ** 31, meaning: "a repository's shard is split past this much content" },
   'index.ctagsCommand': { kind: 'string', default: 'ctags', meaning: 'universal-ctags executable; `""` indexes without symbols' },

@@ -67,6 +67,24 @@ t.test('segments closed longer ago than the retention are deleted; the rest stay
   t.ok(numbers.every((n, i) => i === 0 || n < numbers[i - 1]!), 'newest first');
 });
 
+t.test('past maxBytes the oldest closed segments are deleted, whatever their age, and reported', async (t) => {
+  const directory = tempDir(t);
+  const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
+  const errors: string[] = [];
+  const trail = await AuditTrail.open(directory, { retentionDays: 0, segmentBytes: 4096, maxBytes: 16_384, commitDelayMs: 0, now: () => clock.at, onError: (error) => errors.push(error.message) });
+  t.teardown(() => trail.close());
+  for (let n = 0; n < 300; n++) {
+    trail.record(event(n));
+    clock.at++;
+    if (n % 10 === 0) await listAll(trail, undefined, undefined); // written, so that segments fill and rotate
+  }
+  const closedBytes = segmentFiles(directory).reduce((sum, name) => sum + fs.statSync(path.join(directory, name)).size, 0);
+  t.ok(closedBytes <= 16_384 && closedBytes > 16_384 - 2 * 4096, `the closed segments hold ${closedBytes} bytes, at most the bound`);
+  const kept = (await listAll(trail, undefined, undefined)).map((entry) => entry.metadata.n as number);
+  t.same(kept, Array.from({ length: kept.length }, (_, k) => 299 - k), `the newest ${kept.length} records are kept, none missing between`);
+  t.ok(errors.length > 0 && errors.every((message) => /^the closed audit segments were over 16384 bytes together: the oldest \d+ deleted before their retention$/.test(message)), errors[0] ?? 'nothing reported');
+});
+
 t.test('retention 0 keeps every segment', async (t) => {
   const directory = tempDir(t);
   const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
