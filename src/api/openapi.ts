@@ -34,7 +34,10 @@ const REF_PREFIX = '#/components/schemas/';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-/** A TypeBox (JSON Schema) schema in OpenAPI 3.0's dialect: component refs, enum for const, nullable for "or null". */
+/**
+ * A TypeBox (JSON Schema) schema in OpenAPI 3.0's dialect: component refs, enum for const, nullable for "or null",
+ * additionalProperties for a record's patternProperties (3.0 has no property name patterns).
+ */
 export function toOpenApiSchema(schema: unknown): Json {
   if (Array.isArray(schema)) return schema.map(toOpenApiSchema);
   if (typeof schema !== 'object' || schema === null) return schema as Json;
@@ -44,7 +47,10 @@ export function toOpenApiSchema(schema: unknown): Json {
     if (key === '$id') continue;
     if (key === '$ref' && typeof value === 'string') out.$ref = value.startsWith('#') ? value : REF_PREFIX + value;
     else if (key === 'const') out.enum = [value as Json];
-    else out[key] = toOpenApiSchema(value);
+    else if (key === 'patternProperties') {
+      const values = Object.values(value as object);
+      out.additionalProperties = toOpenApiSchema(values.length === 1 ? values[0] : { anyOf: values });
+    } else out[key] = toOpenApiSchema(value);
   }
   const alternatives = source.anyOf as Record<string, unknown>[] | undefined;
   if (alternatives?.some((alternative) => alternative.type === 'null')) {
