@@ -24,7 +24,15 @@ export interface Operation {
   ee?: boolean;
   body?: TSchema;
   query?: TObject;
-  response: { status: number; schema?: TSchema; contentType?: string; description: string; headers?: string[] };
+  response: {
+    status: number;
+    schema?: TSchema;
+    contentType?: string;
+    description: string;
+    headers?: string[];
+    /** Other answers that are not the API's error object: a protocol's own (MCP's JSON-RPC errors, 202). */
+    others?: readonly { status: number; description: string; schema?: TSchema }[];
+  };
   errors: readonly ErrorCode[];
 }
 
@@ -56,7 +64,9 @@ export function toOpenApiSchema(schema: unknown): Json {
   if (alternatives?.some((alternative) => alternative.type === 'null')) {
     const rest = alternatives.filter((alternative) => alternative.type !== 'null');
     delete out.anyOf;
-    Object.assign(out, rest.length === 1 ? (toOpenApiSchema(rest[0]) as object) : { anyOf: toOpenApiSchema(rest) }, { nullable: true });
+    // 3.0.3's nullable takes effect only beside a type: each alternative is made nullable.
+    if (rest.length === 1) Object.assign(out, toOpenApiSchema(rest[0]), { nullable: true });
+    else out.anyOf = rest.map((alternative) => ({ ...(toOpenApiSchema(alternative) as object), nullable: true }));
   }
   return out;
 }
@@ -96,11 +106,22 @@ function pathParameters(path: string): Json[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((found) => ({ name: found[1]!, in: 'path', required: true, schema: { type: 'string' } }));
 }
 
+/** The route's own errors, and those of every operation like it. */
+function operationErrors(operation: Operation): ErrorCode[] {
+  const errors = [...operation.errors];
+  // A credential read can be refused for the failed authentications of its address, or for its own rate.
+  if (operation.access !== 'public') errors.push('RATE_LIMITED');
+  // Every POST body is read within server.maxBodyBytes, whether or not the operation wants one.
+  if (operation.method === 'post') errors.push('INVALID_REQUEST_BODY');
+  return errors;
+}
+
 function operationObject(operation: Operation): Json {
   const { response } = operation;
   const success: Record<string, Json> = { description: response.description };
   if (response.schema) success.content = { 'application/json': { schema: toOpenApiSchema(response.schema) } };
-  else if (response.contentType) success.content = { [response.contentType]: { schema: { type: 'string' } } };
+  // A JSON body without a schema of its own (a document, a protocol's metadata) is still an object.
+  else if (response.contentType) success.content = { [response.contentType]: { schema: { type: response.contentType === 'application/json' ? 'object' : 'string' } } };
   if (response.headers) success.headers = Object.fromEntries(response.headers.map((header) => [header, { schema: { type: 'string' } }]));
   const credentials: Json[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }, { sourcebotApiKeyHeader: [] }];
   const session: Json[] = operation.access === 'apiKey' ? [] : [{ sessionCookie: [] }];
@@ -109,8 +130,18 @@ function operationObject(operation: Operation): Json {
     tags: [operation.tag],
     summary: operation.ee ? `${operation.summary} (EE: needs an active license)` : operation.summary,
     security: operation.access === 'public' ? [] : operation.access === 'read' ? [...credentials, ...session, {}] : [...credentials, ...session],
-    responses: { [String(response.status)]: success, ...errorResponses(operation.errors) },
+    responses: { [String(response.status)]: success, ...errorResponses(operationErrors(operation)) },
   };
+  const responses = object.responses as Record<string, { description: string; content?: { 'application/json': { schema: Json } } }>;
+  for (const other of response.others ?? []) {
+    const error = responses[other.status];
+    // A status both a protocol and the API answer with (MCP's 400: a JSON-RPC error, or the body over its limit) has either body.
+    const schemas = [other.schema && toOpenApiSchema(other.schema), error?.content?.['application/json'].schema].filter((schema) => schema !== undefined);
+    responses[other.status] = {
+      description: error ? `${other.description}; ${error.description}` : other.description,
+      ...(schemas.length > 0 ? { content: { 'application/json': { schema: schemas.length === 1 ? schemas[0]! : { anyOf: schemas } } } } : {}),
+    };
+  }
   const params = [...pathParameters(operation.path), ...parameters(operation.query)];
   if (params.length > 0) object.parameters = params;
   if (operation.body) object.requestBody = { required: true, content: { 'application/json': { schema: toOpenApiSchema(operation.body) } } };
