@@ -8,9 +8,11 @@ import { decodeRecordAt, recordOffsets, type StateRecord } from './state-record.
 
 export class AuditSegment {
   private readonly offsets: number[];
+  /** Byte ranges of damage (a flipped bit, a bad sector) with intact records after them, which are read. */
+  readonly damaged: readonly { from: number; to: number }[];
 
   constructor(private readonly bytes: Buffer) {
-    this.offsets = recordOffsets(bytes);
+    ({ offsets: this.offsets, damaged: this.damaged } = recordOffsets(bytes));
   }
 
   get count(): number {

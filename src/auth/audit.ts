@@ -82,6 +82,8 @@ export class AuditTrail {
   private readonly summaries = new Map<string, { count: number; firstAt: number }>();
   /** Settles once every record handed to the log so far is written (or kept for another try). */
   private written: Promise<void> = Promise.resolve();
+  /** Damage reported so far, by file and offset. */
+  private readonly reportedDamage = new Set<string>();
   /** Since the last write failed, until one succeeds: records dropped meanwhile (over `MAX_HELD_RECORDS`). */
   private failing: { dropped: number } | null = null;
 
@@ -136,7 +138,7 @@ export class AuditTrail {
     await this.commit();
     while (this.rotating) await this.rotating;
     // Taken together, with no rotation in between: each record is in exactly one of them.
-    const current = new AuditSegment(readIfPresent(this.currentFile()));
+    const current = this.checked(this.currentFile(), new AuditSegment(readIfPresent(this.currentFile())));
     const closed = this.segments()
       .filter((segment) => since === undefined || segment.closedAt >= since)
       .reverse();
@@ -162,7 +164,7 @@ export class AuditTrail {
       }
       let segment: AuditSegment;
       try {
-        segment = new AuditSegment(await fsp.readFile(file));
+        segment = this.checked(file, new AuditSegment(await fsp.readFile(file)));
       } catch {
         continue; // deleted by the retention meanwhile
       }
@@ -170,6 +172,18 @@ export class AuditTrail {
       take(segment);
     }
     return { total, entries };
+  }
+
+  /** Reports `segment`'s damage, once per place: the records after it are listed all the same. */
+  private checked(file: string, segment: AuditSegment): AuditSegment {
+    for (const { from, to } of segment.damaged) {
+      const place = `${file}:${from}`;
+      if (this.reportedDamage.has(place)) continue;
+      this.reportedDamage.add(place);
+      const repair = file === this.currentFile() ? '; the daemon will not start on it until `trawl admin --config FILE state repair` keeps every intact record and a copy' : '';
+      this.onError(new Error(`${path.basename(file)} is damaged at bytes ${from}-${to} (a flipped bit, a bad sector): the intact records after it are listed all the same${repair}`));
+    }
+    return segment;
   }
 
   async close(): Promise<void> {

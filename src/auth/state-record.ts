@@ -35,12 +35,12 @@ export function encodeRecord(record: StateRecord): Buffer {
 }
 
 /**
- * Walks the framing of `bytes`, calling `visit` with each whole, intact
- * record's body and offset; stops at the first that is not, or when `visit`
- * returns a problem. Returns where the good records end, and why.
+ * Walks the framing of `bytes` from `from`, calling `visit` with each whole,
+ * intact record's body and offset; stops at the first that is not, or when
+ * `visit` returns a problem. Returns where the good records end, and why.
  */
-function scanRecords(bytes: Buffer, visit: (body: Buffer, offset: number) => string | null): { goodBytes: number; problem: string | null } {
-  let at = 0;
+function scanRecords(bytes: Buffer, visit: (body: Buffer, offset: number) => string | null, from = 0): { goodBytes: number; problem: string | null } {
+  let at = from;
   while (at < bytes.length) {
     if (bytes.length - at < RECORD_HEADER_BYTES) return { goodBytes: at, problem: `a torn record header at byte ${at}` };
     const length = bytes.readUInt32LE(at);
@@ -121,14 +121,26 @@ export function salvageRecords(bytes: Buffer, from = 0): { records: StateRecord[
   return { records, skipped };
 }
 
-/** Where each intact record at the start of `bytes` begins: framing and checksums checked, nothing decoded. */
-export function recordOffsets(bytes: Buffer): number[] {
+/**
+ * Where each intact record of `bytes` begins (framing and checksums checked, nothing decoded), and the byte
+ * ranges of damage with intact records after them, resynchronised over byte by byte as `salvageRecords` does.
+ * A damaged tail (a write cut short, or one still under way) ends the records and is not damage.
+ */
+export function recordOffsets(bytes: Buffer): { offsets: number[]; damaged: { from: number; to: number }[] } {
   const offsets: number[] = [];
-  scanRecords(bytes, (_body, at) => {
+  const damaged: { from: number; to: number }[] = [];
+  const keep = (_body: Buffer, at: number) => {
     offsets.push(at);
     return null;
-  });
-  return offsets;
+  };
+  for (let at = 0; ; ) {
+    const { goodBytes } = scanRecords(bytes, keep, at);
+    let next = goodBytes + 1;
+    while (next < bytes.length && !intactRecordAt(bytes, next)) next++;
+    if (next >= bytes.length) return { offsets, damaged };
+    damaged.push({ from: goodBytes, to: next });
+    at = next;
+  }
 }
 
 /** The record at `offset` of `bytes`, one of `recordOffsets(bytes)`. */

@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AuditTrail, MAX_HELD_RECORDS, type AuditEvent } from '../../src/auth/audit.js';
-import { decodeRecords } from '../../src/auth/state-record.js';
+import { decodeRecords, recordOffsets } from '../../src/auth/state-record.js';
 import { NEEDS_ROOT_TO_MOUNT, smallFileSystem, tempDir } from '../helpers/tmp.js';
 
 const DAY_MS = 86_400_000;
@@ -171,6 +171,34 @@ t.test('a page of a time window across segments: the same entries and total as l
       }
     }
   }
+});
+
+t.test('a flipped bit in a segment: the records after it are still listed, and the damage is reported once', async (t) => {
+  const directory = tempDir(t);
+  const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
+  await recordAll(directory, clock, 0, 200, { retentionDays: 0, segmentBytes: 4096 });
+  const errors: string[] = [];
+  const trail = await AuditTrail.open(directory, { retentionDays: 0, commitDelayMs: 0, now: () => clock.at, onError: (error) => errors.push(error.message) });
+  t.teardown(() => trail.close());
+  for (let n = 200; n < 210; n++) trail.record(event(n));
+  t.equal((await listAll(trail, undefined, undefined)).length, 210);
+  // The second record of a closed segment, and of the one being written, each lose a bit.
+  const damage = (file: string) => {
+    const bytes = fs.readFileSync(file);
+    const second = recordOffsets(bytes).offsets[1]!;
+    bytes[second + 12]! ^= 0x08;
+    fs.writeFileSync(file, bytes);
+  };
+  damage(path.join(directory, segmentFiles(directory)[2]!));
+  damage(path.join(directory, 'audit.log'));
+  const listed = (await listAll(trail, undefined, undefined)).map((entry) => entry.metadata.n as number);
+  t.equal(listed.length, 208, 'every record but the two damaged ones is listed');
+  t.same(listed, [...listed].sort((a, b) => b - a), 'newest first');
+  t.equal(errors.length, 2, 'each damage is reported');
+  t.match(errors.find((message) => message.startsWith('audit-')), /^audit-\d+\.log is damaged at bytes \d+-\d+ \(a flipped bit, a bad sector\): the intact records after it are listed all the same$/);
+  t.match(errors.find((message) => message.startsWith('audit.log')), /^audit\.log is damaged at bytes \d+-\d+ .*: the intact records after it are listed all the same; the daemon will not start on it until `trawl admin --config FILE state repair`/);
+  await listAll(trail, undefined, undefined);
+  t.equal(errors.length, 2, 'once');
 });
 
 t.test('a full disk: records are kept in order and written once there is room; past the bound the oldest are dropped and counted', { skip: NEEDS_ROOT_TO_MOUNT }, async (t) => {
