@@ -3,7 +3,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { git } from '../helpers/git.js';
 import { expectError } from '../helpers/schema.js';
+import { tempDir } from '../helpers/tmp.js';
 import { fixtureRepository } from './fixture.js';
 
 type TextResult = { content: { type: string; text: string }[]; isError?: boolean };
@@ -12,7 +14,10 @@ const text = (result: unknown) => (result as TextResult).content.map((part) => p
 t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', async (t) => {
   const repo = fixtureRepository(t);
   const hidden = { ...fixtureRepository(t, 'example.com/acme/secret').config, public: false };
-  const daemon = await startDaemon(t, { repos: [repo.config, hidden], auth: { anonymousAccess: true } });
+  // A repository with no commit yet: configured, never indexed.
+  const empty = tempDir(t);
+  git(empty, 'init', '-q');
+  const daemon = await startDaemon(t, { repos: [repo.config, hidden, { name: 'example.com/acme/empty', path: empty, public: true, codeHostType: 'github' }], auth: { anonymousAccess: true } });
   const client = new Client({ name: 'trawl-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${daemon.url}/api/mcp`));
   await client.connect(transport);
@@ -43,7 +48,10 @@ t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', as
   t.match(search, /## example\.com\/acme\/widgets src\/parser\.c\n3: int parse_expression\(const char \*text\) \{/);
   t.notMatch(search, /secret/, 'invisible repositories stay invisible');
   t.match(text(await client.callTool({ name: 'search_code', arguments: { query: 'parse_expression', limit: 1 } })), /cut at 1: raise limit/, 'a cut result says so');
-  t.match(text(await client.callTool({ name: 'list_repos', arguments: {} })), /^example\.com\/acme\/widgets \(ready; default branch main, last commit \d{4}-[^;]+; indexed: HEAD, main\)\n$/);
+  t.match(
+    text(await client.callTool({ name: 'list_repos', arguments: {} })),
+    /^example\.com\/acme\/empty \(error; default branch HEAD; indexed: nothing yet\)\nexample\.com\/acme\/widgets \(ready; default branch main, last commit \d{4}-[^;]+; indexed: HEAD, main\)\n$/,
+  );
   t.match(text(await client.callTool({ name: 'list_repos', arguments: { query: 'nothing-like-it', sort: 'pushed', direction: 'desc', page: 1, perPage: 5 } })), /^No repositories\.$/, "Sourcebot's list_repos arguments");
   const file = text(await client.callTool({ name: 'read_file', arguments: { repo: name, path: 'src/parser.c', offset: 3, limit: 2 } }));
   t.match(file, /^src\/parser\.c \(C, 9 lines\)\n3: int parse_expression\(const char \*text\) \{\n4: {3}return text\[0\] == '\(';\n\n\[5 more lines: call again with offset 5\.\]$/);

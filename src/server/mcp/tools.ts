@@ -226,7 +226,7 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
       const params = { query, page: number?.toString(), perPage: (size ?? 30).toString(), sort, direction };
       const repos = (await route(reposRoute, { query: params })) as { repoName: string; indexState: string; defaultBranch: string; branches: string[]; pushedAt?: string }[];
       if (repos.length === 0) return 'No repositories.';
-      const line = (repo: (typeof repos)[number]) => `${repo.repoName} (${repo.indexState}; default branch ${repo.defaultBranch}${repo.pushedAt ? `, last commit ${repo.pushedAt}` : ''}; indexed: ${repo.branches.join(', ')})\n`;
+      const line = (repo: (typeof repos)[number]) => `${repo.repoName} (${repo.indexState}; default branch ${repo.defaultBranch}${repo.pushedAt ? `, last commit ${repo.pushedAt}` : ''}; indexed: ${repo.branches.join(', ') || 'nothing yet'})\n`;
       return bounded(repos.map(line), () => 'Pass query to filter, or page through.');
     },
   );
