@@ -189,7 +189,6 @@ export class AuditTrail {
   async close(): Promise<void> {
     this.closed = true;
     await this.commit();
-    if (this.commitTimer) clearTimeout(this.commitTimer);
     if (this.waiting.length > 0) this.onError(new Error(`${this.waiting.length} audit records could not be written before the audit log was closed`));
     await this.rotating;
     await this.log.close();
