@@ -10,9 +10,13 @@ export class AuditSegment {
   private readonly offsets: number[];
   /** Byte ranges of damage (a flipped bit, a bad sector) with intact records after them, which are read. */
   readonly damaged: readonly { from: number; to: number }[];
+  /** Bytes after the last intact record: a write cut short or under way, or in a closed segment a truncated file. */
+  readonly tailBytes: number;
 
   constructor(private readonly bytes: Buffer) {
-    ({ offsets: this.offsets, damaged: this.damaged } = recordOffsets(bytes));
+    let end: number;
+    ({ offsets: this.offsets, damaged: this.damaged, end } = recordOffsets(bytes));
+    this.tailBytes = bytes.length - end;
   }
 
   get count(): number {

@@ -174,15 +174,22 @@ export class AuditTrail {
     return { total, entries };
   }
 
-  /** Reports `segment`'s damage, once per place: the records after it are listed all the same. */
+  /**
+   * Reports `segment`'s damage, once per place: the records after it are listed all the same. A closed segment
+   * never changes, so bytes after its last record are damage too (a truncated file); the current one's are a write.
+   */
   private checked(file: string, segment: AuditSegment): AuditSegment {
+    const current = file === this.currentFile();
+    const report = (place: string, problem: string) => {
+      if (this.reportedDamage.has(`${file}:${place}`)) return;
+      this.reportedDamage.add(`${file}:${place}`);
+      this.onError(new Error(`${path.basename(file)} ${problem}`));
+    };
     for (const { from, to } of segment.damaged) {
-      const place = `${file}:${from}`;
-      if (this.reportedDamage.has(place)) continue;
-      this.reportedDamage.add(place);
-      const repair = file === this.currentFile() ? '; the daemon will not start on it until `trawl admin --config FILE state repair` keeps every intact record and a copy' : '';
-      this.onError(new Error(`${path.basename(file)} is damaged at bytes ${from}-${to} (a flipped bit, a bad sector): the intact records after it are listed all the same${repair}`));
+      const repair = current ? '; the daemon will not start on it until `trawl admin --config FILE state repair` keeps every intact record and a copy' : '';
+      report(String(from), `is damaged at bytes ${from}-${to} (a flipped bit, a bad sector): the intact records after it are listed all the same${repair}`);
     }
+    if (!current && segment.tailBytes > 0) report('tail', `ends with ${segment.tailBytes} bytes that are no record (a truncated or damaged file): the records before them are listed`);
     return segment;
   }
 

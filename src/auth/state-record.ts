@@ -122,11 +122,11 @@ export function salvageRecords(bytes: Buffer, from = 0): { records: StateRecord[
 }
 
 /**
- * Where each intact record of `bytes` begins (framing and checksums checked, nothing decoded), and the byte
- * ranges of damage with intact records after them, resynchronised over byte by byte as `salvageRecords` does.
- * A damaged tail (a write cut short, or one still under way) ends the records and is not damage.
+ * Where each intact record of `bytes` begins (framing and checksums checked, nothing decoded), the byte ranges
+ * of damage with intact records after them (resynchronised over byte by byte, as `salvageRecords` does), and
+ * where the intact records end: before a damaged tail (a write cut short, or one still under way), if any.
  */
-export function recordOffsets(bytes: Buffer): { offsets: number[]; damaged: { from: number; to: number }[] } {
+export function recordOffsets(bytes: Buffer): { offsets: number[]; damaged: { from: number; to: number }[]; end: number } {
   const offsets: number[] = [];
   const damaged: { from: number; to: number }[] = [];
   const keep = (_body: Buffer, at: number) => {
@@ -137,7 +137,7 @@ export function recordOffsets(bytes: Buffer): { offsets: number[]; damaged: { fr
     const { goodBytes } = scanRecords(bytes, keep, at);
     let next = goodBytes + 1;
     while (next < bytes.length && !intactRecordAt(bytes, next)) next++;
-    if (next >= bytes.length) return { offsets, damaged };
+    if (next >= bytes.length) return { offsets, damaged, end: goodBytes };
     damaged.push({ from: goodBytes, to: next });
     at = next;
   }

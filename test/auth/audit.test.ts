@@ -173,7 +173,7 @@ t.test('a page of a time window across segments: the same entries and total as l
   }
 });
 
-t.test('a flipped bit in a segment: the records after it are still listed, and the damage is reported once', async (t) => {
+t.test('a flipped bit in a segment, or a closed one cut short: the intact records are still listed, and the damage is reported once', async (t) => {
   const directory = tempDir(t);
   const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
   await recordAll(directory, clock, 0, 200, { retentionDays: 0, segmentBytes: 4096 });
@@ -199,6 +199,13 @@ t.test('a flipped bit in a segment: the records after it are still listed, and t
   t.match(errors.find((message) => message.startsWith('audit.log')), /^audit\.log is damaged at bytes \d+-\d+ .*: the intact records after it are listed all the same; the daemon will not start on it until `trawl admin --config FILE state repair`/);
   await listAll(trail, undefined, undefined);
   t.equal(errors.length, 2, 'once');
+
+  // A closed segment cut short loses its last records: reported too, where the current segment's tail is a write.
+  const closed = path.join(directory, segmentFiles(directory)[4]!);
+  fs.truncateSync(closed, fs.statSync(closed).size - 5);
+  t.equal((await listAll(trail, undefined, undefined)).length, 207, 'the cut record is gone');
+  t.match(errors[2], /^audit-\d+\.log ends with \d+ bytes that are no record \(a truncated or damaged file\): the records before them are listed$/, 'a truncated closed segment is reported');
+  t.equal(errors.length, 3);
 });
 
 t.test('a full disk: records are kept in order and written once there is room; past the bound the oldest are dropped and counted', { skip: NEEDS_ROOT_TO_MOUNT }, async (t) => {
