@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { AuditSegment } from './audit-segment.js';
-import { AUDIT_LOG_NAME, StateLog } from './state-log.js';
+import { AUDIT_LOG_NAME, StateLog, type TailRepair } from './state-log.js';
 import type { StateRecord } from './state-record.js';
 
 const DAY_MS = 86_400_000;
@@ -91,6 +91,8 @@ export class AuditTrail {
     private readonly log: StateLog,
     private readonly directory: string,
     private readonly options: AuditTrailOptions,
+    /** What opening cut off the current segment's end (a crash mid-write), for the caller to report. */
+    readonly repair: TailRepair | null,
   ) {
     this.now = options.now ?? Date.now;
     this.onError = options.onError;
@@ -102,8 +104,8 @@ export class AuditTrail {
    * repaired (its records are not decoded), expired segments are deleted.
    */
   static async open(directory: string, options: AuditTrailOptions): Promise<AuditTrail> {
-    const { log } = await StateLog.open(directory, AUDIT_LOG_NAME, { replay: false });
-    const trail = new AuditTrail(log, directory, options);
+    const { log, repair } = await StateLog.open(directory, AUDIT_LOG_NAME, { replay: false });
+    const trail = new AuditTrail(log, directory, options, repair);
     trail.pruneSegments();
     return trail;
   }

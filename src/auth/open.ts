@@ -36,5 +36,6 @@ export async function openAuth(config: Pick<Config, 'dataDir' | 'auth'>, logger:
     await store.close();
     throw error;
   }
+  if (audit.repair) logger.warn({ ...audit.repair, directory }, 'audit log: a damaged tail was cut off at the last good record');
   return { store, audit, close: async () => void (await Promise.all([store.close(), audit.close()])) };
 }

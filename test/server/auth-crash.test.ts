@@ -1,6 +1,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
+import { recordOffsets } from '../../src/auth/state-record.js';
 import { stateDirectory } from '../../src/auth/store.js';
 import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
 import { runDaemon, startDaemon } from '../helpers/daemon.js';
@@ -40,13 +41,19 @@ t.test('kill -9 while 32 clients create tokens: every token whose 201 arrived wo
   // A torn record after the last acknowledged one, as a crash mid-write leaves it.
   const { dataDir } = JSON.parse(fs.readFileSync(daemon.configFile, 'utf8')) as { dataDir: string };
   const log = path.join(stateDirectory(dataDir), 'state.log');
+  const auditLog = path.join(stateDirectory(dataDir), 'audit.log');
   const goodBytes = fs.statSync(log).size;
-  fs.appendFileSync(log, Buffer.from([0x40, 0x00, 0x00, 0x00, 0xde, 0xad, 0xbe, 0xef, 0x81, 0xa1]));
+  const auditGoodBytes = recordOffsets(fs.readFileSync(auditLog)).end; // its records are written in batches the kill may cut
+  const torn = Buffer.from([0x40, 0x00, 0x00, 0x00, 0xde, 0xad, 0xbe, 0xef, 0x81, 0xa1]);
+  fs.appendFileSync(log, torn);
+  fs.appendFileSync(auditLog, torn);
 
   const restarted = await runDaemon(t, daemon.configFile, { env: LICENSE_ENV });
-  await restarted.waitForLog(/damaged tail was cut off/, 'the repair to be logged');
-  t.pass('the repair is logged');
+  await restarted.waitForLog(/state log: a damaged tail was cut off/, 'the repair to be logged');
+  await restarted.waitForLog(/audit log: a damaged tail was cut off/, "the audit log's repair to be logged");
+  t.pass('both repairs are logged');
   t.equal(fs.statSync(log).size, goodBytes, 'cut back to the last good record');
+  t.equal(fs.statSync(auditLog).size, auditGoodBytes, 'the audit log too');
   const failing: string[] = [];
   for (const token of acknowledged) {
     if ((await restarted.fetch('/api/repos', { headers: bearer(token) })).status !== 200) failing.push(token);
