@@ -84,12 +84,12 @@ export function decodeRecords(bytes: Buffer, decodeBodies = true): { records: St
 function intactRecordAt(bytes: Buffer, at: number): { record: StateRecord; end: number } | null {
   if (bytes.length - at < RECORD_HEADER_BYTES) return null;
   const length = bytes.readUInt32LE(at);
-  if (length > MAX_RECORD_BYTES || bytes.length - at - RECORD_HEADER_BYTES < length) return null;
+  // No record is empty: a run of zero bytes (what a crash can leave past the end) would frame as empty records.
+  if (length === 0 || length > MAX_RECORD_BYTES || bytes.length - at - RECORD_HEADER_BYTES < length) return null;
   const body = bytes.subarray(at + RECORD_HEADER_BYTES, at + RECORD_HEADER_BYTES + length);
   if (native.crc32c(body) !== bytes.readUInt32LE(at + 4)) return null;
   try {
     const record = msgpack.unpack(body);
-    // A run of zero bytes (what a crash can leave past the end) frames as empty records: they do not decode as one.
     return isRecord(record) ? { record, end: at + RECORD_HEADER_BYTES + length } : null;
   } catch {
     return null;
