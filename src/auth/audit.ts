@@ -118,6 +118,8 @@ export class AuditTrail {
     }
     const record: StateRecord = { v: 1, type: 'audit', at: this.now(), id: randomUUID(), ...event };
     this.waiting.push(record);
+    // While writes fail, records made before the next try count against the bound too.
+    if (this.failing) this.dropOldest();
     const delay = this.options.commitDelayMs ?? COMMIT_DELAY_MS;
     // A timer already set (a batch forming, or records kept after a failed write) writes this record too.
     if (delay === 0 && !this.commitTimer) void this.commit(false);
@@ -210,7 +212,7 @@ export class AuditTrail {
   private commit(retry = true): Promise<void> {
     if (retry && this.commitTimer) clearTimeout(this.commitTimer);
     if (retry) this.commitTimer = null;
-    this.written = this.written.then(() => this.writeWaiting(retry));
+    this.written = this.written.then(() => this.writeWaiting(retry)).catch(this.onError);
     return this.written;
   }
 
@@ -225,18 +227,22 @@ export class AuditTrail {
       return;
     }
     // Kept before the records made meanwhile, so that the log stays in time order.
-    this.waiting.unshift(...failed);
-    const over = this.waiting.length - MAX_HELD_RECORDS;
+    this.waiting = failed.concat(this.waiting);
     if (!this.failing) {
       this.failing = { dropped: 0 };
       const { reason } = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
       this.onError(new Error(`audit records are kept in memory (at most ${MAX_HELD_RECORDS}) until they can be written: ${(reason as Error).message}`));
     }
-    if (over > 0) {
-      this.waiting.splice(0, over);
-      this.failing.dropped += over;
-    }
+    this.dropOldest();
     if (!this.closed) this.commitTimer ??= setTimeout(() => void this.commit(), RETRY_DELAY_MS);
+  }
+
+  /** Drops the records waiting past `MAX_HELD_RECORDS`, the oldest first, counting them (`shift` is O(1) in V8: no copy per record). */
+  private dropOldest(): void {
+    while (this.waiting.length > MAX_HELD_RECORDS) {
+      this.waiting.shift();
+      this.failing!.dropped++;
+    }
   }
 
   private async rotate(): Promise<void> {
