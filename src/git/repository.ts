@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type NodeGit from 'nodegit';
+import { GitObjectMissingError, missingObjectError } from './errors.js';
 import { nodegit } from './nodegit.js';
 import { globToRegExp } from '../config/glob.js';
 
@@ -103,16 +104,25 @@ export async function localBranchNames(repository: GitRepository): Promise<strin
     .sort();
 }
 
-/** Every regular file of a commit's tree, in no particular order. */
-export async function listTreeFiles(repository: GitRepository, commitId: string): Promise<TreeFile[]> {
+/**
+ * Every regular file of a commit's tree, in no particular order, and the directories whose tree object is
+ * missing (a damaged repository, a partial clone): their files cannot be listed, the rest can.
+ */
+export async function listTreeFiles(repository: GitRepository, commitId: string): Promise<{ files: TreeFile[]; unreadable: { path: string; error: GitObjectMissingError }[] }> {
   const commit = await repository.getCommit(commitId);
   const files: TreeFile[] = [];
+  const unreadable: { path: string; error: GitObjectMissingError }[] = [];
   const walk = async (tree: NodeGit.Tree, prefix: string): Promise<void> => {
     const subtrees: Promise<void>[] = [];
     for (const entry of tree.entries()) {
       const entryPath = prefix + entry.name();
       if (entry.isTree()) {
-        subtrees.push(entry.getTree().then((subtree) => walk(subtree, `${entryPath}/`)));
+        const missing = (thrown: unknown) => {
+          const error = missingObjectError(thrown);
+          if (!(error instanceof GitObjectMissingError)) throw thrown;
+          unreadable.push({ path: entryPath, error });
+        };
+        subtrees.push(entry.getTree().then((subtree) => walk(subtree, `${entryPath}/`), missing));
       } else {
         const mode = entry.filemode() as number;
         if (mode === FILEMODE_BLOB || mode === FILEMODE_EXECUTABLE) files.push({ path: entryPath, oid: entry.sha() });
@@ -121,5 +131,5 @@ export async function listTreeFiles(repository: GitRepository, commitId: string)
     await Promise.all(subtrees);
   };
   await walk(await commit.getTree(), '');
-  return files;
+  return { files, unreadable };
 }

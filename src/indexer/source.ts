@@ -13,6 +13,7 @@ import type { IndexedBranch } from '../index/model.js';
 import { MAX_BRANCHES } from '../index/format.js';
 import { isGitRepository, listTreeFiles, openRepository, resolveBranches, type HeadInfo } from '../git/repository.js';
 import { BlobStream } from '../git/blob-stream.js';
+import { MAX_LISTED_WARNINGS } from './build-shards.js';
 
 export interface SourceFile {
   path: string;
@@ -64,14 +65,21 @@ async function gitSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
       for (const [bit, branch] of branches.entries()) {
         maskByCommit.set(branch.commit, (maskByCommit.get(branch.commit) ?? 0n) | (1n << BigInt(bit)));
       }
+      // A directory whose tree is missing on several branches is one warning.
+      const unreadable = new Map<string, string>();
       for (const [commit, mask] of maskByCommit) {
-        for (const file of await listTreeFiles(repository, commit)) {
+        const listed = await listTreeFiles(repository, commit);
+        for (const file of listed.files) {
           const key = `${file.path}\0${file.oid}`;
           const known = byPathAndBlob.get(key);
           if (known) known.branchMask |= mask;
           else byPathAndBlob.set(key, { ...file, branchMask: mask });
         }
+        for (const { path: directory, error } of listed.unreadable) unreadable.set(`${directory}\0${error.oid}`, `${directory}/: not indexed, its tree cannot be read (${error.message})`);
       }
+      const directories = [...unreadable.values()];
+      warnings.push(...directories.slice(0, MAX_LISTED_WARNINGS));
+      if (directories.length > MAX_LISTED_WARNINGS) warnings.push(`${directories.length - MAX_LISTED_WARNINGS} more directories not indexed, their trees cannot be read`);
       return [...byPathAndBlob.values()].map((file) => ({
         path: file.path,
         branchMask: file.branchMask,

@@ -294,6 +294,31 @@ t.test('an unreadable blob is reported and the rest of the repository is indexed
   t.same(documentsByPath(openShards(dataDir, 'damaged')[0]!).map((d) => d.path), ['ok.txt']);
 });
 
+t.test('a directory whose tree is missing is reported and the rest of the repository is indexed', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'repo');
+  makeRepository(repoDir, { 'ok.txt': 'fine\n', 'lost/a.txt': 'under a lost tree\n', 'lost/deeper/b.txt': 'deeper\n', 'kept/c.txt': 'kept\n' });
+  // A second branch at another commit with the same lost directory: one warning, not one per branch.
+  git(repoDir, 'checkout', '-q', '-b', 'other');
+  writeFiles(repoDir, { 'other.txt': 'on the other branch\n' });
+  commitAll(repoDir, 'other');
+  const tree = loseObject(repoDir, 'HEAD:lost');
+  const dataDir = path.join(root, 'data');
+  const outcomes = await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir, branches: ['*'] }]));
+  t.match(outcomes, [{ status: 'indexed', warnings: [new RegExp(`^lost/: not indexed, its tree cannot be read \\(git object ${tree} is missing from this server's copy`)] }]);
+  t.equal((outcomes[0] as { warnings: string[] }).warnings.length, 1, 'one warning for both branches');
+  t.same(documentsByPath(openShards(dataDir, 'damaged')[0]!).map((d) => d.path).sort(), ['kept/c.txt', 'ok.txt', 'other.txt'], 'every file outside it is indexed');
+
+  // Past the listed bound the rest are counted in one line. (Committing writes lost/'s tree again from the index.)
+  const many = MAX_LISTED_WARNINGS + 3;
+  writeFiles(repoDir, Object.fromEntries(Array.from({ length: many }, (_, i) => [`gone/${i}/f.txt`, `file ${i}\n`])));
+  commitAll(repoDir, 'many directories');
+  for (let i = 0; i < many; i++) loseObject(repoDir, `HEAD:gone/${i}`);
+  const [again] = (await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir, branches: ['*'] }]))) as { warnings: string[] }[];
+  t.equal(again!.warnings.filter((warning) => /^gone\/\d+\/: not indexed/.test(warning)).length, MAX_LISTED_WARNINGS, 'the first listed');
+  t.equal(again!.warnings.at(-1), `${many - MAX_LISTED_WARNINGS} more directories not indexed, their trees cannot be read`, 'the rest counted');
+});
+
 t.test('warnings past the listed bound are counted in one line, in the outcome and the manifest', async (t) => {
   const root = tempDir(t);
   const repoDir = path.join(root, 'repo');
