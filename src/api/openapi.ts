@@ -36,8 +36,8 @@ export interface Operation {
   errors: readonly ErrorCode[];
 }
 
-/** Errors any operation can answer with. */
-const COMMON_ERRORS: ErrorCode[] = ['UNEXPECTED_ERROR', 'SERVICE_UNAVAILABLE'];
+/** Errors any operation can answer with: every request's Host and Origin are checked first (server/origin.ts). */
+const COMMON_ERRORS: ErrorCode[] = ['INVALID_REQUEST_HEADERS', 'INSUFFICIENT_PERMISSIONS', 'UNEXPECTED_ERROR', 'SERVICE_UNAVAILABLE'];
 const REF_PREFIX = '#/components/schemas/';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

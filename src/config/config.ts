@@ -62,6 +62,8 @@ export interface ServerConfig {
   mcpSessions: number;
   mcpSessionsPerCaller: number;
   mcpSessionIdleSeconds: number;
+  /** Lower-case `Host` values besides publicUrl's and loopback's that requests may carry. */
+  allowedHosts: string[];
 }
 
 export interface Config {
@@ -98,6 +100,9 @@ export class ConfigError extends Error {
 }
 
 type Json = unknown;
+
+/** A `Host` header's value: a name or IPv4 address, or a bracketed IPv6 address, with an optional port. */
+const HOST_VALUE = /^(?:[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/i;
 
 /** Collects problems while reading one JSON value against the expected shape. */
 class Reader {
@@ -235,6 +240,7 @@ export function validateConfig(raw: Json, source: string): Config {
       mcpSessions: r.integerOption('server.mcpSessions', serverRaw.mcpSessions),
       mcpSessionsPerCaller: r.integerOption('server.mcpSessionsPerCaller', serverRaw.mcpSessionsPerCaller),
       mcpSessionIdleSeconds: r.integerOption('server.mcpSessionIdleSeconds', serverRaw.mcpSessionIdleSeconds),
+      allowedHosts: r.stringsOption('server.allowedHosts', serverRaw.allowedHosts).map((host, i) => (HOST_VALUE.test(host) ? host.toLowerCase() : r.fail(`server.allowedHosts[${i}]`, `${JSON.stringify(host)} is not a host name or address with an optional port (e.g. code.example.com, 10.0.0.5:6070, [fd00::1])`, ''))),
     },
     publicUrl,
     repos,

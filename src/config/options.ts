@@ -38,6 +38,7 @@ export const OPTIONS = {
   'server.mcpSessionsPerCaller': { kind: 'integer', default: 32, min: 1, max: 1_000_000, meaning: 'MCP sessions one user (anonymous callers: one address) may hold; past it a new one gets 429' },
   'server.mcpSessionIdleSeconds': { kind: 'integer', default: 1800, min: 1, max: 604_800, meaning: 'an MCP session unused this long is closed' },
   'server.streamStallSeconds': { kind: 'integer', default: 30, min: 1, max: 3600, meaning: 'a client of a streamed response (stream_search, MCP) that takes nothing for this long is cut off, and its search stopped' },
+  'server.allowedHosts': { kind: 'strings', default: [], meaning: "names (or addresses) besides `publicUrl`'s host that a request's `Host` may carry, each `name` or `name:port`; loopback names with the bound port are always allowed, any other `Host` gets 403 (DNS rebinding)" },
   'server.shutdownDrainSeconds': { kind: 'integer', default: 10, min: 0, max: 600, meaning: 'how long requests in flight get to finish on SIGTERM' },
   publicUrl: { kind: 'string', defaultText: '`http://{listen.host}:{listen.port}`', meaning: 'base of result links (an absolute http(s) URL; an IPv6 `listen.host` bracketed by default)' },
   'repos[].name': { kind: 'string', defaultText: 'required', meaning: 'unique name, by convention `host/owner/name`' },

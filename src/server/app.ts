@@ -43,7 +43,7 @@ export class HttpServer {
     const app = uWS.App();
     let server: HttpServer | undefined;
     const track = { started: () => server && server.inFlight++, finished: () => server?.requestFinished() };
-    const origins: OriginPolicy = { host: options.host, port: () => server?.port ?? options.port, publicUrl: () => options.context.config.publicUrl };
+    const origins: OriginPolicy = { port: () => server?.port ?? options.port, publicUrl: () => options.context.config.publicUrl, allowedHosts: () => options.context.config.server.allowedHosts };
     register(app, options, track, origins);
     return new Promise((resolve, reject) => {
       app.listen(options.host, options.port, (socket) => {

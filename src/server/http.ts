@@ -127,8 +127,10 @@ export function decodePathSegment(segment: string): string | null {
 /** Runs `handle` for one uWS request under the template. */
 export function serve(res: HttpResponse, req: HttpRequest, hooks: HandlerHooks, handle: (request: Request) => Promise<Reply>): void {
   const headers: Record<string, string> = {};
+  // A repeated header is joined as RFC 9110 §5.3 says (cookies with '; '), so that none is silently dropped.
   req.forEach((key, value) => {
-    headers[key] = value;
+    const earlier = headers[key];
+    headers[key] = earlier === undefined ? value : `${earlier}${key === 'cookie' ? '; ' : ', '}${value}`;
   });
   let done = false;
   let aborted = false;

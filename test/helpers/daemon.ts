@@ -42,7 +42,9 @@ export async function startDaemon(
   const dir = tempDir(t, 'trawl-daemon-');
   const configFile = path.join(dir, 'trawl.json');
   const server = { workers: 2, ...(config.server as object) };
-  fs.writeFileSync(configFile, JSON.stringify({ dataDir: path.join(dir, 'data'), ...config, listen: { host: '127.0.0.1', port: 0 }, server }));
+  // Port 0 always; the address may be another of this machine's (0.0.0.0), never one off it.
+  const listen = { host: (config.listen as { host?: string } | undefined)?.host ?? '127.0.0.1', port: 0 };
+  fs.writeFileSync(configFile, JSON.stringify({ dataDir: path.join(dir, 'data'), ...config, listen, server }));
   await options.prepare?.(configFile);
   return runDaemon(t, configFile, options);
 }
@@ -62,7 +64,8 @@ export async function runDaemon(t: Test, configFile: string, options: { waitForI
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const found = /trawl listening on (\S+)/.exec(stdout);
-      if (found) resolve(found[1]!);
+      // A daemon on every address is reached, and named in Host, by its loopback address.
+      if (found) resolve(found[1]!.replace('//0.0.0.0:', '//127.0.0.1:'));
     });
     void exited.then((code) => reject(new Error(`daemon exited (${code}) before listening:\n${stderr}`)));
   });
