@@ -61,17 +61,39 @@ export class RateLimiter {
     this.refilled(key);
   }
 
+  /** Takes a token of `key`'s bucket whether or not one is left (an event that already happened: a failure). */
+  spend(key: string): void {
+    const bucket = this.bucket(key);
+    bucket.tokens = Math.max(-this.capacity, bucket.tokens - 1);
+  }
+
+  /** Whether `key` has spent tokens it has not got back yet. */
+  hasSpent(key: string): boolean {
+    return this.buckets.has(key) && this.bucket(key).tokens < this.capacity;
+  }
+
+  /** Forgets `key`: its bucket is full again. */
+  forget(key: string): void {
+    this.buckets.delete(key);
+  }
+
   private refilled(key: string): Bucket {
+    const bucket = this.bucket(key);
+    if (bucket.tokens < 1) {
+      const retryAfter = Math.ceil((1 - bucket.tokens) / this.perSecond);
+      throw new ApiError('RATE_LIMITED', `more than ${+this.perSecond.toPrecision(2)} ${this.what}; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
+    }
+    return bucket;
+  }
+
+  /** `key`'s bucket, refilled for the time since it was last used. */
+  private bucket(key: string): Bucket {
     const now = this.now();
     const bucket = this.buckets.get(key) ?? { tokens: this.capacity, updatedAt: now };
     bucket.tokens = Math.min(this.capacity, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond);
     bucket.updatedAt = now;
     if (this.buckets.size >= SWEEP_AT) this.sweep(now);
     this.buckets.set(key, bucket);
-    if (bucket.tokens < 1) {
-      const retryAfter = Math.ceil((1 - bucket.tokens) / this.perSecond);
-      throw new ApiError('RATE_LIMITED', `more than ${+this.perSecond.toPrecision(2)} ${this.what}; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
-    }
     return bucket;
   }
 

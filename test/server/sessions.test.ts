@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { SessionList, SessionState } from '../../src/api/auth-schemas.js';
 import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
 import { runDaemon, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { postFrom } from '../helpers/from-address.js';
 import { assertSchema, expectError } from '../helpers/schema.js';
 import { commitStreamFodder, pausedStreamSearch } from '../helpers/stream.js';
 import { fixtureRepository } from './fixture.js';
@@ -133,6 +134,30 @@ t.test('sign-in: wrong passwords are refused alike, audited, rate limited, never
   for (let i = 0; i < 12; i++) statuses.push((await attempt('member@example.com', `guess number ${i}`)).status);
   t.ok(statuses.includes(429), `guessing is rate limited (${statuses.join(' ')})`);
   await expectError(t, await attempt('member@example.com', PASSWORD), 429, 'RATE_LIMITED', undefined, 'even the right password waits once the budget is spent');
+});
+
+t.test('strangers guessing a password never keep its owner out: only failures count, and only against failing addresses', async (t) => {
+  const { daemon } = await sessionsDaemon(t);
+  const signInUrl = `${daemon.url}/api/auth/sign_in`;
+  const from = (address: string, password: string) => postFrom(address, signInUrl, { email: 'Member@example.com', password });
+  const attacker: number[] = [];
+  for (let i = 0; i < 14; i++) attacker.push((await from('127.0.0.2', `guess ${i}`)).status);
+  t.same(attacker.slice(0, 10), Array(10).fill(401), 'ten guesses are checked');
+  t.same(attacker.slice(10), Array(4).fill(429), 'then the guessing address is refused');
+  t.equal((await from('127.0.0.2', PASSWORD)).status, 429, 'even with the right password: that address is failing for the email');
+
+  t.equal((await from('127.0.0.3', PASSWORD)).status, 200, 'the owner, from elsewhere, signs in while the email is under attack');
+  for (let i = 0; i < 5; i++) t.equal((await from('127.0.0.1', PASSWORD)).status, 200, `right passwords spend nothing (${i + 1})`);
+
+  // Guessing spread over many addresses: once the email's budget is spent, an address that failed for it is refused at once.
+  t.equal((await from('127.0.0.4', 'one more guess')).status, 401, "a new address's first guess is checked");
+  t.equal((await from('127.0.0.4', 'and another')).status, 429, "but the email's budget is spent: a failing address gets no second");
+  t.equal((await from('127.0.0.4', PASSWORD)).status, 429, 'not even with the right password');
+  t.equal((await from('127.0.0.5', PASSWORD)).status, 200, 'an address that has not failed is let through');
+
+  const signed = await signIn(daemon, 'member@example.com');
+  const changed = await daemon.fetch('/api/auth/password', { method: 'POST', headers: pageHeaders(daemon, signed), body: JSON.stringify({ currentPassword: PASSWORD, password: `${PASSWORD} again` }) });
+  t.equal(changed.status, 200, 'changing the password is not held by the attack either');
 });
 
 t.test('removing a user, or ending a session, locks the browser out on its next request; sessions survive a restart', async (t) => {

@@ -23,8 +23,30 @@ const CREDENTIAL_ERRORS = ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS', 'INV
 const signInBody = validator(SignInRequest);
 const passwordBody = validator(SetPasswordRequest);
 
-/** Password sign-in attempts, per address and per email: ten in a burst, then one every six seconds. */
-const signInAttempts = new RateLimiter(1 / 6, 10, 'sign-in attempts per second');
+/** Password sign-in attempts per address, right or wrong: ten in a burst, then one every six seconds. */
+const signInAttempts = new RateLimiter(1 / 6, 10, 'sign-in attempts per second from this address');
+/**
+ * Failed password checks (docs/sessions.md, "Bounds"): per email and address pair, and per email from every
+ * address. Only failures spend them, and an email's budget stops only the addresses already failing for that
+ * email, so strangers guessing can never keep its owner out.
+ */
+const passwordFailures = new RateLimiter(1 / 6, 10, 'failed sign-ins per second for this email');
+
+/** Refuses a password check for `email` from `address` while that address has failed too often for it (429); the check's outcome is then told. */
+function passwordCheckFor(email: string, address: string): { failed(): void; succeeded(): void } {
+  const emailKey = `email:${email.toLowerCase()}`;
+  const pairKey = `${emailKey} ${address}`;
+  passwordFailures.checkFor(pairKey);
+  if (passwordFailures.hasSpent(pairKey)) passwordFailures.checkFor(emailKey);
+  return {
+    failed() {
+      passwordFailures.spend(pairKey);
+      passwordFailures.spend(emailKey);
+    },
+    succeeded: () => passwordFailures.forget(pairKey),
+  };
+}
+
 /** Password checks running at once (each holds 32 MiB for tens of milliseconds); more are answered 503. */
 const MAX_CHECKS_IN_FLIGHT = 8;
 let checksInFlight = 0;
@@ -91,11 +113,14 @@ export const signInRoute: Route = {
   errors: ['INVALID_REQUEST_BODY', 'NOT_AUTHENTICATED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
   async handle(request: Request, _caller: Caller, context: ServerContext) {
     const { email, password } = parseBody(signInBody, request.body);
-    signInAttempts.takeFor(addressKey(request.remoteAddress));
-    signInAttempts.takeFor(`email:${email.toLowerCase()}`);
+    const address = addressKey(request.remoteAddress);
+    signInAttempts.takeFor(address);
+    const outcome = passwordCheckFor(email, address);
     const client = sessionClient(request);
     const started = await boundedCheck(() => context.auth.signIn(email, password, client));
-    if (!started) {
+    if (started) outcome.succeeded();
+    else {
+      outcome.failed();
       audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { path: request.path, email, remoteAddress: request.remoteAddress, requestId: request.requestId });
       throw new ApiError('NOT_AUTHENTICATED', 'the email or the password is wrong');
     }
@@ -200,10 +225,14 @@ export const setPasswordRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const { password, currentPassword } = parseBody(passwordBody, request.body);
     const user = caller.user!;
-    signInAttempts.takeFor(`email:${user.email.toLowerCase()}`);
     if (context.auth.state.passwords.has(user.id)) {
+      // A session's wrong guesses count as the owner's address failing for that email: they never slow anyone else.
+      const outcome = passwordCheckFor(user.email, addressKey(request.remoteAddress));
       const matches = await boundedCheck(() => context.auth.checkPassword(user.id, currentPassword ?? ''));
-      if (!matches) throw new ApiError('INVALID_REQUEST_BODY', 'request body field `currentPassword`: it is not your current password');
+      if (!matches) {
+        outcome.failed();
+        throw new ApiError('INVALID_REQUEST_BODY', 'request body field `currentPassword`: it is not your current password');
+      }
     }
     await boundedCheck(() => context.auth.setPassword(user.id, password));
     await context.auth.endOtherSessions(user.id, currentSessionId(caller));
