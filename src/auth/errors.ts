@@ -4,7 +4,8 @@ export type AuthErrorCode =
   | 'NO_FREE_SEAT' // every seat of the license (or of an unlicensed instance) is taken
   | 'EMAIL_TAKEN' // a member already has that email
   | 'LAST_OWNER' // removing (or demoting) the last owner
-  | 'WEAK_PASSWORD'; // a password too short or too long to set
+  | 'WEAK_PASSWORD' // a password too short or too long to set
+  | 'IDENTITY_TAKEN'; // binding a member, or a single sign-on account, that is bound already
 
 export class AuthError extends Error {
   constructor(

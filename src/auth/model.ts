@@ -57,6 +57,12 @@ export interface Session {
   address: string;
 }
 
+/** An account at an OpenID Connect provider: its issuer and its subject, stable where an email is not. */
+export interface SingleSignOnIdentity {
+  issuer: string;
+  subject: string;
+}
+
 /** How long a session lives unused, and at most. */
 export interface SessionLimits {
   idleMs: number;
@@ -87,6 +93,8 @@ export interface OAuthGrant {
   accessDigest: string;
   refreshDigest: string;
   scope: string;
+  /** The authorization (one code) the grant descends from: each refresh carries it on, and reuse revokes them all (RFC 9700 §4.14). */
+  familyId: string;
   createdAt: number;
   revokedAt?: number;
 }
@@ -110,6 +118,7 @@ export type AuthRecord =
   | { type: 'user.added'; userId: string; name: string; email: string; role: Role }
   | { type: 'user.role'; userId: string; role: Role }
   | { type: 'user.removed'; userId: string }
+  | ({ type: 'user.identity'; userId: string } & SingleSignOnIdentity)
   | { type: 'apikey.created'; keyId: string; userId: string; name: string; digest: string }
   | { type: 'apikey.deleted'; keyId: string }
   | { type: 'token.created'; tokenId: string; userId: string; digest: string; repoIds: number[] }
@@ -119,10 +128,15 @@ export type AuthRecord =
   | { type: 'session.created'; sessionId: string; userId: string; digest: string; userAgent: string; address: string }
   | { type: 'session.seen' | 'session.ended'; sessionId: string }
   | { type: 'oauth.client.registered'; clientId: string; name: string; redirectUris: string[] }
-  | { type: 'oauth.grant.issued'; grantId: string; userId: string; clientId: string; accessDigest: string; refreshDigest: string; scope: string }
+  | { type: 'oauth.grant.issued'; grantId: string; userId: string; clientId: string; accessDigest: string; refreshDigest: string; scope: string; familyId?: string }
   | { type: 'oauth.grant.revoked'; grantId: string }
   | { type: 'settings.anonymousAccess'; enabled: boolean }
   | { type: 'license.installed'; key: string };
+
+/** The map key of a single sign-on account (a NUL cannot be in either part of a URL or a subject the provider signs). */
+function identityKey(identity: SingleSignOnIdentity): string {
+  return `${identity.issuer}\0${identity.subject}`;
+}
 
 /** A state-log record of an auth record, stamped `at`. */
 export function authRecord(record: AuthRecord, at: number): StateRecord {
@@ -158,6 +172,9 @@ export class AuthState {
   readonly oauthGrants = new Map<string, OAuthGrant>();
   /** userId → password hash (users who sign in with a password). */
   readonly passwords = new Map<string, string>();
+  /** `issuer subject` → userId, and back: members bound to their single sign-on account. */
+  private readonly userByIdentity = new Map<string, string>();
+  private readonly identityByUser = new Map<string, SingleSignOnIdentity>();
   /** userId → repository ids granted. */
   readonly grants = new Map<string, Set<number>>();
   /** Set by an administrator; until then (undefined) the config file's `auth.anonymousAccess` decides. */
@@ -187,12 +204,20 @@ export class AuthState {
       case 'user.removed':
         // Membership ends; the user's keys and tokens die with it (in one record, so atomically).
         this.users.delete(r.userId);
+        this.unbindIdentity(r.userId);
         this.grants.delete(r.userId);
         this.passwords.delete(r.userId);
         for (const session of this.sessions.values()) if (session.userId === r.userId) this.endSession(session.id);
         for (const grant of this.oauthGrants.values()) if (grant.userId === r.userId && grant.revokedAt === undefined) grant.revokedAt = record.at;
         for (const key of this.apiKeys.values()) if (key.userId === r.userId) this.deleteKey(key.id);
         for (const token of this.tokens.values()) if (token.userId === r.userId && token.revokedAt === undefined) token.revokedAt = record.at;
+        break;
+      case 'user.identity':
+        if (this.users.has(r.userId)) {
+          this.unbindIdentity(r.userId);
+          this.identityByUser.set(r.userId, { issuer: r.issuer, subject: r.subject });
+          this.userByIdentity.set(identityKey(r), r.userId);
+        }
         break;
       case 'apikey.created':
         this.apiKeys.set(r.keyId, { id: r.keyId, userId: r.userId, name: r.name, digest: r.digest, createdAt: record.at });
@@ -240,7 +265,7 @@ export class AuthState {
       }
       case 'oauth.grant.issued': {
         const { grantId: id, userId, clientId, accessDigest, refreshDigest, scope } = r;
-        this.oauthGrants.set(id, { id, userId, clientId, accessDigest, refreshDigest, scope, createdAt: record.at });
+        this.oauthGrants.set(id, { id, userId, clientId, accessDigest, refreshDigest, scope, familyId: r.familyId ?? id, createdAt: record.at });
         this.grantByAccess.set(accessDigest, id);
         this.grantByRefresh.set(refreshDigest, id);
         break;
@@ -309,6 +334,12 @@ export class AuthState {
     return grant && sameDigest(grant.refreshDigest, digest) && this.grantLive(grant, now) && this.users.has(grant.userId) ? grant : null;
   }
 
+  /** The grant, live or revoked, whose refresh token has this digest, or null (unknown, or past its lifetime and compacted away). */
+  grantOfRefreshDigest(digest: string): OAuthGrant | null {
+    const grant = this.oauthGrants.get(this.grantByRefresh.get(digest) ?? '');
+    return grant && sameDigest(grant.refreshDigest, digest) ? grant : null;
+  }
+
   /** The unrevoked grant whose access or refresh token has this digest, or null. */
   grantOfTokenDigest(digest: string): OAuthGrant | null {
     const grant = this.oauthGrants.get(this.grantByAccess.get(digest) ?? this.grantByRefresh.get(digest) ?? '');
@@ -318,6 +349,22 @@ export class AuthState {
   /** Whether a grant can still be refreshed at `now`. */
   grantLive(grant: OAuthGrant, now: number): boolean {
     return grant.revokedAt === undefined && now < grant.createdAt + OAUTH_REFRESH_LIFETIME_MS;
+  }
+
+  /** The member bound to this single sign-on account, if any. */
+  userOfIdentity(identity: SingleSignOnIdentity): User | undefined {
+    return this.users.get(this.userByIdentity.get(identityKey(identity)) ?? '');
+  }
+
+  /** The single sign-on account a member is bound to, if any. */
+  identityOf(userId: string): SingleSignOnIdentity | undefined {
+    return this.identityByUser.get(userId);
+  }
+
+  private unbindIdentity(userId: string): void {
+    const identity = this.identityByUser.get(userId);
+    if (identity) this.userByIdentity.delete(identityKey(identity));
+    this.identityByUser.delete(userId);
   }
 
   /** The member with this email (compared without case), if any. */
@@ -361,7 +408,10 @@ export class AuthState {
     return [...this.users.values()].filter((user) => user.role === 'owner');
   }
 
-  /** Records that rebuild this state (for compaction); expired tokens and sessions are dropped (revoked tokens stay listed until they would have expired). */
+  /**
+   * Records that rebuild this state (for compaction); expired tokens, sessions and grants are dropped (revoked
+   * tokens and grants stay until they would have expired: a rotated-out refresh token presented again is reuse).
+   */
   snapshot(now: number): StateRecord[] {
     const records: StateRecord[] = [];
     if (this.anonymousAccess !== undefined) records.push(authRecord({ type: 'settings.anonymousAccess', enabled: this.anonymousAccess }, now));
@@ -369,6 +419,8 @@ export class AuthState {
     for (const user of this.users.values()) {
       records.push(authRecord({ type: 'user.added', userId: user.id, name: user.name, email: user.email, role: user.role }, user.createdAt));
       if (user.updatedAt !== user.createdAt) records.push(authRecord({ type: 'user.role', userId: user.id, role: user.role }, user.updatedAt));
+      const identity = this.identityByUser.get(user.id);
+      if (identity) records.push(authRecord({ type: 'user.identity', userId: user.id, ...identity }, now));
       const hash = this.passwords.get(user.id);
       if (hash !== undefined) records.push(authRecord({ type: 'user.password', userId: user.id, hash }, now));
     }
@@ -376,9 +428,10 @@ export class AuthState {
       records.push(authRecord({ type: 'oauth.client.registered', clientId: client.id, name: client.name, redirectUris: client.redirectUris }, client.createdAt));
     }
     for (const grant of this.oauthGrants.values()) {
-      if (!this.grantLive(grant, now)) continue;
-      const { id: grantId, userId, clientId, accessDigest, refreshDigest, scope } = grant;
-      records.push(authRecord({ type: 'oauth.grant.issued', grantId, userId, clientId, accessDigest, refreshDigest, scope }, grant.createdAt));
+      if (now >= grant.createdAt + OAUTH_REFRESH_LIFETIME_MS) continue;
+      const { id: grantId, userId, clientId, accessDigest, refreshDigest, scope, familyId } = grant;
+      records.push(authRecord({ type: 'oauth.grant.issued', grantId, userId, clientId, accessDigest, refreshDigest, scope, familyId }, grant.createdAt));
+      if (grant.revokedAt !== undefined) records.push(authRecord({ type: 'oauth.grant.revoked', grantId }, grant.revokedAt));
     }
     for (const session of this.sessions.values()) {
       if (!this.sessionLive(session, now)) continue;

@@ -7,7 +7,7 @@
  * (30 days, used once), stored as HMACs in the state log.
  */
 import type OAuth2Server from '@node-oauth/oauth2-server';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { OAUTH_ACCESS_LIFETIME_MS, OAUTH_REFRESH_LIFETIME_MS, type OAuthClient } from './model.js';
 import { newSecret } from './secrets.js';
 import type { AuthStore } from './store.js';
@@ -17,6 +17,8 @@ export const OAUTH_SCOPE = 'mcp';
 const CODE_LIFETIME_SECONDS = 300;
 /** Codes issued and not yet exchanged, at most. */
 const MAX_PENDING_CODES = 1_000;
+/** Exchanged codes remembered (for their lifetime) so that a replay revokes what they issued; past it the oldest are forgotten. */
+const MAX_USED_CODES = 10_000;
 
 /** A refusal in RFC 6749's terms: `error` (e.g. invalid_grant) and the HTTP status to answer. */
 export class OAuthFailure extends Error {
@@ -32,6 +34,14 @@ export class OAuthFailure extends Error {
 
 interface PendingCode extends OAuth2Server.AuthorizationCode {
   userId: string;
+  /** The authorization's grants descend from this code: its refreshes carry the id on. */
+  familyId: string;
+}
+
+/** The user object the library hands back to saveToken: who, and which authorization the grant belongs to. */
+interface GrantUser {
+  id: string;
+  familyId: string;
 }
 
 /** The library's refusals as OAuthFailure; anything else as it was. */
@@ -44,6 +54,8 @@ const oauthLibrary = () => (library ??= import('@node-oauth/oauth2-server').then
 
 export class OAuthServer {
   private readonly codes = new Map<string, PendingCode>();
+  /** Exchanged codes → their authorization (familyId) and when the code would have expired. */
+  private readonly usedCodes = new Map<string, { familyId: string; expiresAt: number }>();
   private server: Promise<{ oauth: OAuth2Server; Library: Library }> | null = null;
 
   constructor(private readonly store: AuthStore) {}
@@ -124,6 +136,7 @@ export class OAuthServer {
   private sweep(): void {
     const now = Date.now();
     for (const [code, pending] of this.codes) if (pending.expiresAt.getTime() <= now) this.codes.delete(code);
+    for (const [code, used] of this.usedCodes) if (used.expiresAt <= now) this.usedCodes.delete(code);
   }
 
   private model(): OAuth2Server.AuthorizationCodeModel & OAuth2Server.RefreshTokenModel {
@@ -140,26 +153,44 @@ export class OAuthServer {
       generateAccessToken: async () => newSecret('oauthAccess'),
       generateRefreshToken: async () => newSecret('oauthRefresh'),
       saveAuthorizationCode: async (code, client, user) => {
-        const pending: PendingCode = { ...code, client, user, userId: (user as { id: string }).id } as PendingCode;
+        const userId = (user as { id: string }).id;
+        const familyId = randomUUID();
+        const pending: PendingCode = { ...code, client, user: { id: userId, familyId } satisfies GrantUser, userId, familyId } as PendingCode;
         this.codes.set(code.authorizationCode, pending);
         return pending;
       },
       getAuthorizationCode: async (code) => {
         const pending = this.codes.get(code);
+        const used = pending ? undefined : this.usedCodes.get(code);
+        // A code presented again (OAuth 2.1 §4.1.3): whoever has it is not the client alone, so what it issued ends.
+        if (used) await store.revokeOAuthFamily(used.familyId);
         return pending && store.state.users.has(pending.userId) ? pending : null;
       },
-      revokeAuthorizationCode: async (code) => this.codes.delete(code.authorizationCode),
+      revokeAuthorizationCode: async (code) => {
+        const pending = this.codes.get(code.authorizationCode);
+        if (!pending) return false;
+        this.codes.delete(code.authorizationCode);
+        if (this.usedCodes.size >= MAX_USED_CODES) this.usedCodes.delete(this.usedCodes.keys().next().value!);
+        this.usedCodes.set(code.authorizationCode, { familyId: pending.familyId, expiresAt: pending.expiresAt.getTime() });
+        return true;
+      },
       saveToken: async (token, client, user) => {
-        const userId = (user as { id: string }).id;
+        const { id: userId, familyId } = user as GrantUser;
         const scope = (token.scope ?? [OAUTH_SCOPE]).join(' ');
-        await store.saveOAuthGrant(userId, client.id, scope, token.accessToken, token.refreshToken!);
+        await store.saveOAuthGrant(userId, client.id, scope, token.accessToken, token.refreshToken!, familyId);
         return { ...token, client, user, scope: token.scope };
       },
       getRefreshToken: async (refreshToken) => {
         const grant = store.oauthGrantOfRefreshToken(refreshToken);
         const client = grant && this.client(grant.clientId);
-        if (!grant || !client) return null;
-        return { refreshToken, refreshTokenExpiresAt: new Date(grant.createdAt + OAUTH_REFRESH_LIFETIME_MS), scope: grant.scope.split(' '), client: clientOf(client), user: { id: grant.userId }, grantId: grant.id };
+        if (!grant || !client) {
+          // A rotated-out refresh token presented again (OAuth 2.1 §4.3.1, RFC 9700 §4.14): the grant's live tokens end.
+          const reused = grant ? null : store.revokedOAuthGrantOfRefreshToken(refreshToken);
+          if (reused) await store.revokeOAuthFamily(reused.familyId);
+          return null;
+        }
+        const owner: GrantUser = { id: grant.userId, familyId: grant.familyId };
+        return { refreshToken, refreshTokenExpiresAt: new Date(grant.createdAt + OAUTH_REFRESH_LIFETIME_MS), scope: grant.scope.split(' '), client: clientOf(client), user: owner, grantId: grant.id };
       },
       // False when another refresh with the same token got there first: the library then refuses this one.
       revokeToken: async (token) => {

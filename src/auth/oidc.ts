@@ -1,17 +1,20 @@
 /**
  * Single sign-on through an OpenID Connect provider (docs/sessions.md): the
  * authorization code flow with PKCE (S256), state and nonce, through
- * openid-client; and which member a provider's verified claims are.
+ * openid-client with the ID token's signature checked; and which member a
+ * provider's verified claims are. Nothing is kept per sign-in under way: its
+ * state travels sealed in the browser's cookie.
  */
 import fs from 'node:fs';
 import type * as OpenIdClient from 'openid-client';
 import type { OidcConfig } from '../config/config.js';
 import { AuthError } from './errors.js';
-import type { Role, User } from './model.js';
+import type { Role, SingleSignOnIdentity, User } from './model.js';
+import { seal, unseal } from './secrets.js';
 import type { AuthStore } from './store.js';
 
 /** Why a single sign-on failed; the sign-in page says each in words. */
-export type OidcFailure = 'provider' | 'flow' | 'unverified_email' | 'domain' | 'not_member' | 'no_seat' | 'busy';
+export type OidcFailure = 'provider' | 'flow' | 'unverified_email' | 'domain' | 'not_member' | 'no_seat' | 'identity';
 
 type Claims = Record<string, unknown>;
 
@@ -32,16 +35,19 @@ export interface OidcIdentity {
   next: string;
 }
 
+/** A sign-in under way, sealed (AES-256-GCM under a key derived from the instance key) into the browser's cookie. */
 interface PendingSignIn {
+  state: string;
   nonce: string;
   verifier: string;
   next: string;
   expiresAt: number;
 }
 
-/** Sign-ins started and not finished, at most (each lives PENDING_MS); more are refused until some finish or expire. */
-const MAX_PENDING = 1_000;
-const PENDING_MS = 10 * 60 * 1000;
+/** How long a browser has to come back from the provider. */
+export const PENDING_SECONDS = 600;
+/** What the sealed cookie is bound to: a value sealed for anything else does not open as a sign-in. */
+const SEAL_CONTEXT = 'trawl oidc sign-in';
 /** The provider's answers are waited for this long. */
 const PROVIDER_TIMEOUT_SECONDS = 10;
 
@@ -58,25 +64,25 @@ export class OidcSignIn {
   /** Loaded only when single sign-on is configured (it costs the start ~25 ms otherwise). */
   private readonly library: Promise<typeof OpenIdClient> = import('openid-client');
   private configuration: Promise<OpenIdClient.Configuration> | null = null;
-  private readonly pending = new Map<string, PendingSignIn>();
 
   constructor(
     readonly config: OidcConfig,
     private readonly clientSecret: string,
     private readonly redirectUri: () => string,
+    /** Seals the sign-in state into the browser's cookie. */
+    private readonly stateKey: Buffer,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The provider's authorization URL for a new sign-in, and its state (the caller binds it to the browser). */
-  async begin(next: string): Promise<{ url: string; state: string }> {
-    this.sweep();
-    if (this.pending.size >= MAX_PENDING) throw new OidcError('busy', 'too many sign-ins under way; try again in a minute');
+  /** The provider's authorization URL for a new sign-in, and the sealed cookie value that binds it to the browser. */
+  async begin(next: string): Promise<{ url: string; cookie: string }> {
     const configuration = await this.discover();
     const client = await this.library;
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const nonce = client.randomNonce();
-    this.pending.set(state, { nonce, verifier, next, expiresAt: this.now() + PENDING_MS });
+    const pending: PendingSignIn = { state, nonce, verifier, next, expiresAt: this.now() + PENDING_SECONDS * 1000 };
+    const cookie = seal(this.stateKey, SEAL_CONTEXT, JSON.stringify(pending));
     const url = client.buildAuthorizationUrl(configuration, {
       redirect_uri: this.redirectUri(),
       scope: this.config.scopes.join(' '),
@@ -85,21 +91,20 @@ export class OidcSignIn {
       state,
       nonce,
     });
-    return { url: url.href, state };
+    return { url: url.href, cookie };
   }
 
   /**
    * The identity of a finished sign-in: `callbackUrl` as the provider
-   * redirected the browser, `browserState` the state the browser's cookie
-   * holds (a callback the browser did not start is refused). Each state is
-   * used once.
+   * redirected the browser, `cookie` the sealed state the browser's cookie
+   * holds (a callback the browser did not start is refused; the caller clears
+   * the cookie, and the provider takes each code once).
    */
-  async finish(callbackUrl: URL, browserState: string | undefined): Promise<OidcIdentity> {
+  async finish(callbackUrl: URL, cookie: string | undefined): Promise<OidcIdentity> {
     const state = callbackUrl.searchParams.get('state');
-    if (state === null || browserState === undefined || state !== browserState) throw new OidcError('flow', 'this sign-in was not started by this browser');
-    const login = this.pending.get(state);
-    this.pending.delete(state);
-    if (!login || login.expiresAt <= this.now()) throw new OidcError('flow', 'this sign-in expired or was already used; start again');
+    const login = cookie === undefined ? null : this.opened(cookie);
+    if (state === null || login === null || state !== login.state) throw new OidcError('flow', 'this sign-in was not started by this browser');
+    if (login.expiresAt <= this.now()) throw new OidcError('flow', 'this sign-in expired; start again');
     if (callbackUrl.searchParams.has('error')) throw new OidcError('flow', `the identity provider refused: ${callbackUrl.searchParams.get('error')}`);
     try {
       const configuration = await this.discover();
@@ -115,12 +120,21 @@ export class OidcSignIn {
     }
   }
 
+  /** The sign-in a cookie holds, or null when it was not sealed here (altered, forged, another instance's). */
+  private opened(cookie: string): PendingSignIn | null {
+    const text = unseal(this.stateKey, SEAL_CONTEXT, cookie);
+    if (text === null) return null;
+    const login = JSON.parse(text) as PendingSignIn;
+    return typeof login.state === 'string' && typeof login.expiresAt === 'number' ? login : null;
+  }
+
   private discover(): Promise<OpenIdClient.Configuration> {
     if (!this.configuration) {
       const issuer = new URL(this.config.issuer);
       this.configuration = this.library
         .then((client) => {
-          const execute = issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [];
+          // The ID token's signature is checked against the provider's published keys, whatever the transport.
+          const execute = [...(issuer.protocol === 'http:' ? [client.allowInsecureRequests] : []), client.enableNonRepudiationChecks];
           return client.discovery(issuer, this.config.clientId, undefined, client.ClientSecretBasic(this.clientSecret), { execute, timeout: PROVIDER_TIMEOUT_SECONDS });
         })
         .catch((error: Error) => {
@@ -131,17 +145,15 @@ export class OidcSignIn {
     return this.configuration;
   }
 
-  private sweep(): void {
-    const now = this.now();
-    for (const [state, login] of this.pending) if (login.expiresAt <= now) this.pending.delete(state);
-  }
 }
 
 /**
  * The member a provider's claims are: the email must be verified and in an
- * allowed domain; someone not yet a member becomes one only when
- * `createMembers` allows it; with a role claim configured, the role follows
- * it at every sign-in (the last owner stays one).
+ * allowed domain. A member is bound to the provider's account (`iss`, `sub`)
+ * at their first single sign-on; after that only that account is them,
+ * whatever email another account claims. Someone not yet a member becomes
+ * one only when `createMembers` allows it; with a role claim configured, the
+ * role follows it at every sign-in (the last owner stays one).
  */
 export async function memberFor(store: AuthStore, config: OidcConfig, claims: Claims): Promise<User> {
   const email = typeof claims.email === 'string' ? claims.email : '';
@@ -149,12 +161,13 @@ export async function memberFor(store: AuthStore, config: OidcConfig, claims: Cl
   const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
   if (config.allowedEmailDomains.length > 0 && !config.allowedEmailDomains.includes(domain)) throw new OidcError('domain', `${domain} is not among the allowed email domains`);
   const role = roleFrom(config, claims);
-  const existing = store.state.userByEmail(email);
+  const identity = { issuer: String(claims.iss), subject: String(claims.sub) };
+  const existing = store.state.userOfIdentity(identity) ?? (await bindByEmail(store, email, identity));
   if (!existing) {
     if (!config.createMembers) throw new OidcError('not_member', `${email} is not a member: an owner adds them first`);
     const name = typeof claims.name === 'string' && claims.name !== '' ? claims.name : email.split('@')[0]!;
     try {
-      return await store.addUser({ name, email, role: role ?? 'member' });
+      return await store.addUser({ name, email, role: role ?? 'member' }, identity);
     } catch (error) {
       throw new OidcError('no_seat', (error as Error).message);
     }
@@ -167,6 +180,19 @@ export async function memberFor(store: AuthStore, config: OidcConfig, claims: Cl
     if (error instanceof AuthError && error.code === 'LAST_OWNER') return existing;
     throw error;
   }
+}
+
+/** The member with this email, bound now to the provider's account, or undefined; refused when another account is theirs. */
+async function bindByEmail(store: AuthStore, email: string, identity: SingleSignOnIdentity): Promise<User | undefined> {
+  const member = store.state.userByEmail(email);
+  if (!member) return undefined;
+  try {
+    await store.bindIdentity(member.id, identity);
+  } catch (error) {
+    if (error instanceof AuthError && error.code === 'IDENTITY_TAKEN') throw new OidcError('identity', `${email} signs in as another account of the identity provider`);
+    throw error;
+  }
+  return member;
 }
 
 function roleFrom(config: OidcConfig, claims: Claims): Role | undefined {

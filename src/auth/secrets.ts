@@ -4,7 +4,7 @@
  * keyed by this instance's key (`instance.key` in the state directory, mode
  * 0600), is ever stored; comparisons are constant-time.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -35,6 +35,35 @@ export function secretDigest(instanceKey: Buffer, secret: string): string {
 /** The CSRF token of a session: derived from its secret, so nothing more is stored, and useless without the cookie. */
 export function csrfToken(instanceKey: Buffer, sessionSecret: string): string {
   return createHmac('sha256', instanceKey).update(`csrf\0${sessionSecret}`).digest('hex');
+}
+
+/** A key for one `purpose`, derived from the instance key (never the instance key itself outside this module's callers). */
+export function derivedKey(instanceKey: Buffer, purpose: string): Buffer {
+  return createHmac('sha256', instanceKey).update(`key\0${purpose}`).digest();
+}
+
+const SEAL_IV_BYTES = 12;
+const SEAL_TAG_BYTES = 16;
+
+/** `text` encrypted and authenticated (AES-256-GCM) under `key`, bound to `context`: base64url. */
+export function seal(key: Buffer, context: string, text: string): string {
+  const iv = randomBytes(SEAL_IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(Buffer.from(context));
+  const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url');
+}
+
+/** What `seal` sealed under `key` and `context`, or null when `sealed` is malformed, altered or sealed otherwise. */
+export function unseal(key: Buffer, context: string, sealed: string): string | null {
+  const bytes = Buffer.from(sealed, 'base64url');
+  if (bytes.length < SEAL_IV_BYTES + SEAL_TAG_BYTES) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, SEAL_IV_BYTES)).setAAD(Buffer.from(context));
+    decipher.setAuthTag(bytes.subarray(bytes.length - SEAL_TAG_BYTES));
+    return Buffer.concat([decipher.update(bytes.subarray(SEAL_IV_BYTES, bytes.length - SEAL_TAG_BYTES)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
 }
 
 /** Constant-time equality of two digests (hex strings of equal length). */

@@ -12,9 +12,9 @@ import { randomUUID, type KeyObject } from 'node:crypto';
 import path from 'node:path';
 import { AuthError } from './errors.js';
 import { licenseActive, readLicense, type License } from './license.js';
-import { AuthState, authRecord, credentialRecord, SESSION_SEEN_INTERVAL_MS, type ApiKey, type AuthRecord, type Credential, type OAuthClient, type OAuthGrant, type Role, type ScopedToken, type Session, type SessionLimits, type User, type VisibleRepository } from './model.js';
+import { AuthState, authRecord, credentialRecord, SESSION_SEEN_INTERVAL_MS, type ApiKey, type AuthRecord, type Credential, type OAuthClient, type OAuthGrant, type Role, type ScopedToken, type Session, type SessionLimits, type SingleSignOnIdentity, type User, type VisibleRepository } from './model.js';
 import { hashPassword, passwordProblem, UNUSABLE_HASH, verifyPassword } from './password.js';
-import { csrfToken, loadInstanceKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
+import { csrfToken, derivedKey, loadInstanceKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
 import { StateLog, type TailRepair } from './state-log.js';
 
 export interface AuthStoreOptions {
@@ -82,6 +82,11 @@ export class AuthStore {
     return { store, repair };
   }
 
+  /** A key for `purpose` (e.g. sealing a sign-in's state into a cookie), derived from the instance key. */
+  keyFor(purpose: string): Buffer {
+    return derivedKey(this.instanceKey, purpose);
+  }
+
   /**
    * The live credential a presented secret is, or null (malformed, unknown,
    * revoked, expired, or its user removed).
@@ -134,11 +139,14 @@ export class AuthStore {
     return this.state.oauthClients.get(clientId)!;
   }
 
-  /** Records an access token (one hour) and its refresh token, made by the OAuth server, for a member and a client: only their digests. */
-  async saveOAuthGrant(userId: string, clientId: string, scope: string, accessToken: string, refreshToken: string): Promise<OAuthGrant> {
+  /**
+   * Records an access token (one hour) and its refresh token, made by the OAuth server, for a member and a client:
+   * only their digests. `familyId` is the first grant's of the authorization (a refresh carries it on).
+   */
+  async saveOAuthGrant(userId: string, clientId: string, scope: string, accessToken: string, refreshToken: string, familyId: string): Promise<OAuthGrant> {
     this.member(userId);
     const grantId = randomUUID();
-    await this.commit({ type: 'oauth.grant.issued', grantId, userId, clientId, accessDigest: secretDigest(this.instanceKey, accessToken), refreshDigest: secretDigest(this.instanceKey, refreshToken), scope });
+    await this.commit({ type: 'oauth.grant.issued', grantId, userId, clientId, accessDigest: secretDigest(this.instanceKey, accessToken), refreshDigest: secretDigest(this.instanceKey, refreshToken), scope, familyId });
     return this.state.oauthGrants.get(grantId)!;
   }
 
@@ -155,6 +163,21 @@ export class AuthStore {
   /** The live grant a refresh token belongs to, or null. */
   oauthGrantOfRefreshToken(refreshToken: string): OAuthGrant | null {
     return secretKind(refreshToken) === 'oauthRefresh' ? this.state.grantByRefreshDigest(secretDigest(this.instanceKey, refreshToken), this.now()) : null;
+  }
+
+  /** The revoked grant a refresh token belonged to (it was rotated out or revoked), or null: presenting it is reuse. */
+  revokedOAuthGrantOfRefreshToken(refreshToken: string): OAuthGrant | null {
+    const grant = secretKind(refreshToken) === 'oauthRefresh' ? this.state.grantOfRefreshDigest(secretDigest(this.instanceKey, refreshToken)) : null;
+    return grant?.revokedAt !== undefined ? grant : null;
+  }
+
+  /** Revokes every live grant of an authorization (`familyId`): what reuse of one of its tokens or its code ends. Their ids. */
+  async revokeOAuthFamily(familyId: string): Promise<string[]> {
+    return this.exclusively(async () => {
+      const live = [...this.state.oauthGrants.values()].filter((grant) => grant.familyId === familyId && grant.revokedAt === undefined);
+      for (const grant of live) await this.commit({ type: 'oauth.grant.revoked', grantId: grant.id });
+      return live.map((grant) => grant.id);
+    });
   }
 
   /** Revokes the grant an access or refresh token belongs to (RFC 7009: unknown tokens are no error); true when one was revoked. */
@@ -290,7 +313,8 @@ export class AuthStore {
     return () => this.listeners.delete(listener);
   }
 
-  async addUser(fields: { name: string; email: string; role: Role }): Promise<User> {
+  /** Adds a member (bound to a single sign-on account when `identity` is given); AuthError NO_FREE_SEAT or EMAIL_TAKEN. */
+  async addUser(fields: { name: string; email: string; role: Role }, identity?: SingleSignOnIdentity): Promise<User> {
     return this.exclusively(async () => {
       const license = this.activeLicense();
       const seats = license?.seats ?? UNLICENSED_SEATS;
@@ -303,7 +327,17 @@ export class AuthStore {
       }
       const userId = randomUUID();
       await this.commit({ type: 'user.added', userId, ...fields });
+      if (identity) await this.commit({ type: 'user.identity', userId, ...identity });
       return this.state.users.get(userId)!;
+    });
+  }
+
+  /** Binds a member to their single sign-on account: from now on only that account signs in as them. */
+  async bindIdentity(userId: string, identity: SingleSignOnIdentity): Promise<void> {
+    return this.exclusively(async () => {
+      this.member(userId);
+      if (this.state.identityOf(userId) || this.state.userOfIdentity(identity)) throw new AuthError('IDENTITY_TAKEN', 'this member or this account of the identity provider is bound already');
+      await this.commit({ type: 'user.identity', userId, ...identity });
     });
   }
 

@@ -80,7 +80,7 @@ export class Daemon {
       threadIdleMs: INDEX_THREAD_IDLE_MS,
       onPublished: () => catalog.publish(loadCatalog(daemon?.config ?? config)),
     });
-    const singleSignOn = new SingleSignOn(() => daemon?.config ?? config);
+    const singleSignOn = new SingleSignOn(() => daemon?.config ?? config, auth.store.keyFor('oidc sign-in state'));
     try {
       singleSignOn.configure(config.auth.oidc);
     } catch (error) {
@@ -174,13 +174,17 @@ class SingleSignOn {
   private settings = 'null';
   current: OidcSignIn | null = null;
 
-  constructor(private readonly config: () => Config) {}
+  constructor(
+    private readonly config: () => Config,
+    /** Seals sign-ins under way into the browser's cookie. */
+    private readonly stateKey: Buffer,
+  ) {}
 
   /** Throws when the client secret file cannot be read or others can read it. */
   configure(oidc: OidcConfig | null): void {
     const settings = JSON.stringify(oidc);
     if (settings === this.settings) return;
-    this.current = oidc && new OidcSignIn(oidc, readClientSecret(oidc.clientSecretFile), () => `${this.config().publicUrl}/api/auth/oidc/callback`);
+    this.current = oidc && new OidcSignIn(oidc, readClientSecret(oidc.clientSecretFile), () => `${this.config().publicUrl}/api/auth/oidc/callback`, this.stateKey);
     this.settings = settings;
   }
 }

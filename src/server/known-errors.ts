@@ -17,6 +17,7 @@ export const AUTH_ERRORS: Record<AuthErrorCode, ErrorCode> = {
   EMAIL_TAKEN: 'INVALID_REQUEST_BODY',
   LAST_OWNER: 'LAST_OWNER_CANNOT_BE_REMOVED',
   WEAK_PASSWORD: 'INVALID_REQUEST_BODY',
+  IDENTITY_TAKEN: 'INVALID_REQUEST_BODY',
 };
 
 export function asApiError(thrown: unknown): unknown {

@@ -66,7 +66,7 @@ const SINGLE_SIGN_ON_FAILURES: Record<string, string> = {
   domain: 'Your email domain may not sign in here.',
   not_member: 'You are not a member yet: ask an owner to add you.',
   no_seat: 'Every seat is taken: ask an owner.',
-  busy: 'Too many sign-ins are under way. Try again in a minute.',
+  identity: 'This member signs in with another account of the identity provider.',
 };
 
 async function renderSignIn(): Promise<void> {

@@ -14,7 +14,7 @@ async function openStore(t: Test, directory = tempDir(t, 'trawl-oauth-'), clock 
 async function grantFor(store: AuthStore, userId: string, clientId: string) {
   const access = newSecret('oauthAccess');
   const refresh = newSecret('oauthRefresh');
-  const grant = await store.saveOAuthGrant(userId, clientId, 'mcp', access, refresh);
+  const grant = await store.saveOAuthGrant(userId, clientId, 'mcp', access, refresh, 'authorization-1');
   return { grant, access, refresh };
 }
 

@@ -18,6 +18,8 @@ export interface IdentityProvider {
   clientSecret: string;
   /** Lets the provider send the browser back to `redirectUri` (known once the daemon listens). */
   register(redirectUri: string): void;
+  /** When set, rewrites the ID token of every token response (an attacker between provider and client, or a broken provider). */
+  tamperIdToken: ((idToken: string) => string) | null;
 }
 
 /** Starts a provider whose accounts (by login) carry these claims; stopped when the test ends. */
@@ -28,6 +30,17 @@ export async function startIdentityProvider(t: Test, accounts: Record<string, Re
       response.writeHead(503).end();
       return;
     }
+    const tamper = identityProvider.tamperIdToken;
+    if (tamper && request.url?.startsWith('/token')) {
+      const end = response.end.bind(response) as (chunk?: unknown) => http.ServerResponse;
+      response.end = ((chunk?: unknown) => {
+        const body = chunk === undefined ? null : (JSON.parse(String(chunk)) as { id_token?: string });
+        if (!body?.id_token) return end(chunk);
+        const text = JSON.stringify({ ...body, id_token: tamper(body.id_token) });
+        response.setHeader('Content-Length', Buffer.byteLength(text));
+        return end(text);
+      }) as typeof response.end;
+    }
     provider.callback()(request, response);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -35,10 +48,11 @@ export async function startIdentityProvider(t: Test, accounts: Record<string, Re
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = 'trawl-test';
   const clientSecret = 'a client secret of the test provider';
-  return {
+  const identityProvider: IdentityProvider = {
     issuer,
     clientId,
     clientSecret,
+    tamperIdToken: null,
     register(redirectUri) {
       provider = new Provider(issuer, {
         clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri], token_endpoint_auth_method: 'client_secret_basic' }],
@@ -52,6 +66,7 @@ export async function startIdentityProvider(t: Test, accounts: Record<string, Re
       });
     },
   };
+  return identityProvider;
 }
 
 /** A client with a cookie jar per origin, following nothing on its own. */

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
-import { bearer, teamDaemon } from '../helpers/auth.js';
-import type { Daemon } from '../helpers/daemon.js';
+import { bearer, LICENSE_ENV, teamDaemon } from '../helpers/auth.js';
+import { runDaemon, type Daemon } from '../helpers/daemon.js';
 import { expectError } from '../helpers/schema.js';
 
 const PASSWORD = 'correct horse battery';
@@ -84,8 +84,6 @@ t.test('OAuth for MCP: discovery, and every hostile step refused', async (t) => 
   const code2 = new URL((await (await decide({ code_challenge: otherChallenge })).json()).redirect).searchParams.get('code')!;
   const tokens = await (await daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code: code2, client_id: clientId, redirect_uri: REDIRECT, code_verifier: otherVerifier }))).json();
   t.match(tokens.access_token, /^trawl_oa_/);
-  const replay = await daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code: code2, client_id: clientId, redirect_uri: REDIRECT, code_verifier: otherVerifier }));
-  t.equal((await replay.json()).error, 'invalid_grant', 'a code is used once');
 
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(tokens.access_token) })).status, 200, 'the access token reads');
   await expectError(t, await daemon.fetch('/api/admin/api_keys', { method: 'POST', headers: bearer(tokens.access_token), body: JSON.stringify({ name: 'x' }) }), 403, 'INSUFFICIENT_PERMISSIONS', undefined, 'and does nothing else');
@@ -95,4 +93,51 @@ t.test('OAuth for MCP: discovery, and every hostile step refused', async (t) => 
   const refresh = () => daemon.fetch('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId }));
   const racing = await Promise.all([refresh(), refresh(), refresh()]);
   t.same(racing.map((response) => response.status).sort(), [200, 400, 400], 'refreshes racing with one refresh token: one wins, it is used once');
+});
+
+t.test('reuse ends the authorization: a rotated-out refresh token, or a code presented again, revokes every token it led to', async (t) => {
+  const { daemon } = await teamDaemon(t, { password: PASSWORD });
+  const { client_id: clientId } = await (await register(daemon)).json();
+  const browser = await browserOf(daemon);
+  const authorize = async () => {
+    const { verifier, challenge } = pkce();
+    const params = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' };
+    const decided = await daemon.fetch('/api/oauth/authorization', { method: 'POST', headers: browser, body: JSON.stringify({ params, approve: true }) });
+    const code = new URL((await decided.json()).redirect).searchParams.get('code')!;
+    const exchange = () => daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier }));
+    return { exchange };
+  };
+  const refresh = (token: string) => daemon.fetch('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId }));
+  const reads = async (accessToken: string) => (await daemon.fetch('/api/repos', { headers: bearer(accessToken) })).status;
+
+  // The thief refreshes first with a stolen refresh token; the client's own later refresh is reuse.
+  const first = await (await (await authorize()).exchange()).json();
+  const thief = await (await refresh(first.refresh_token)).json();
+  t.equal(await reads(thief.access_token), 200, "the thief's refreshed token reads, until the reuse is seen");
+  const reused = await refresh(first.refresh_token);
+  t.equal(reused.status, 400);
+  t.equal((await reused.json()).error, 'invalid_grant', 'the rotated-out refresh token is refused');
+  t.equal(await reads(thief.access_token), 401, "and the grant's live access token is revoked");
+  t.equal((await refresh(thief.refresh_token)).status, 400, 'and its live refresh token');
+
+  // Another authorization of the same client and person is not touched.
+  const other = await (await (await authorize()).exchange()).json();
+  t.equal(await reads(other.access_token), 200, 'another authorization still reads');
+
+  const replayed = await authorize();
+  const issued = await (await replayed.exchange()).json();
+  t.equal(await reads(issued.access_token), 200);
+  const again = await replayed.exchange();
+  t.equal((await again.json()).error, 'invalid_grant', 'a code is used once');
+  t.equal(await reads(issued.access_token), 401, 'and presenting it again revokes the tokens it issued');
+  t.equal((await refresh(issued.refresh_token)).status, 400, 'refresh token too');
+  t.equal(await reads(other.access_token), 200, 'the other authorization still reads');
+
+  // Reuse is still recognised after a restart (the rotated-out grant is kept, revoked, for its lifetime).
+  const kept = await (await (await authorize()).exchange()).json();
+  const rotated = await (await refresh(kept.refresh_token)).json();
+  await daemon.stop();
+  const restarted = await runDaemon(t, daemon.configFile, { env: LICENSE_ENV });
+  t.equal((await restarted.fetch('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: kept.refresh_token, client_id: clientId }))).status, 400);
+  t.equal((await restarted.fetch('/api/repos', { headers: bearer(rotated.access_token) })).status, 401, 'after a restart too');
 });

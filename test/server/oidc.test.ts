@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bearer } from '../helpers/auth.js';
@@ -14,6 +15,7 @@ const ACCOUNTS = {
   newcomer: { email: 'newcomer@corp.example', email_verified: true, name: 'New Comer', groups: ['staff'] },
   unverified: { email: 'dev@example.com', email_verified: false },
   outsider: { email: 'someone@elsewhere.example', email_verified: true },
+  impostor: { email: 'DEV@example.com', email_verified: true, name: 'Not Dev' },
 };
 
 /**
@@ -114,6 +116,72 @@ t.test('the callback refuses what the browser did not start, replays, forged cod
     const back = await singleSignOn(client, daemon, 'dev', next);
     t.equal(back.headers.get('location'), '/', `next=${JSON.stringify(next)} goes home, not elsewhere`);
   }
+});
+
+t.test("the ID token's signature is checked: alg none, another key and a broken signature are refused", async (t) => {
+  const { daemon, provider } = await singleSignOnDaemon(t, ACCOUNTS);
+  const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const tamperings: Record<string, (idToken: string) => string> = {
+    'alg none': (idToken) => `${encode({ alg: 'none', typ: 'JWT' })}.${idToken.split('.')[1]}.`,
+    'signed with a key the provider did not publish': (idToken) => {
+      const [header, payload] = idToken.split('.');
+      const signed = `${header}.${payload}`;
+      return `${signed}.${sign('sha256', Buffer.from(signed), privateKey).toString('base64url')}`;
+    },
+    'a broken signature': (idToken) => {
+      const [header, payload, signature] = idToken.split('.') as [string, string, string];
+      const middle = Math.floor(signature.length / 2);
+      return `${header}.${payload}.${signature.slice(0, middle)}${signature[middle] === 'A' ? 'B' : 'A'}${signature.slice(middle + 1)}`;
+    },
+    'claims changed under the signature': (idToken) => {
+      const [header, payload, signature] = idToken.split('.') as [string, string, string];
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+      return `${header}.${encode({ ...claims, email: 'owner@example.com' })}.${signature}`;
+    },
+  };
+  for (const [what, tamper] of Object.entries(tamperings)) {
+    provider.tamperIdToken = tamper;
+    const client = new CookieClient();
+    t.equal((await singleSignOn(client, daemon, 'dev')).headers.get('location'), '/sign-in?error=flow', `${what}: refused`);
+    t.equal(sessionCookie(client, daemon), '', `${what}: no session`);
+  }
+  provider.tamperIdToken = null;
+  t.equal((await singleSignOn(new CookieClient(), daemon, 'dev')).headers.get('location'), '/settings/api-keys', 'the untouched token signs in');
+});
+
+t.test("a member is bound to the provider's account at the first single sign-on; another account with their email is refused", async (t) => {
+  const { daemon, dev } = await singleSignOnDaemon(t, ACCOUNTS);
+  const devClient = new CookieClient();
+  t.equal((await singleSignOn(devClient, daemon, 'dev')).status, 302);
+  const session = await (await fetch(`${daemon.url}/api/auth/session`, { headers: { Cookie: sessionCookie(devClient, daemon) } })).json();
+  t.equal(session.user.id, dev.id, 'the first sign-in binds dev@example.com to the account "dev"');
+
+  const impostor = new CookieClient();
+  t.equal((await singleSignOn(impostor, daemon, 'impostor')).headers.get('location'), '/sign-in?error=identity', 'another account vouched for with the same email (in other case) is refused');
+  t.equal(sessionCookie(impostor, daemon), '', 'and gets no session');
+  t.equal((await singleSignOn(new CookieClient(), daemon, 'dev')).headers.get('location'), '/settings/api-keys', 'the bound account still signs in');
+});
+
+t.test('starting single sign-on keeps nothing: thousands of starts refuse no one, and a forged state cookie opens nothing', async (t) => {
+  const { daemon } = await singleSignOnDaemon(t, ACCOUNTS);
+  const starts: number[] = [];
+  for (let batch = 0; batch < 15; batch++) {
+    starts.push(...(await Promise.all(Array.from({ length: 100 }, () => fetch(`${daemon.url}/api/auth/oidc/start`, { redirect: 'manual' }).then((response) => response.status)))));
+  }
+  t.same([...new Set(starts)], [302], '1,500 starts from one address, all answered with the redirect');
+  t.equal((await singleSignOn(new CookieClient(), daemon, 'dev')).headers.get('location'), '/settings/api-keys', 'and a person still signs in');
+
+  const client = new CookieClient();
+  const started = await client.get(`${daemon.url}/api/auth/oidc/start`);
+  const state = new URL(started.headers.get('location')!).searchParams.get('state')!;
+  const origin = new URL(daemon.url).origin;
+  const sealed = client.cookieHeader(origin).split('=').slice(1).join('=');
+  const altered = sealed.slice(0, 20) + (sealed[20] === 'A' ? 'B' : 'A') + sealed.slice(21);
+  client.setCookie(origin, 'trawl_sign_in_state', altered);
+  t.equal((await client.get(`${daemon.url}${CALLBACK}?code=x&state=${state}`)).headers.get('location'), '/sign-in?error=flow', 'an altered state cookie is refused');
+  client.setCookie(origin, 'trawl_sign_in_state', state);
+  t.equal((await client.get(`${daemon.url}${CALLBACK}?code=x&state=${state}`)).headers.get('location'), '/sign-in?error=flow', 'the bare state as the cookie is refused');
 });
 
 t.test('who may sign in: verified emails, allowed domains, members made when allowed, roles from a claim', async (t) => {

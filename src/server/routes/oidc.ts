@@ -9,22 +9,16 @@
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../api/errors.js';
 import { parseQuery, validator } from '../../api/validate.js';
-import { memberFor, OidcError, type OidcSignIn } from '../../auth/oidc.js';
+import { memberFor, OidcError, PENDING_SECONDS, type OidcSignIn } from '../../auth/oidc.js';
 import { anonymousCaller, audit, type Caller } from '../access.js';
 import type { Request, TextReply } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
 import { cookieValue, secureCookies, setCookie, SIGN_IN_STATE_COOKIE } from '../session-cookie.js';
-import { RateLimiter } from '../rate-limit.js';
-import { addressKey } from '../client-address.js';
 import { handOver, sessionClient } from './sessions.js';
 
 const TAG = 'Sessions';
 const START_PATH = '/api/auth/oidc/start';
 const CALLBACK_PATH = '/api/auth/oidc/callback';
-/** How long a browser has to come back from the provider. */
-const STATE_COOKIE_SECONDS = 600;
-/** Single sign-ons started per address: thirty in a burst, then one a second (each holds a pending sign-in for ten minutes). */
-const singleSignOnStarts = new RateLimiter(1, 30, 'single sign-ons started per second from this address');
 const StartQuery = Type.Object({ next: Type.Optional(Type.String({ maxLength: 2048, description: 'A local path to return to (anything else: /)' })) });
 const startQuery = validator(StartQuery);
 
@@ -68,14 +62,14 @@ export const oidcStartRoute: Route = {
   access: 'public',
   query: StartQuery,
   response: { status: 302, description: 'To the identity provider', headers: ['Location', 'Set-Cookie'] },
-  errors: ['INVALID_QUERY_PARAMS', 'NOT_FOUND', 'RATE_LIMITED'],
+  errors: ['INVALID_QUERY_PARAMS', 'NOT_FOUND'],
   async handle(request: Request, _caller: Caller, context: ServerContext) {
     const signIn = configured(context);
     const { next } = parseQuery(startQuery, request.query);
-    singleSignOnStarts.takeFor(addressKey(request.remoteAddress));
     try {
-      const { url, state } = await signIn.begin(localPath(next));
-      return redirect(url, { 'Set-Cookie': setCookie(SIGN_IN_STATE_COOKIE, state, STATE_COOKIE_SECONDS, secureCookies(context.config.publicUrl)) });
+      // Nothing is kept here: the sign-in's state is sealed into the cookie, so no number of starts can refuse anyone.
+      const { url, cookie } = await signIn.begin(localPath(next));
+      return redirect(url, { 'Set-Cookie': setCookie(SIGN_IN_STATE_COOKIE, cookie, PENDING_SECONDS, secureCookies(context.config.publicUrl)) });
     } catch (error) {
       if (!(error instanceof OidcError)) throw error;
       context.logger.warn({ reason: error.reason, err: error }, 'single sign-on could not start');
@@ -107,7 +101,8 @@ export const oidcCallbackRoute: Route = {
     } catch (error) {
       if (!(error instanceof OidcError)) throw error;
       audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { path: request.path, method: 'oidc', reason: error.reason, detail: error.message, remoteAddress: request.remoteAddress, requestId: request.requestId });
-      return redirect(`/sign-in?error=${error.reason}`);
+      // A failed sign-in's state is of no further use: the browser starts again.
+      return redirect(`/sign-in?error=${error.reason}`, { 'Set-Cookie': setCookie(SIGN_IN_STATE_COOKIE, '', 0, secure) });
     }
   },
 };
