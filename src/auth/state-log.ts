@@ -77,27 +77,35 @@ export class StateLogLockedError extends Error {
 /**
  * Rewrites the log `<name>.log` in `directory` (its lock taken) with every
  * intact record, after copying the whole file to `<name>.log.corrupt-<ms>`:
- * what `trawl admin state repair` does. Returns the copy's path (null when
- * there was nothing to repair), the records kept and the byte ranges dropped.
+ * what `trawl admin state repair` does. `followUp` is told the records kept
+ * and the damaged bytes dropped before anything is written: it returns
+ * records to append after the kept ones, or throws to refuse the repair
+ * (nothing is then written). Returns the copy's path (null when there was
+ * nothing to repair), the records kept and appended, and the byte ranges dropped.
  */
-export async function repairLog(directory: string, name = 'state'): Promise<{ copy: string | null; kept: number; dropped: { from: number; to: number }[] }> {
+export async function repairLog(
+  directory: string,
+  name = 'state',
+  followUp: (kept: StateRecord[], dropped: Buffer[]) => StateRecord[] = () => [],
+): Promise<{ copy: string | null; kept: number; appended: number; dropped: { from: number; to: number }[] }> {
   const lockFd = lockLog(directory, name);
   try {
     const file = path.join(directory, `${name}.log`);
-    if (!fs.existsSync(file)) return { copy: null, kept: 0, dropped: [] };
+    if (!fs.existsSync(file)) return { copy: null, kept: 0, appended: 0, dropped: [] };
     const bytes = fs.readFileSync(file);
     const { records, skipped } = salvageRecords(bytes);
-    if (skipped.length === 0) return { copy: null, kept: records.length, dropped: [] };
+    if (skipped.length === 0) return { copy: null, kept: records.length, appended: 0, dropped: [] };
+    const appended = followUp(records, skipped.map((range) => bytes.subarray(range.from, range.to)));
     const copy = `${file}.corrupt-${Date.now()}`;
     fs.copyFileSync(file, copy, fs.constants.COPYFILE_EXCL);
     const temporary = `${file}.repair`;
-    fs.writeFileSync(temporary, Buffer.concat(records.map(encodeRecord)), { mode: 0o600 });
+    fs.writeFileSync(temporary, Buffer.concat([...records, ...appended].map(encodeRecord)), { mode: 0o600 });
     const fd = fs.openSync(temporary, 'r');
     fs.fsyncSync(fd);
     fs.closeSync(fd);
     fs.renameSync(temporary, file);
     await syncDirectory(directory);
-    return { copy, kept: records.length, dropped: skipped };
+    return { copy, kept: records.length, appended: appended.length, dropped: skipped };
   } finally {
     fs.closeSync(lockFd);
   }

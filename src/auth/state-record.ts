@@ -151,6 +151,34 @@ export function decodeRecordAt(bytes: Buffer, offset: number): StateRecord {
   return record;
 }
 
+/**
+ * What can still be read in damaged bytes whose records no longer decode: the dotted words (record types are
+ * stored as plain text, e.g. `user.removed`) and the UUIDs (the ids records carry).
+ */
+export function legibleIn(bytes: Buffer): { words: Set<string>; ids: Set<string> } {
+  const text = bytes.toString('latin1');
+  return {
+    words: new Set(text.match(/[a-z]+(?:\.[a-zA-Z]+)+/g) ?? []),
+    ids: new Set(text.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g) ?? []),
+  };
+}
+
+/**
+ * The record bodies damaged bytes still frame as (each length field pointing exactly at the next, checksums not
+ * checked), or null when their framing is damaged too: then which records they held cannot be told.
+ */
+export function framesIn(bytes: Buffer): Buffer[] | null {
+  const bodies: Buffer[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    if (bytes.length - at < RECORD_HEADER_BYTES) return null;
+    const length = bytes.readUInt32LE(at);
+    if (length === 0 || length > bytes.length - at - RECORD_HEADER_BYTES) return null;
+    bodies.push(bytes.subarray(at + RECORD_HEADER_BYTES, at + RECORD_HEADER_BYTES + length));
+    at += RECORD_HEADER_BYTES + length;
+  }
+  return bodies;
+}
+
 function isRecord(value: unknown): value is StateRecord {
   if (typeof value !== 'object' || value === null) return false;
   const { v, type, at } = value as Record<string, unknown>;

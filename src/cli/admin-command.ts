@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { passwordProblem } from '../auth/password.js';
+import { RepairRefusedError, stateRepairFollowUp, type RepairChoice } from '../auth/repair-policy.js';
 import { AUDIT_LOG_NAME, repairLog, StateLogLockedError, StateLogWriteError } from '../auth/state-log.js';
 import { stateDirectory } from '../auth/store.js';
 import { createLogger } from '../obs/logger.js';
@@ -30,9 +31,14 @@ Actions:
   anonymous on|off                     anonymous reads (overrides auth.anonymousAccess)
   license install KEY
   license show
-  state repair                         keep every intact record of a damaged state or audit
+  state repair [--end-credentials | --accept-risk]
+                                       keep every intact record of a damaged state or audit
                                        log, after copying it whole (offline; the daemon
-                                       refuses to start on such a log)
+                                       refuses to start on such a log). It says what each
+                                       dropped record still shows, and refuses when one could
+                                       have ended access (a removal, revocation, role or
+                                       password change) unless told to end every credential
+                                       it could have concerned, or to accept that risk
 
 Options:
   --url URL       a running daemon (default: $TRAWL_URL)
@@ -62,6 +68,8 @@ export const adminCommand: Command = {
           role: { type: 'string' },
           user: { type: 'string' },
           'password-stdin': { type: 'boolean' },
+          'end-credentials': { type: 'boolean' },
+          'accept-risk': { type: 'boolean' },
         },
         strict: true,
         allowPositionals: true,
@@ -72,7 +80,7 @@ export const adminCommand: Command = {
     }
     const { values, positionals } = parsed;
     const url = values.url ?? process.env.TRAWL_URL;
-    if (positionals.join(' ') === 'state repair') return repairState(values.config, url);
+    if (positionals.join(' ') === 'state repair') return repairState(values.config, url, values);
     let backend: AdminBackend;
     try {
       if (url !== undefined) {
@@ -100,20 +108,27 @@ export const adminCommand: Command = {
 };
 
 /** `state repair`: offline, before anything opens (and refuses) the damaged logs. */
-async function repairState(configPath: string | undefined, url: string | undefined): Promise<number> {
+async function repairState(configPath: string | undefined, url: string | undefined, values: { config?: string; 'end-credentials'?: boolean; 'accept-risk'?: boolean }): Promise<number> {
   try {
     if (url !== undefined) throw new UsageError('state repair works offline only: stop the daemon and run it with --config');
+    if (values['end-credentials'] && values['accept-risk']) throw new UsageError('--end-credentials and --accept-risk exclude each other');
+    const choice: RepairChoice = values['end-credentials'] ? 'end-credentials' : values['accept-risk'] ? 'accept-risk' : 'refuse';
     const config = configOrProblem(configPath);
     if (typeof config === 'string') throw new UsageError(config);
     const directory = stateDirectory(config.dataDir);
     for (const name of ['state', AUDIT_LOG_NAME]) {
-      const { copy, kept, dropped } = await repairLog(directory, name);
-      if (!copy) {
-        console.log(`${name}.log: intact (${kept} records)`);
-        continue;
+      const report: string[] = [];
+      try {
+        const { copy, kept, appended, dropped } = await repairLog(directory, name, name === 'state' ? stateRepairFollowUp(choice, Date.now(), report) : undefined);
+        if (!copy) {
+          console.log(`${name}.log: intact (${kept} records)`);
+          continue;
+        }
+        const bytes = dropped.reduce((sum, range) => sum + range.to - range.from, 0);
+        console.log(`${name}.log: kept ${kept} intact records, dropped ${bytes} damaged bytes (${dropped.map((range) => `${range.from}-${range.to}`).join(', ')})${appended > 0 ? `, appended ${appended} records ending credentials` : ''}; the whole file as it was is in ${copy}`);
+      } finally {
+        for (const line of report) console.log(`  ${name}.log: ${line}`);
       }
-      const bytes = dropped.reduce((sum, range) => sum + range.to - range.from, 0);
-      console.log(`${name}.log: kept ${kept} intact records, dropped ${bytes} damaged bytes (${dropped.map((range) => `${range.from}-${range.to}`).join(', ')}); the whole file as it was is in ${copy}`);
     }
     return 0;
   } catch (error) {
@@ -126,7 +141,7 @@ function failure(error: unknown): number {
     console.error(`trawl admin: ${error.message}\n\n${USAGE}`);
     return 2;
   }
-  if (error instanceof AdminError || error instanceof StateLogLockedError || error instanceof StateLogWriteError) {
+  if (error instanceof AdminError || error instanceof StateLogLockedError || error instanceof StateLogWriteError || error instanceof RepairRefusedError) {
     console.error(`trawl admin: ${error.message}`);
     return 1;
   }

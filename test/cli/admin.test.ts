@@ -1,14 +1,16 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bearer, LICENSE_ENV, testLicense } from '../helpers/auth.js';
 import { trawl, trawlAsync } from '../helpers/cli.js';
-import { startDaemon } from '../helpers/daemon.js';
+import { runDaemon, startDaemon } from '../helpers/daemon.js';
 import { fixtureRepository } from '../server/fixture.js';
 import { NEEDS_ROOT_TO_MOUNT, smallFileSystem, tempDir } from '../helpers/tmp.js';
 
 const PRIVATE = 'example.com/acme/secret';
 const KEY = /trawl_ak_[0-9a-f]{64}/;
+/** A row of `keys list`: a key's id first. */
+const KEY_ID_LINE = /^[0-9a-f]{8}-[0-9a-f]{4}-/m;
 
 t.test('trawl admin: offline before the daemon, online while it runs', async (t) => {
   const hidden = { ...fixtureRepository(t, PRIVATE).config, public: false };
@@ -113,6 +115,65 @@ t.test('a state log damaged before its end: the daemon refuses to start, `state 
   const users = admin('users', 'list');
   t.equal(users.status, 0, 'the repaired log opens');
   t.match(users.stdout, /bob@example\.com/, 'the records after the damage survive');
+});
+
+/** A state log in which bob (a member with a key) was removed, then ann (the owner) made a key; its record of the removal found. */
+function removedMemberScenario(t: Test) {
+  const dir = tempDir(t, 'trawl-removed-');
+  const configFile = path.join(dir, 'trawl.json');
+  fs.writeFileSync(configFile, JSON.stringify({ dataDir: path.join(dir, 'data'), listen: { host: '127.0.0.1', port: 0 }, repos: [] }));
+  const admin = (...args: string[]) => trawl(['admin', '--config', configFile, ...args], { env: LICENSE_ENV });
+  const annKey = KEY.exec(admin('init', '--email', 'ann@example.com').stdout)![0];
+  t.equal(admin('license', 'install', testLicense()).status, 0);
+  const bobId = /^(\S+)\s+member\s+bob@example\.com/m.exec(admin('users', 'add', '--email', 'bob@example.com').stdout)![1]!;
+  const bobKey = KEY.exec(admin('keys', 'create', '--name', 'bob', '--user', bobId).stdout)![0];
+  t.equal(admin('users', 'remove', bobId).status, 0);
+  const annId = /^(\S+)\s+owner/m.exec(admin('users', 'list').stdout)![1]!;
+  t.equal(admin('keys', 'create', '--name', 'later', '--user', annId).status, 0, 'a record after the removal: the damage is no torn tail');
+  const log = path.join(dir, 'data', 'state', 'state.log');
+  const bytes = fs.readFileSync(log);
+  return { configFile, admin, log, bytes, removal: bytes.indexOf('user.removed'), bobId, bobKey, annKey };
+}
+
+t.test('state repair fails closed: a dropped removal is named and refused, and ended again on request', async (t) => {
+  const { configFile, admin, log, bytes, removal, bobId, bobKey, annKey } = removedMemberScenario(t);
+  bytes[removal + 'user.removed'.length]! ^= 0x01; // the field after the type: the record fails its checksum, its type and id still legible
+  fs.writeFileSync(log, bytes);
+
+  const refused = admin('state', 'repair');
+  t.equal(refused.status, 1, 'refused');
+  t.match(refused.stdout, new RegExp(`dropped record 1: user\\.removed \\(ids ${bobId}\\): could have ended access`), 'saying what was dropped: its type and id');
+  t.match(refused.stderr, /refused: 1 of the damaged records could have ended access.*nothing was written.*--end-credentials.*--accept-risk/);
+  t.same(fs.readFileSync(log), bytes, 'nothing was written');
+  t.same(fs.readdirSync(path.dirname(log)).filter((name) => name.includes('corrupt')), [], 'not even the copy');
+
+  const ended = admin('state', 'repair', '--end-credentials');
+  t.equal(ended.status, 0, ended.stderr);
+  t.match(ended.stdout, /appended 1 records ending credentials/);
+  t.notMatch(admin('users', 'list').stdout, /bob@example\.com/, 'the removal is made again');
+  const daemon = await runDaemon(t, configFile, { env: LICENSE_ENV });
+  t.equal((await daemon.fetch('/api/repos', { headers: bearer(bobKey) })).status, 401, "the removed member's key does not come back");
+  t.equal((await daemon.fetch('/api/repos', { headers: bearer(annKey) })).status, 200, "the owner's key, not concerned, still works");
+});
+
+t.test('state repair: damage that names nothing ends every credential on request, or is kept as it is when the risk is accepted', async (t) => {
+  for (const choice of ['--end-credentials', '--accept-risk']) {
+    const { admin, log, bytes, removal, bobId } = removedMemberScenario(t);
+    bytes.fill(0x78, removal, removal + 'user.removed'.length + 60); // the type and the id unreadable
+    fs.writeFileSync(log, bytes);
+    const refused = admin('state', 'repair');
+    t.equal(refused.status, 1, 'refused');
+    t.match(refused.stdout, /dropped record 1: (type unreadable|.* among unreadable bytes.*): could have ended access/);
+    const repaired = admin('state', 'repair', choice);
+    t.equal(repaired.status, 0, repaired.stderr);
+    const keys = admin('keys', 'list', '--user', '*').stdout;
+    if (choice === '--end-credentials') {
+      t.match(repaired.stdout, /ended, for every user/);
+      t.notMatch(keys, KEY_ID_LINE, "everyone's keys are ended: the dropped record could have been anyone's");
+    } else {
+      t.match(admin('users', 'list').stdout, new RegExp(bobId), 'with the risk accepted, what the intact records say stands: bob is back');
+    }
+  }
 });
 
 t.test('offline on a full disk: a change that cannot be saved fails with exit 1 and says why', { skip: NEEDS_ROOT_TO_MOUNT }, async (t) => {
