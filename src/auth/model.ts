@@ -77,7 +77,7 @@ export const SESSION_SEEN_INTERVAL_MS = 10 * 60 * 1000;
 /** Signing in once more ends the user's least recently used session. */
 export const MAX_SESSIONS_PER_USER = 32;
 
-/** A client registered through OAuth dynamic client registration (RFC 7591): public, PKCE only. */
+/** A client registered through OAuth dynamic client registration (RFC 7591): public, PKCE only; sealed into its id (auth/oauth.ts), or, registered by an earlier trawl, in the log. */
 export interface OAuthClient {
   id: string;
   name: string;
@@ -101,7 +101,7 @@ export interface OAuthGrant {
 
 export const OAUTH_ACCESS_LIFETIME_MS = 60 * 60 * 1000;
 export const OAUTH_REFRESH_LIFETIME_MS = 30 * 86_400_000;
-/** Registered clients kept at most: one more drops the oldest that holds no live grant. */
+/** Clients an earlier trawl registered in the log, kept at most on replay: one more drops the oldest that holds no live grant. */
 export const MAX_OAUTH_CLIENTS = 1_000;
 
 /** Exactly one hour; no refresh. */

@@ -2,14 +2,16 @@
  * OAuth 2.1 for MCP clients (EE; docs/oauth.md): the authorization code
  * grant with PKCE S256 and rotating refresh tokens, done by
  * @node-oauth/oauth2-server over trawl's state. Clients register
- * themselves (RFC 7591) and are public (no secret); codes live in memory
- * for five minutes; tokens are `trawl_oa_…` (one hour) and `trawl_or_…`
- * (30 days, used once), stored as HMACs in the state log.
+ * themselves (RFC 7591) and are public (no secret); nothing is kept per
+ * registration: the client's name and redirect URIs are sealed into its
+ * client_id. Codes live in memory for five minutes; tokens are `trawl_oa_…`
+ * (one hour) and `trawl_or_…` (30 days, used once), stored as HMACs in the
+ * state log.
  */
 import type OAuth2Server from '@node-oauth/oauth2-server';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { OAUTH_ACCESS_LIFETIME_MS, OAUTH_REFRESH_LIFETIME_MS, type OAuthClient } from './model.js';
-import { newSecret } from './secrets.js';
+import { newSecret, seal, unseal } from './secrets.js';
 import type { AuthStore } from './store.js';
 
 /** The one scope: use trawl's MCP server and read API as the person who consented. */
@@ -19,6 +21,12 @@ const CODE_LIFETIME_SECONDS = 300;
 const MAX_PENDING_CODES = 1_000;
 /** Exchanged codes remembered (for their lifetime) so that a replay revokes what they issued; past it the oldest are forgotten. */
 const MAX_USED_CODES = 10_000;
+
+/** A registered client's id: this prefix, then its registration sealed under a key derived from the instance key. */
+const CLIENT_ID_PREFIX = 'trawl_oc_';
+const CLIENT_SEAL_CONTEXT = 'trawl oauth client';
+/** A client_id longer than this is none of ours (it must fit in an authorization URL). */
+const MAX_CLIENT_ID_CHARACTERS = 2048;
 
 /** A refusal in RFC 6749's terms: `error` (e.g. invalid_grant) and the HTTP status to answer. */
 export class OAuthFailure extends Error {
@@ -58,7 +66,18 @@ export class OAuthServer {
   private readonly usedCodes = new Map<string, { familyId: string; expiresAt: number }>();
   private server: Promise<{ oauth: OAuth2Server; Library: Library }> | null = null;
 
-  constructor(private readonly store: AuthStore) {}
+  private readonly clientKey: Buffer;
+
+  constructor(private readonly store: AuthStore) {
+    this.clientKey = store.keyFor('oauth clients');
+  }
+
+  /** A client registered now (RFC 7591): nothing is kept, its client_id carries its name and redirect URIs, sealed. */
+  register(name: string, redirectUris: string[]): OAuthClient {
+    const createdAt = Date.now();
+    const id = CLIENT_ID_PREFIX + seal(this.clientKey, CLIENT_SEAL_CONTEXT, JSON.stringify({ name, redirectUris, createdAt }));
+    return { id, name, redirectUris, createdAt };
+  }
 
   private library(): Promise<{ oauth: OAuth2Server; Library: Library }> {
     this.server ??= oauthLibrary().then((Library) => ({
@@ -76,9 +95,15 @@ export class OAuthServer {
     return this.server;
   }
 
-  /** The registered client `clientId`, or null. */
+  /** The registered client `clientId` (sealed here, or registered in the state log by an earlier trawl), or null. */
   client(clientId: string): OAuthClient | null {
-    return this.store.state.oauthClients.get(clientId) ?? null;
+    const recorded = this.store.state.oauthClients.get(clientId);
+    if (recorded) return recorded;
+    if (!clientId.startsWith(CLIENT_ID_PREFIX) || clientId.length > MAX_CLIENT_ID_CHARACTERS) return null;
+    const text = unseal(this.clientKey, CLIENT_SEAL_CONTEXT, clientId.slice(CLIENT_ID_PREFIX.length));
+    if (text === null) return null;
+    const { name, redirectUris, createdAt } = JSON.parse(text) as Omit<OAuthClient, 'id'>;
+    return { id: clientId, name, redirectUris, createdAt };
   }
 
   /**

@@ -12,7 +12,7 @@ import { randomUUID, type KeyObject } from 'node:crypto';
 import path from 'node:path';
 import { AuthError } from './errors.js';
 import { licenseActive, readLicense, type License } from './license.js';
-import { AuthState, authRecord, credentialRecord, SESSION_SEEN_INTERVAL_MS, type ApiKey, type AuthRecord, type Credential, type OAuthClient, type OAuthGrant, type Role, type ScopedToken, type Session, type SessionLimits, type SingleSignOnIdentity, type User, type VisibleRepository } from './model.js';
+import { AuthState, authRecord, credentialRecord, SESSION_SEEN_INTERVAL_MS, type ApiKey, type AuthRecord, type Credential, type OAuthGrant, type Role, type ScopedToken, type Session, type SessionLimits, type SingleSignOnIdentity, type User, type VisibleRepository } from './model.js';
 import { hashPassword, passwordProblem, UNUSABLE_HASH, verifyPassword } from './password.js';
 import { csrfToken, derivedKey, loadInstanceKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
 import { StateLog, type TailRepair } from './state-log.js';
@@ -130,13 +130,6 @@ export class AuthStore {
   stillValid(credential: Credential): boolean {
     if (credential.kind === 'oauth' && !this.activeLicense()) return false;
     return this.state.credential(credential.kind, credentialRecord(credential).digest, this.now()) !== null;
-  }
-
-  /** Registers an OAuth client (RFC 7591); its id is returned. */
-  async registerOAuthClient(name: string, redirectUris: string[]): Promise<OAuthClient> {
-    const clientId = randomUUID();
-    await this.commit({ type: 'oauth.client.registered', clientId, name, redirectUris });
-    return this.state.oauthClients.get(clientId)!;
   }
 
   /**

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { MAX_OAUTH_CLIENTS, OAUTH_ACCESS_LIFETIME_MS, OAUTH_REFRESH_LIFETIME_MS } from '../../src/auth/model.js';
+import { AuthState, authRecord, MAX_OAUTH_CLIENTS, OAUTH_ACCESS_LIFETIME_MS, OAUTH_REFRESH_LIFETIME_MS, type AuthRecord } from '../../src/auth/model.js';
 import { newSecret } from '../../src/auth/secrets.js';
 import { AuthStore } from '../../src/auth/store.js';
 import { TEST_LICENSE_KEYS, testLicense } from '../helpers/auth.js';
@@ -23,7 +23,7 @@ t.test('OAuth grants: access for an hour, refresh for 30 days, both ended by rev
   await store.installLicense(testLicense());
   const owner = await store.addUser({ name: 'Ann', email: 'ann@example.com', role: 'owner' });
   const member = await store.addUser({ name: 'Mia', email: 'mia@example.com', role: 'member' });
-  const client = await store.registerOAuthClient('agent', ['http://127.0.0.1:1/cb']);
+  const client = { id: 'trawl_oc_agent' };
   const { grant, access, refresh } = await grantFor(store, member.id, client.id);
   const credential = store.authenticate(access);
   t.equal(credential?.kind, 'oauth');
@@ -55,13 +55,13 @@ t.test('OAuth grants: access for an hour, refresh for 30 days, both ended by rev
   t.equal(store.authenticate(ownerGrant.access), null, 'without an active license OAuth tokens open nothing');
 });
 
-t.test('OAuth clients and grants survive a restart and a compaction; expired grants do not', async (t) => {
+t.test('OAuth grants survive a restart and a compaction; expired grants do not', async (t) => {
   const directory = tempDir(t, 'trawl-oauth-');
   const clock = { now: Date.now() };
   const first = await openStore(t, directory, clock);
   await first.store.installLicense(testLicense({ expiresAt: new Date(clock.now + 400 * 86_400_000).toISOString() }));
   const owner = await first.store.addUser({ name: 'Ann', email: 'ann@example.com', role: 'owner' });
-  const client = await first.store.registerOAuthClient('agent', ['http://127.0.0.1:1/cb']);
+  const client = { id: 'trawl_oc_agent' };
   const old = await grantFor(first.store, owner.id, client.id);
   clock.now += OAUTH_REFRESH_LIFETIME_MS - 1000;
   const fresh = await grantFor(first.store, owner.id, client.id);
@@ -70,21 +70,20 @@ t.test('OAuth clients and grants survive a restart and a compaction; expired gra
   await first.store.close();
 
   const second = await openStore(t, directory, clock);
-  t.same([...second.store.state.oauthClients.keys()], [client.id], 'the client is still registered');
   t.same([...second.store.state.oauthGrants.keys()], [fresh.grant.id], 'only the grant that can still be refreshed is kept');
   t.ok(second.store.authenticate(fresh.access));
   t.equal(second.store.oauthGrantOfRefreshToken(old.refresh), null);
 });
 
-t.test(`past ${MAX_OAUTH_CLIENTS} clients the oldest without a live grant makes room`, async (t) => {
-  const { store } = await openStore(t);
-  await store.installLicense(testLicense());
-  const owner = await store.addUser({ name: 'Ann', email: 'ann@example.com', role: 'owner' });
-  const clients = [];
-  for (let i = 0; i < MAX_OAUTH_CLIENTS; i++) clients.push(await store.registerOAuthClient(`c${i}`, ['http://127.0.0.1:1/cb']));
-  await grantFor(store, owner.id, clients[0]!.id);
-  await store.registerOAuthClient('one more', ['http://127.0.0.1:1/cb']);
-  t.equal(store.state.oauthClients.size, MAX_OAUTH_CLIENTS);
-  t.ok(store.state.oauthClients.has(clients[0]!.id), 'the oldest, in use, stays');
-  t.notOk(store.state.oauthClients.has(clients[1]!.id), 'the oldest unused one was dropped');
+t.test(`clients an earlier trawl registered in the log replay: past ${MAX_OAUTH_CLIENTS} the oldest without a live grant makes room`, async (t) => {
+  const state = new AuthState();
+  let at = Date.now();
+  const apply = (record: AuthRecord) => state.apply(authRecord(record, at++));
+  apply({ type: 'user.added', userId: 'u1', name: 'Ann', email: 'ann@example.com', role: 'owner' });
+  for (let i = 0; i < MAX_OAUTH_CLIENTS; i++) apply({ type: 'oauth.client.registered', clientId: `c${i}`, name: `c${i}`, redirectUris: ['http://127.0.0.1:1/cb'] });
+  apply({ type: 'oauth.grant.issued', grantId: 'g1', userId: 'u1', clientId: 'c0', accessDigest: 'a'.repeat(64), refreshDigest: 'b'.repeat(64), scope: 'mcp' });
+  apply({ type: 'oauth.client.registered', clientId: 'one more', name: 'one more', redirectUris: ['http://127.0.0.1:1/cb'] });
+  t.equal(state.oauthClients.size, MAX_OAUTH_CLIENTS);
+  t.ok(state.oauthClients.has('c0'), 'the oldest, in use, stays');
+  t.notOk(state.oauthClients.has('c1'), 'the oldest unused one was dropped');
 });

@@ -1,5 +1,8 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { postFrom } from '../helpers/from-address.js';
 import { bearer, LICENSE_ENV, teamDaemon } from '../helpers/auth.js';
 import { runDaemon, type Daemon } from '../helpers/daemon.js';
 import { expectError } from '../helpers/schema.js';
@@ -140,4 +143,38 @@ t.test('reuse ends the authorization: a rotated-out refresh token, or a code pre
   const restarted = await runDaemon(t, daemon.configFile, { env: LICENSE_ENV });
   t.equal((await restarted.fetch('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: kept.refresh_token, client_id: clientId }))).status, 400);
   t.equal((await restarted.fetch('/api/repos', { headers: bearer(rotated.access_token) })).status, 401, 'after a restart too');
+});
+
+t.test('registration keeps nothing: many addresses registering cannot grow the state or crowd out a client; names are plain text', async (t) => {
+  const { daemon } = await teamDaemon(t, { password: PASSWORD });
+  const { client_id: early } = await (await register(daemon)).json();
+  t.match(early, /^trawl_oc_/);
+  const stateLog = path.join(path.dirname(daemon.configFile), 'data', 'state', 'state.log');
+  const before = fs.statSync(stateLog).size;
+  const statuses: number[] = [];
+  for (let address = 2; address < 14; address++) {
+    for (let i = 0; i < 11; i++) statuses.push((await postFrom(`127.0.0.${address}`, `${daemon.url}/api/oauth/register`, { redirect_uris: [REDIRECT], client_name: `flood ${address}.${i}` })).status);
+  }
+  t.equal(statuses.filter((status) => status === 201).length, 120, 'ten from each of twelve addresses');
+  t.equal(statuses.filter((status) => status === 429).length, 12, 'then each address waits');
+  t.equal(fs.statSync(stateLog).size, before, 'and the state log did not grow');
+
+  const browser = await browserOf(daemon);
+  const { challenge } = pkce();
+  const described = await daemon.fetch(`/api/oauth/authorization?${new URLSearchParams({ response_type: 'code', client_id: early, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`, { headers: browser });
+  t.equal(described.status, 200, 'the client registered before the flood still asks');
+  t.equal((await described.json()).clientName, 'agent');
+
+  const altered = early.slice(0, 30) + (early[30] === 'A' ? 'B' : 'A') + early.slice(31);
+  await expectError(t, await daemon.fetch(`/api/oauth/authorization?${new URLSearchParams({ response_type: 'code', client_id: altered, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`, { headers: browser }), 400, 'INVALID_REQUEST_BODY', /unknown client_id/, 'an altered client_id is no client');
+
+  for (const name of ['Trusted\u202eevil', 'two\nlines', 'zero\u200bwidth']) {
+    const refused = await register(daemon, { redirect_uris: [REDIRECT], client_name: name });
+    t.equal(refused.status, 400, `client_name ${JSON.stringify(name)}`);
+    t.equal((await refused.json()).error, 'invalid_client_metadata');
+  }
+  const html = await (await register(daemon, { redirect_uris: [REDIRECT], client_name: '<img src=x onerror=alert(1)>' })).json();
+  t.equal(html.client_name, '<img src=x onerror=alert(1)>', 'markup is a name like any other: shown as text, never as markup');
+  const long = await register(daemon, { redirect_uris: Array.from({ length: 10 }, (_, i) => `https://app.example/${'x'.repeat(120)}/${i}`) });
+  t.equal(long.status, 400, 'over 1 KiB of redirect URIs');
 });

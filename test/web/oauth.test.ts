@@ -21,11 +21,11 @@ t.test("the MCP SDK's own OAuth flow: discovery, registration, consent in the br
   await page.waitForSelector('#sign-out');
 
   const callback = await startCallback(t);
-  let consentShown = '';
+  let consentShown = { title: '', name: '', origin: '' };
   const provider = new MemoryOAuthProvider(callback.url, async (url) => {
     await page.goto(url.href);
     await page.waitForSelector('#consent');
-    consentShown = (await page.textContent('#consent-title')) ?? '';
+    consentShown = { title: (await page.textContent('#consent-title')) ?? '', name: (await page.textContent('#consent-client-name')) ?? '', origin: (await page.textContent('#consent-origin')) ?? '' };
     await page.click('#allow');
   });
   const mcpUrl = new URL(`${daemon.url}/api/mcp`);
@@ -38,8 +38,10 @@ t.test("the MCP SDK's own OAuth flow: discovery, registration, consent in the br
 
   const arrived = callback.next();
   await t.rejects(connect(), /Unauthorized/, 'the first connection has no token: the browser is sent to consent');
-  t.match(provider.information?.client_id, /^[0-9a-f-]{36}$/, 'the client registered itself');
-  t.equal(consentShown, 'Allow “trawl test agent” to use trawl as dev@example.com?', 'the consent page names the client and the person');
+  t.match(provider.information?.client_id, /^trawl_oc_[A-Za-z0-9_-]+$/, 'the client registered itself');
+  t.equal(consentShown.title, 'An application asks to use trawl as dev@example.com', 'the consent page names the person');
+  t.equal(consentShown.name, 'trawl test agent', 'and the name the client gave itself');
+  t.equal(consentShown.origin, new URL(callback.url).origin, 'and where the answer goes');
   const query = await arrived;
   t.ok(query.get('code'), `the browser came back to the client with a code (${query})`);
   t.equal(await auth(provider, { serverUrl: mcpUrl, authorizationCode: query.get('code')! }), 'AUTHORIZED', 'the SDK exchanged the code (PKCE verifier sent)');
@@ -55,13 +57,13 @@ t.test("the MCP SDK's own OAuth flow: discovery, registration, consent in the br
   const first = provider.saved!;
   const refreshed = await refreshAuthorization(daemon.url, { metadata, clientInformation: provider.information!, refreshToken: first.refresh_token! });
   t.not(refreshed.refresh_token, first.refresh_token, 'the refresh token rotates');
-  await t.rejects(refreshAuthorization(daemon.url, { metadata, clientInformation: provider.information!, refreshToken: first.refresh_token! }), /invalid/i, 'a used refresh token is refused');
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(first.access_token) })).status, 401, 'the old access token ended with its pair');
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(refreshed.access_token) })).status, 200, 'the new one works');
 
   const revoked = await daemon.fetch('/api/oauth/revoke', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `token=${refreshed.refresh_token}` });
   t.equal(revoked.status, 200);
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(refreshed.access_token) })).status, 401, 'revoking the refresh token ends the access token too');
+  await t.rejects(refreshAuthorization(daemon.url, { metadata, clientInformation: provider.information!, refreshToken: first.refresh_token! }), /invalid/i, 'a used refresh token is refused');
 
   // Removed, the person's OAuth tokens end with them.
   provider.saved = undefined;

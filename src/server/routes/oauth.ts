@@ -23,8 +23,12 @@ const TAG = 'OAuth';
 /** The browser page that asks the signed-in person to consent (served by the web app). */
 const AUTHORIZE_PAGE = '/oauth/authorize';
 const MAX_REDIRECT_URIS = 10;
+/** A client's redirect URIs together, at most: they travel in its client_id, which must fit in an authorization URL. */
+const MAX_REDIRECT_URI_BYTES = 1024;
+/** What a client's self-chosen name may not hold: control characters, and bidirectional formatting that would reorder how it reads. */
+const UNSHOWABLE_NAME = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
 
-/** Registrations per address: ten in a burst, then one a minute (each is a record in the state log). */
+/** Registrations per address: ten in a burst, then one a minute (each writes an audit record; nothing else is kept). */
 const registrations = new RateLimiter(1 / 60, 10, 'client registrations per second from this address');
 
 const RegisterRequest = Type.Object(
@@ -163,12 +167,17 @@ export const registerClientRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext): Promise<JsonReply> {
     requireLicense(context);
     const body = parseBody(registerBody, request.body);
+    // The registration is kept nowhere but in the client_id it answers (auth/oauth.ts): registering costs no state.
     for (const uri of body.redirect_uris) {
       const problem = redirectUriProblem(uri);
       if (problem) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_redirect_uri', `redirect_uris: ${problem}`);
     }
+    const redirectUris = [...new Set(body.redirect_uris)];
+    if (Buffer.byteLength(redirectUris.join('')) > MAX_REDIRECT_URI_BYTES) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_redirect_uri', `redirect_uris: at most ${MAX_REDIRECT_URI_BYTES} bytes in all`);
+    const name = body.client_name?.trim() || 'MCP client';
+    if (UNSHOWABLE_NAME.test(name)) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_client_metadata', 'client_name: control characters and bidirectional formatting characters are not allowed');
     registrations.takeFor(addressKey(request.remoteAddress));
-    const client = await context.auth.registerOAuthClient(body.client_name ?? 'MCP client', [...new Set(body.redirect_uris)]);
+    const client = server(context).register(name, redirectUris);
     audit(context, caller, 'oauth.client.registered', { id: client.id, type: 'oauthClient' }, { name: client.name, redirectUris: client.redirectUris, remoteAddress: request.remoteAddress });
     return {
       status: 201,
@@ -210,7 +219,9 @@ export const describeAuthorizationRoute: Route = {
   async handle(request: Request, _caller: Caller, context: ServerContext): Promise<JsonReply> {
     const params = Object.fromEntries(new URLSearchParams(request.query));
     const { client, redirectUri } = await checkAuthorizationRequest(context, params);
-    return { status: 200, body: { clientId: client.id, clientName: client.name, redirectUri, scope: OAUTH_SCOPE, registeredAt: new Date(client.createdAt).toISOString() }, headers: noStore };
+    // A name registered before such characters were refused is shown with them replaced.
+    const clientName = client.name.replace(new RegExp(UNSHOWABLE_NAME, 'g'), '\ufffd');
+    return { status: 200, body: { clientId: client.id, clientName, redirectUri, scope: OAUTH_SCOPE, registeredAt: new Date(client.createdAt).toISOString() }, headers: noStore };
   },
 };
 
