@@ -5,7 +5,9 @@
  * libgit2's blame: docs/benchmarks.md ("Blame").
  */
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import { GitReadStoppedError, type ReadLimit } from './errors.js';
+import type { ProcessSlots } from './process-slots.js';
 
 export interface BlameRange {
   hash: string;
@@ -49,18 +51,31 @@ export class BlameError extends Error {
 /** Incremental output is a few lines per range; a file with more than this much blame output is refused. */
 const MAX_OUTPUT_BYTES = 64 << 20;
 
+/** Niceness of git blame processes: the search workers come first on a busy machine. */
+const BLAME_NICENESS = 10;
+
 /**
  * Blames `filePath` at `commit` (a full commit id the caller resolved, and a
- * path it checked is a file there) in the repository at `repositoryPath`;
- * git is killed when `limit.signal` fires (the deadline, or the client gone).
+ * path it checked is a file there) in the repository at `repositoryPath`, in
+ * one of `slots` once `caller`'s turn comes; git is killed when
+ * `limit.signal` fires (the deadline, or the client gone).
  */
-export function blameFile(repositoryPath: string, commit: string, filePath: string, limit: ReadLimit): Promise<Blame> {
+export function blameFile(repositoryPath: string, commit: string, filePath: string, limit: ReadLimit, slots: { slots: ProcessSlots; caller: string }): Promise<Blame> {
+  return slots.slots.run(slots.caller, limit, `the blame of ${filePath}`, 'blame a smaller file, or retry', () => runBlame(repositoryPath, commit, filePath, limit));
+}
+
+function runBlame(repositoryPath: string, commit: string, filePath: string, limit: ReadLimit): Promise<Blame> {
   const args = ['-C', repositoryPath, '--no-replace-objects', 'blame', '--incremental', commit, '--', filePath];
   const child = spawn('git', args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     signal: limit.signal,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' },
   });
+  try {
+    if (child.pid !== undefined) os.setPriority(child.pid, BLAME_NICENESS);
+  } catch {
+    // It exited already, or the system refuses: it runs at the daemon's priority.
+  }
   const chunks: Buffer[] = [];
   let bytes = 0;
   let stderr = '';

@@ -20,6 +20,8 @@ export interface MetricsSources {
   yieldedSearchTasks(): number;
   /** Searches that gave their place in a full queue to another caller's (search/admissions.ts). */
   displacedSearches(): number;
+  /** Git reads (blame) waiting for one of the git process slots. */
+  gitReadsWaiting(): number;
 }
 
 export class Metrics {
@@ -54,6 +56,7 @@ export class Metrics {
     mirror('trawl_search_queue_depth', 'Searches in flight', () => sources.searchesInFlight());
     mirror('trawl_shards_loaded', 'Shards mapped by the front end', () => sources.shardsMapped());
     mirror('trawl_worker_shards_loaded', 'Shards of the current generation mapped by the search worker that has mapped the fewest', () => sources.workerShardsMapped());
+    mirror('trawl_git_reads_waiting', 'Git reads (blame) waiting for a git process slot, served caller by caller in turn', () => sources.gitReadsWaiting());
     mirror('trawl_render_slots_in_use', 'Shared-memory slots held by searches in flight and by responses not yet written (0 at rest)', () => sources.renderSlotsInUse());
     new Gauge({
       name: 'trawl_index_lag_seconds',

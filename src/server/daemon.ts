@@ -9,6 +9,7 @@ import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
 import { listenUrl, type Config, type OidcConfig } from '../config/config.js';
+import { ProcessSlots } from '../git/process-slots.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import type { Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
@@ -208,6 +209,8 @@ function serverContext(
   parts: { pool: SearchPool; catalog: CatalogHolder; scheduler: IndexScheduler; auth: OpenedAuth; singleSignOn: SingleSignOn; logger: Logger; version: string },
 ): ServerContext {
   const { pool, catalog, scheduler, auth, singleSignOn, logger, version } = parts;
+  const initial = config();
+  const gitProcesses = new ProcessSlots(initial.server.workers, initial.server.maxQueuedSearches);
   const metrics = new Metrics({
     searchesInFlight: () => pool.searchesInFlight,
     shardsMapped: () => pool.shardsMapped,
@@ -218,6 +221,7 @@ function serverContext(
     renderSlotsInUse: () => pool.renderSlotsInUse,
     yieldedSearchTasks: () => pool.yieldedTasks,
     displacedSearches: () => pool.displacedSearches,
+    gitReadsWaiting: () => gitProcesses.waiting,
   });
   return {
     get config() {
@@ -232,6 +236,7 @@ function serverContext(
     auth: auth.store,
     audit: auth.audit,
     oauth: new OAuthServer(auth.store),
+    gitProcesses,
     oidc: () => singleSignOn.current,
     indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
   };

@@ -5,6 +5,7 @@ import { LicenseError } from '../auth/license.js';
 import { StateLogWriteError } from '../auth/state-log.js';
 import { BlameError } from '../git/blame.js';
 import { GitObjectMissingError, GitReadStoppedError, InvalidRefError, missingObjectError, PathNotFoundError } from '../git/errors.js';
+import { GitProcessesBusyError } from '../git/process-slots.js';
 import { QueryParseError } from '../query/errors.js';
 import { SearchQueueFullError } from '../search/pool.js';
 import { SearchPoolClosingError } from '../search/workers.js';
@@ -27,6 +28,7 @@ export function asApiError(thrown: unknown): unknown {
   if (error instanceof LicenseError) return new ApiError('INVALID_REQUEST_BODY', `request body field \`key\`: ${error.message}`);
   if (error instanceof QueryParseError) return new ApiError('FAILED_TO_PARSE_QUERY', error.message);
   if (error instanceof UnknownSearchContextError) return new ApiError('SEARCH_CONTEXT_NOT_FOUND', error.message);
+  if (error instanceof GitProcessesBusyError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '1' });
   if (error instanceof SearchQueueFullError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '1' });
   if (error instanceof SearchPoolClosingError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '5' });
   if (error instanceof InvalidRefError) return new ApiError('INVALID_GIT_REF', error.message);

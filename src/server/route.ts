@@ -5,6 +5,7 @@ import type { OAuthServer } from '../auth/oauth.js';
 import type { OidcSignIn } from '../auth/oidc.js';
 import type { AuthStore } from '../auth/store.js';
 import type { Config } from '../config/config.js';
+import type { ProcessSlots } from '../git/process-slots.js';
 import type { IndexState } from '../index/manifest.js';
 import type { Logger } from '../obs/logger.js';
 import type { Metrics } from '../obs/metrics.js';
@@ -29,6 +30,8 @@ export interface ServerContext {
   /** Users, credentials, grants, settings, the license (the state log). */
   auth: AuthStore;
   audit: AuditTrail;
+  /** Git child processes (blame): at most one per core at once, callers served in turn. */
+  gitProcesses: ProcessSlots;
   /** OAuth 2.1 for MCP clients (EE). */
   oauth: OAuthServer;
   /** Single sign-on through the configured OpenID Connect provider; null when `auth.oidc` is not set. */

@@ -1,11 +1,14 @@
 import t from 'tap';
 import path from 'node:path';
 import { blameFile, BlameError, parseIncremental, unquotePath } from '../../src/git/blame.js';
+import { ProcessSlots } from '../../src/git/process-slots.js';
 import { commitAll, git, makeRepository, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** A deadline far away that never fires in these tests. */
 const UNLIMITED = { signal: new AbortController().signal, budgetMs: 60_000 };
+/** Slots enough that no blame here waits. */
+const SLOTS = { slots: new ProcessSlots(4, 4), caller: 'test' };
 
 t.test('blame ranges give every line the commit git blame gives it, across a rename', async (t) => {
   const root = path.join(tempDir(t, 'trawl-blame-'), 'repo');
@@ -20,7 +23,7 @@ t.test('blame ranges give every line the commit git blame gives it, across a ren
   writeFiles(root, { 'new name.c': lines.join('') + 'appended\n' });
   const third = commitAll(root, 'Append\n\nwith a body');
 
-  const blame = await blameFile(root, third, 'new name.c', UNLIMITED);
+  const blame = await blameFile(root, third, 'new name.c', UNLIMITED, SLOTS);
   const expected = git(root, 'blame', '--line-porcelain', third, '--', 'new name.c')
     .split('\n')
     .filter((line) => /^[0-9a-f]{40} /.test(line))
@@ -47,13 +50,13 @@ t.test('blame ranges give every line the commit git blame gives it, across a ren
 t.test('git blame failures are BlameErrors that name no server path', async (t) => {
   const root = path.join(tempDir(t, 'trawl-blame-'), 'repo');
   const head = makeRepository(root, { 'a.txt': 'a\n' });
-  const missing = await blameFile(root, head, 'b.txt', UNLIMITED).catch((error: unknown) => error);
+  const missing = await blameFile(root, head, 'b.txt', UNLIMITED, SLOTS).catch((error: unknown) => error);
   t.ok(missing instanceof BlameError);
   t.notMatch((missing as Error).message, root, 'the message does not name the repository path');
   t.match((missing as BlameError).detail, /no such path/, 'git said why, for the log');
   const cancelled = new AbortController();
   cancelled.abort();
-  await t.rejects(blameFile(root, head, 'a.txt', { signal: cancelled.signal, budgetMs: 60_000 }), { name: 'GitReadStoppedError', bound: 'time' }, 'a cancelled request stops git');
+  await t.rejects(blameFile(root, head, 'a.txt', { signal: cancelled.signal, budgetMs: 60_000 }, SLOTS), { name: 'GitReadStoppedError', bound: 'time' }, 'a cancelled request stops git');
 });
 
 t.test('incremental output with quoted paths parses; garbage is refused', async (t) => {

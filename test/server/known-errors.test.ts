@@ -5,6 +5,7 @@ import { LicenseError } from '../../src/auth/license.js';
 import { AUTH_ERRORS, asApiError } from '../../src/server/known-errors.js';
 import { BlameError } from '../../src/git/blame.js';
 import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../../src/git/errors.js';
+import { GitProcessesBusyError } from '../../src/git/process-slots.js';
 import { QueryParseError } from '../../src/query/errors.js';
 import { SearchQueueFullError } from '../../src/search/pool.js';
 import { SearchPoolClosingError } from '../../src/search/workers.js';
@@ -21,6 +22,7 @@ t.test('each domain error a request can meet maps to an API error code of the re
     new GitReadStoppedError('the diff', 'size', 1, 'narrow it'),
     new GitReadStoppedError('the walk', 'time', 1, 'narrow it'),
     new BlameError('failed'),
+    new GitProcessesBusyError(1),
     new PathNotFoundError('a', 'is absent'),
     new LicenseError('the signature does not verify'),
     ...(Object.keys(AUTH_ERRORS) as AuthErrorCode[]).map((code) => new AuthError(code, code)),

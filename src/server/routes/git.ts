@@ -205,7 +205,7 @@ export const blameRoute: Route = {
     const params = parseQuery(blameQuery, request.query);
     const { repo, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const blob = await blobAt(commit, params.path);
-    const blame = await blameFile(repo.path, commit.sha(), blob.path, requestLimit(request, context));
+    const blame = await blameFile(repo.path, commit.sha(), blob.path, requestLimit(request, context), { slots: context.gitProcesses, caller: callerKey(caller, request) });
     audit(context, caller, 'file.blamed', { id: repo.name, type: 'repository' }, { path: blob.path, ref: params.ref });
     return { status: 200, body: blame };
   },
