@@ -187,3 +187,25 @@ async function cutOff(t: Test, pieces: Buffer[]): Promise<void> {
   t.equal(next.status, 200, 'the server keeps serving');
   await next.arrayBuffer();
 }
+
+t.test('every response announces the keep-alive timeout, and a connection idle that long still takes a request', async (t) => {
+  const url = await listen(t, async () => ({ status: 200, body: { ok: true } }), () => undefined);
+  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  const answers = (count: number) => new Promise<void>((resolve) => {
+    const check = () => ((received.match(/HTTP\/1\.1 200/g)?.length ?? 0) >= count ? resolve() : setTimeout(check, 20));
+    check();
+  });
+  socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\n');
+  await answers(1);
+  const announced = /^Keep-Alive: timeout=(\d+)\r$/m.exec(received);
+  t.ok(announced, 'Keep-Alive: timeout=N');
+  // Idle for what was announced, less the second clients keep in hand (undici's default threshold).
+  await new Promise((resolve) => setTimeout(resolve, (Number(announced![1]) - 1) * 1000));
+  t.notOk(socket.destroyed || socket.readyState !== 'open', 'the connection is still open');
+  socket.write('GET /second HTTP/1.1\r\nHost: x\r\n\r\n');
+  await answers(2);
+  t.pass('and answers on it');
+});
