@@ -129,6 +129,9 @@ class Parser {
     private readonly options: ParseOptions,
   ) {}
 
+  /** The query's `type:`, once one was read. */
+  private resultType: 'file' | 'repo' | undefined;
+
   parse(): QueryNode {
     const { node, undecided } = this.parseGroupBody(0);
     for (const pattern of undecided) pattern.caseSensitive = this.options.caseSensitive;
@@ -218,10 +221,12 @@ class Parser {
     if (depth + 1 > MAX_GROUP_DEPTH) throw this.error(`groups are nested deeper than ${MAX_GROUP_DEPTH}`, open);
     this.position = open + 1;
     const regexTermsBefore = this.regexTerms.length;
+    const resultTypeBefore = this.resultType;
     try {
       const body = this.parseGroupBody(depth + 1);
       this.skipSpace();
-      const closesHere = this.peek() === ')' && this.isBoundary(this.position + 1, depth);
+      // A group closes at the end of a token, or right before another group: `(a)(b)` is two groups.
+      const closesHere = this.peek() === ')' && (this.isBoundary(this.position + 1, depth) || this.query[this.position + 1] === '(');
       if (!closesHere || body.node === MATCH_NOTHING) throw new NotAGroup();
       this.position++;
       return body;
@@ -229,6 +234,7 @@ class Parser {
       if (!(error instanceof NotAGroup)) throw error;
       this.position = open;
       this.regexTerms.length = regexTermsBefore;
+      this.resultType = resultTypeBefore;
       return null;
     }
   }
@@ -284,8 +290,13 @@ class Parser {
         return { node: { type: prefix, value: this.oneOf(name, value, ['yes', 'no', 'only'] as const, termStart) } };
       case 'visibility':
         return { node: { type: 'visibility', value: this.oneOf(name, value, ['public', 'private', 'any'] as const, termStart) } };
-      case 'type':
-        return { node: { type: 'resultType', value: this.oneOf(name, value, ['file', 'repo'] as const, termStart) } };
+      case 'type': {
+        // It applies to the whole query wherever it stands (as in Zoekt), so a query has one.
+        const resultType = this.oneOf(name, value, ['file', 'repo'] as const, termStart);
+        if (this.resultType !== undefined && this.resultType !== resultType) throw this.error(`type:${resultType} after type:${this.resultType}: type: applies to the whole query, so it may have one value`, termStart);
+        this.resultType = resultType;
+        return { node: { type: 'resultType', value: resultType } };
+      }
     }
   }
 
@@ -303,7 +314,9 @@ class Parser {
 
   /**
    * A term's value: a quoted string (escapes \" and \\), or the rest of the
-   * token, less the `)`s that close enclosing groups.
+   * token; inside groups, up to the first `)` that no `(` of the value opened
+   * and that closes the enclosing groups at the token's end or right before
+   * another group (`(a)(b)`, `(x foo(bar))`, `(x bar))`).
    */
   private readValue(depth: number): string {
     const start = this.position;
@@ -315,11 +328,8 @@ class Parser {
     }
     let end = this.tokenEnd(start);
     if (depth > 0) {
-      let closers = 0;
-      while (closers < depth && this.query[end - 1] === ')' && end - 1 > start && unmatchedClosers(this.query.slice(start, end)) > 0) {
-        end--;
-        closers++;
-      }
+      const closer = groupCloser(this.query.slice(start, end), depth);
+      if (closer > 0) end = start + closer;
     }
     this.position = end;
     return this.query.slice(start, end);
@@ -392,34 +402,37 @@ function isSpace(char: string): boolean {
   return char === ' ' || char === '\t' || char === '\n' || char === '\r' || char === '\f' || char === '\v';
 }
 
-/** `(` and `)` of a token, ignoring backslash-escaped ones and those inside [character classes]. */
-function* parens(token: string): Generator<'(' | ')'> {
+/** `(` and `)` of a token with their offsets, ignoring backslash-escaped ones and those inside [character classes]. */
+function* parens(token: string): Generator<['(' | ')', number]> {
   let inClass = false;
   for (let i = 0; i < token.length; i++) {
     const char = token[i];
     if (char === '\\') i++;
     else if (inClass) inClass = char !== ']';
     else if (char === '[') inClass = true;
-    else if (char === '(' || char === ')') yield char;
+    else if (char === '(' || char === ')') yield [char, i];
   }
 }
 
-/** `)`s in the token that no earlier `(` of the token opened. */
-function unmatchedClosers(token: string): number {
+/**
+ * Where a word of the token ends inside `depth` groups: at the first `)` that no earlier `(` of the token
+ * opened and after which come at most `depth` `)`s, then the token's end or a `(`; -1 when none does.
+ */
+function groupCloser(token: string, depth: number): number {
+  const closesGroups = new RegExp(`^\\){1,${depth}}(?:\\(|$)`);
   let open = 0;
-  let unmatched = 0;
-  for (const paren of parens(token)) {
+  for (const [paren, at] of parens(token)) {
     if (paren === '(') open++;
     else if (open > 0) open--;
-    else unmatched++;
+    else if (closesGroups.test(token.slice(at))) return at;
   }
-  return unmatched;
+  return -1;
 }
 
 /** True when the token's first `(` is closed inside the token itself, as in `(foo|bar)` or `(a|b)c`. */
 function closesWithinToken(token: string): boolean {
   let depth = 0;
-  for (const paren of parens(token)) {
+  for (const [paren] of parens(token)) {
     depth += paren === '(' ? 1 : -1;
     if (depth <= 0) return depth === 0;
   }

@@ -43,6 +43,10 @@ export function checkContexts(node: QueryNode, contexts: Record<string, SearchCo
 /** What `matches` counts for the query: files (type:file), repositories (type:repo), or match ranges (undefined). */
 export function resultTypeOf(query: QueryNode): 'file' | 'repo' | undefined {
   if (query.type === 'resultType') return query.value;
-  if (query.type === 'and') for (const operand of query.operands) if (operand.type === 'resultType') return operand.value;
+  if (query.type !== 'and' && query.type !== 'or') return undefined;
+  for (const operand of query.operands) {
+    const found = resultTypeOf(operand);
+    if (found) return found;
+  }
   return undefined;
 }

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { resultTypeOf } from '../../src/query/plan.js';
 import { parseQuery, QUERY_REGEX_INSTRUCTIONS, type ParseOptions } from '../../src/query/parser.js';
 import { QueryParseError } from '../../src/query/errors.js';
 import type { QueryNode } from '../../src/query/ast.js';
@@ -68,6 +69,13 @@ const parses: [query: string, options: ParseOptions, expected: string][] = [
   ['(foo(bar))', literal, '"foo(bar)"'],
   ['(x foo(bar))', literal, '(and "x" "foo(bar)")'],
   ['(x bar))', literal, '(and "x" "bar)")'],
+  ['(a)(b)(c)', literal, '(and "a" "b" "c")'],
+  ['(abc)(de)', literal, '(and "abc" "de")'],
+  ['((a)(b)) c', literal, '(and "a" "b" "c")'],
+  ['(a or b)(c)', literal, '(and (or "a" "b") "c")'],
+  ['(repo:x)(lang:go)', regex, '(and repo:/x/ lang:Go)'],
+  ['(a)(b)', regex, '/(a)(b)/'],
+  ['(type:file x y', literal, '(and "(type:file" "x" "y")'],
   ['x -(a or b)', literal, '(and "x" (not (or "a" "b")))'],
   ['"a \\"quoted\\" \\\\ word"', literal, '"a "quoted" \\ word"'],
   ['content:"x"', literal, 'content:"x"'],
@@ -143,6 +151,7 @@ const errors: [query: string, options: ParseOptions, message: RegExp, column: nu
   ['(a -)', literal, /^'-' must be followed/, 4],
   ['-case:yes a', literal, /^case: cannot be negated/, 1],
   ['-type:file', literal, /^type: cannot be negated/, 1],
+  ['type:file a or type:repo b', literal, /^type:repo after type:file: type: applies to the whole query/, 16],
   ['reposet:a,,b', literal, /^reposet: has an empty repository name/, 1],
   ['"a"b', literal, /^unexpected text after a quoted value/, 4],
 ];
@@ -207,4 +216,11 @@ t.test('the regexes of a query compile to a bounded program together', async (t)
     problem: `invalid regex ${JSON.stringify(costly('c'))} (the query's regexes compile to more than ${QUERY_REGEX_INSTRUCTIONS.toLocaleString('en-US')} RE2 instructions together)`,
     position: query.indexOf(costly('c')),
   }, 'a third is refused, naming it');
+});
+
+t.test('type: applies to the whole query wherever it stands, as in Zoekt', async (t) => {
+  for (const query of ['type:repo foo or bar', 'foo or bar type:repo', '(foo type:repo) or bar', 'x (y or (z type:repo))']) {
+    t.equal(resultTypeOf(parseQuery(query, literal)), 'repo', query);
+  }
+  t.equal(resultTypeOf(parseQuery('foo or bar', literal)), undefined, 'none without it');
 });
