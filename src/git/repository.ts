@@ -96,6 +96,12 @@ export async function resolveBranches(
   return { branches, head: headInfo, warnings };
 }
 
+/** The repository's local branches with the time of their last commit, newest first (then by name). */
+export async function localBranchesByDate(repository: GitRepository): Promise<{ name: string; committedAt: Date }[]> {
+  const branches = await Promise.all((await localBranchNames(repository)).map(async (name) => ({ name, committedAt: (await repository.getBranchCommit(name)).date() })));
+  return branches.sort((a, b) => b.committedAt.getTime() - a.committedAt.getTime() || (a.name < b.name ? -1 : 1));
+}
+
 /** The names of the repository's local branches (without `refs/heads/`), sorted. */
 export async function localBranchNames(repository: GitRepository): Promise<string[]> {
   return (await repository.getReferenceNames(nodegit().Reference.TYPE.ALL))

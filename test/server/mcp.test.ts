@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { execFileSync } from 'node:child_process';
 import { git } from '../helpers/git.js';
 import { expectError } from '../helpers/schema.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -63,7 +64,7 @@ t.test('MCP: the SDK client lists and calls every tool over Streamable HTTP', as
   );
   t.equal(text(await client.callTool({ name: 'list_tree', arguments: { repo: name, depth: 2, maxEntries: 3 } })), 'assets/\ndocs/\nsrc/\n\n[cut at 3 entries: raise maxEntries, lower depth or list a subdirectory]');
   t.match(text(await client.callTool({ name: 'list_tree', arguments: { repo: name, depth: 2 } })), /^assets\/\ndocs\/\nsrc\/\nREADME\.md\nassets\/logo\.bin\ndocs\/guide\.md\nsrc\/lexer\.c\n/);
-  t.equal(text(await client.callTool({ name: 'list_branches', arguments: { repo: name } })), '1 branches\nmain\n');
+  t.match(text(await client.callTool({ name: 'list_branches', arguments: { repo: name } })), /^1 branches, newest first\nmain {2}\d{4}-\d\d-\d\dT[\d:.]+Z {2}\[isDefault, isIndexed\]\n$/);
   t.match(text(await client.callTool({ name: 'grep', arguments: { pattern: 'parse_[a-z]+\\(', include: '*.{c,h}', path: 'src' } })), /^3 matches in 2 files\n\n## example\.com\/acme\/widgets src\/parser\.c\n3: int parse_expression/);
   t.equal(text(await client.callTool({ name: 'grep', arguments: { pattern: 'PARSE_EXPRESSION' } })), 'No matches.', 'grep is case-sensitive');
   t.match(text(await client.callTool({ name: 'grep', arguments: { pattern: 'parse_expression', groupByRepo: true } })), /^Matches by repository:\nexample\.com\/acme\/widgets: \d+ matches in 4 files\n$/);
@@ -137,4 +138,37 @@ t.test('MCP sessions are bounded: per caller, in all, and by idle time', async (
     body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
   });
   t.equal(stale.status, 404, 'an expired session is gone');
+});
+
+t.test('MCP: list_branches newest first with isDefault and isIndexed; a repository that does not exist is not found, not "No matches."', async (t) => {
+  const repo = fixtureRepository(t);
+  const hidden = { ...fixtureRepository(t, 'example.com/acme/secret').config, public: false };
+  const commitOn = (branch: string, date: string) => {
+    git(repo.root, 'checkout', '-q', '-b', branch, 'main');
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', branch], { cwd: repo.root, env: { ...process.env, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } });
+    git(repo.root, 'checkout', '-q', 'main');
+  };
+  commitOn('stale', '2001-01-01T00:00:00Z');
+  commitOn('fresh', '2090-01-01T00:00:00Z');
+  const daemon = await startDaemon(t, { repos: [{ ...repo.config, branches: ['fresh'] }, hidden], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const client = new Client({ name: 'trawl-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${daemon.url}/api/mcp`)));
+  t.teardown(() => client.close());
+
+  const listed = text(await client.callTool({ name: 'list_branches', arguments: { repo: repo.config.name } }));
+  t.match(listed, /^3 branches, newest first\nfresh {2}2090-01-01T00:00:00\.000Z {2}\[isIndexed\]\nmain {2}[^\n]+ {2}\[isDefault, isIndexed\]\nstale {2}2001-01-01T00:00:00\.000Z\n$/);
+
+  for (const [name, args] of [
+    ['grep', { pattern: 'parse_expression' }],
+    ['glob', { pattern: '**/*.c' }],
+    ['search_code', { query: 'parse_expression' }],
+  ] as const) {
+    for (const missing of ['example.com/acme/widgetz', 'example.com/acme/secret']) {
+      const result = (await client.callTool({ name, arguments: { ...args, repo: missing } })) as TextResult;
+      t.ok(result.isError, `${name} in ${missing}: an error`);
+      t.equal(text(result), `NOT_FOUND: repository "${missing}" not found`, `${name} in ${missing}: says the repository is not found`);
+    }
+    const found = (await client.callTool({ name, arguments: { ...args, repo: repo.config.name } })) as TextResult;
+    t.notOk(found.isError, `${name} in the repository that exists answers`);
+  }
 });

@@ -17,7 +17,7 @@ import { LIMITS } from '../../api/schemas.js';
 import type { FileResult } from '../../api/types.js';
 import { fileGlobSource } from '../../config/glob.js';
 import type { Blame } from '../../git/blame.js';
-import { localBranchNames } from '../../git/repository.js';
+import { localBranchesByDate } from '../../git/repository.js';
 import type { TreeNode } from '../../api/types.js';
 import { escapeRegExp } from '../../query/escape.js';
 import type { Caller } from '../access.js';
@@ -112,7 +112,7 @@ interface SearchResult {
 }
 
 /** Query filters for a repository (exact name), a directory (path prefix) and a branch, tag or commit. */
-function scopeFilters(scope: { repo?: string; path?: string; ref?: string }): string[] {
+function queryFilters(scope: { repo?: string; path?: string; ref?: string }): string[] {
   const directory = scope.path?.replace(/^\/+|\/+$/g, '');
   return [
     scope.repo === undefined ? '' : `repo:${quote(`^${escapeRegExp(scope.repo)}$`)}`,
@@ -129,6 +129,11 @@ const MAX_TREE_ENTRIES = 10_000;
 /** Registers every tool on `server`, acting as the session's caller of the request being answered. */
 export function registerTools(server: McpServer, session: ToolCaller, context: ServerContext): void {
   const route = (target: Route, input: { query?: Record<string, string | undefined>; body?: unknown }) => call(target, session, context, input);
+  /** The filters of a scope; NOT_FOUND (as Sourcebot's tools) for a repository the caller cannot see, so a misspelt name is no empty result. */
+  const scopeFilters = (scope: { repo?: string; path?: string; ref?: string }) => {
+    if (scope.repo !== undefined) visibleRepository(context, session.caller, scope.repo);
+    return queryFilters(scope);
+  };
   /** A read-only tool whose arguments are exactly `shape` (an unknown one is an error result naming it). */
   const tool = <Shape extends z.ZodRawShape>(name: string, description: string, shape: Shape, produce: (args: z.infer<z.ZodObject<Shape>>) => Promise<string>) =>
     server.registerTool(name, { description, inputSchema: z.object(shape).strict(), annotations: { readOnlyHint: true } }, (args: unknown) => run(() => produce(args as z.infer<z.ZodObject<Shape>>)));
@@ -233,17 +238,24 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
 
   tool(
     'list_branches',
-    'The branches of a repository (all of them, indexed or not), by name.',
+    'The branches of a repository (all of them, indexed or not), newest commit first, each with its last commit date and whether it is the default branch and whether it is indexed (searchable).',
     { repo: z.string(), query: z.string().optional().describe('Substring of the branch name (case-insensitive)'), page, perPage: perPage(50) },
     async ({ repo, query, page: number, perPage: size }) => {
-      const repository = await gitRepository(visibleRepository(context, session.caller, repo));
+      const config = visibleRepository(context, session.caller, repo);
+      const repository = await gitRepository(config);
+      const entry = context.catalog().repositories.find((candidate) => candidate.config.name === config.name)?.entry;
+      const indexed = new Set((entry?.branches ?? []).map((branch) => branch.name));
       const needle = query?.toLowerCase();
-      const names = (await localBranchNames(repository)).filter((name) => needle === undefined || name.toLowerCase().includes(needle));
+      const branches = (await localBranchesByDate(repository)).filter(({ name }) => needle === undefined || name.toLowerCase().includes(needle));
       const first = ((number ?? 1) - 1) * (size ?? 50);
-      const shown = names.slice(first, first + (size ?? 50));
-      if (shown.length === 0) return names.length === 0 ? 'No branches.' : `No branches on this page (${names.length} in all).`;
-      const more = first + shown.length < names.length ? `\n[${names.length - first - shown.length} more: ask for page ${(number ?? 1) + 1}.]` : '';
-      return `${names.length} branches\n${shown.map((name) => `${name}\n`).join('')}${more}`;
+      const shown = branches.slice(first, first + (size ?? 50));
+      if (shown.length === 0) return branches.length === 0 ? 'No branches.' : `No branches on this page (${branches.length} in all).`;
+      const more = first + shown.length < branches.length ? `\n[${branches.length - first - shown.length} more: ask for page ${(number ?? 1) + 1}.]` : '';
+      const line = ({ name, committedAt }: { name: string; committedAt: Date }) => {
+        const marks = [name === entry?.defaultBranch ? 'isDefault' : '', indexed.has(name) ? 'isIndexed' : ''].filter(Boolean);
+        return `${name}  ${committedAt.toISOString()}${marks.length > 0 ? `  [${marks.join(', ')}]` : ''}\n`;
+      };
+      return `${branches.length} branches, newest first\n${shown.map(line).join('')}${more}`;
     },
   );
 
