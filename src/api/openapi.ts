@@ -119,7 +119,8 @@ function operationErrors(operation: Operation): ErrorCode[] {
 function operationObject(operation: Operation): Json {
   const { response } = operation;
   const success: Record<string, Json> = { description: response.description };
-  if (response.schema) success.content = { 'application/json': { schema: toOpenApiSchema(response.schema) } };
+  // A stream's schema is that of each event's data.
+  if (response.schema) success.content = { [response.contentType ?? 'application/json']: { schema: toOpenApiSchema(response.schema) } };
   // A JSON body without a schema of its own (a document, a protocol's metadata) is still an object.
   else if (response.contentType) success.content = { [response.contentType]: { schema: { type: response.contentType === 'application/json' ? 'object' : 'string' } } };
   if (response.headers) success.headers = Object.fromEntries(response.headers.map((header) => [header, { schema: { type: 'string' } }]));

@@ -323,6 +323,20 @@ export const ErrorResponse = Type.Object(
   { $id: 'PublicApiServiceError' },
 );
 
+/**
+ * The `data` of one server-sent event of POST /api/stream_search: a chunk per shard group as it completes, then the
+ * final summary (or an error), then the literal `[DONE]`.
+ */
+export const StreamSearchEvent = Type.Union(
+  [
+    Type.Object({ type: Type.Literal('chunk'), files: Type.Array(FileResult), repositoryInfo: Type.Array(RepositoryInfo), stats: Type.Ref(SearchStats) }, { title: 'StreamSearchChunk' }),
+    Type.Object({ type: Type.Literal('final'), accumulatedStats: Type.Ref(SearchStats), isSearchExhaustive: Type.Boolean() }, { title: 'StreamSearchFinal' }),
+    Type.Object({ type: Type.Literal('error'), error: ErrorResponse }, { title: 'StreamSearchError' }),
+    Type.Literal('[DONE]', { title: 'StreamSearchDone' }),
+  ],
+  { $id: 'StreamSearchEvent', description: 'The data of one event (`data: …` then a blank line); a line starting with `:` is a comment, to be skipped' },
+);
+
 /** Schemas that others reference by $id: they become components.schemas and are passed to the validators. */
 export const SHARED_SCHEMAS: TSchema[] = [Position, Range, SearchStats, TreeNode, Repository, Commit];
 

@@ -42,6 +42,18 @@ t.test("every answer's status and body are the OpenAPI document's for its operat
     const body = await response.text();
     seen.set(operation, (seen.get(operation) ?? new Set()).add(status));
     if (!documented) return t.fail(`${operation}, ${what}: ${status} is not documented (${body.slice(0, 160)})`);
+    if (documented.content?.['text/event-stream']) {
+      // A client generated from the document types each event's data by the schema: every event must fit it.
+      t.match(response.headers.get('content-type'), /^text\/event-stream/, `${operation}, ${what}: ${status} is a stream`);
+      const validate = ajv.getSchema(`openapi#/${pointer('paths', path, method, 'responses', String(status), 'content', 'text/event-stream', 'schema')}`)!;
+      const events = body.split('\n\n').filter((event) => event.startsWith('data: ')).map((event) => event.slice('data: '.length));
+      t.ok(events.length >= 3, `${operation}, ${what}: chunks, the final event and [DONE] (${events.length} events)`);
+      for (const data of events) {
+        const valid = validate(data === '[DONE]' ? data : JSON.parse(data));
+        t.ok(valid, `${operation}, ${what}: the event ${data.slice(0, 40)}… fits its schema${valid ? '' : ` (${ajv.errorsText(validate.errors)})`}`);
+      }
+      return;
+    }
     const json = documented.content?.['application/json'];
     if (!json) {
       if (!documented.content) t.equal(body, '', `${operation}, ${what}: ${status} has no body, as documented`);
@@ -63,6 +75,9 @@ t.test("every answer's status and body are the OpenAPI document's for its operat
     await check(route.method, route.path, 'malformed JSON', await call(bearer(owner.key), '{"query": '));
     await check(route.method, route.path, 'a body over the limit', await call(bearer(owner.key), JSON.stringify({ padding: 'x'.repeat(MAX_BODY_BYTES) })));
   }
+
+  const streamed = await daemon.fetch('/api/stream_search', { method: 'POST', headers: { ...bearer(owner.key), ...JSON_TYPE }, body: JSON.stringify({ query: 'parse_expression', matches: 5 }) });
+  await check('post', '/api/stream_search', 'a search', streamed);
 
   // Ten failed authentications in a burst, then one a second: a bad key is refused within a few more.
   for (let n = 0; n < 200 && !seen.get('GET /api/repos')?.has(429); n++) await check('get', '/api/repos', 'a bad key', await daemon.fetch('/api/repos', { headers: bearer(`trawl_ak_${'0'.repeat(64)}`) }));

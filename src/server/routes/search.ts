@@ -1,6 +1,6 @@
 /** POST /api/search and POST /api/stream_search (spec/api.md §3). */
 import { ApiError } from '../../api/errors.js';
-import { SearchRequest, SearchResponse } from '../../api/schemas.js';
+import { SearchRequest, SearchResponse, StreamSearchEvent } from '../../api/schemas.js';
 import { parseBody, validator } from '../../api/validate.js';
 import type { QueryNode } from '../../query/ast.js';
 import { queryClass } from '../../query/query-class.js';
@@ -78,7 +78,7 @@ export const streamSearchRoute: Route = {
     'Search code, streamed as server-sent events: `{"type":"chunk",files,repositoryInfo,stats}` per shard group as it completes, then `{"type":"final",accumulatedStats,isSearchExhaustive}`, then `[DONE]`',
   access: 'read',
   body: SearchRequest,
-  response: { status: 200, contentType: 'text/event-stream', description: 'A stream of `data:` events' },
+  response: { status: 200, contentType: 'text/event-stream', schema: StreamSearchEvent, description: 'A stream of server-sent events; the schema is that of each event\'s `data`' },
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const search = parseBody(body, request.body);
