@@ -52,6 +52,12 @@ async function main(argv: string[]): Promise<number> {
   return command.run(rest);
 }
 
+// A reader that stops early (`trawl search … | head`) closes the pipe: the output ends quietly, as ripgrep's does.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 // Everything trawl writes (shards hold private code, the state holds credentials) is its user's
 // alone, under systemd (UMask=0077) or not.
 process.umask(0o077);

@@ -1,10 +1,13 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Config } from '../config/config.js';
 import { configOrProblem } from './config-option.js';
 import { QueryParseError } from '../query/errors.js';
 import { search } from '../search/in-process.js';
 import { openShardSet } from '../search/shard-set.js';
 import { UnknownSearchContextError } from '../query/plan.js';
-import { formatGrepLines } from '../search/response/grep-format.js';
+import { formatGrepLines, formatJsonLines, formatVimgrepLines, type FileLocator } from '../search/response/grep-format.js';
 import type { Command } from './main.js';
 
 const DEFAULT_MATCHES = 100;
@@ -14,13 +17,13 @@ const TIME_BUDGET_MS = 10_000;
 
 export const searchCommand: Command = {
   summary: 'search the index from the command line',
-  usage: `Usage: trawl search [--config FILE] [--regex] [--case] [--context N] [--matches N] [--json] QUERY
+  usage: `Usage: trawl search [--config FILE] [--regex] [--case] [--context N] [--matches N]
+                    [--vimgrep | --json | --api-json] [--color WHEN] QUERY
 
 Searches the index that \`trawl index\` built, with the query language of
 docs/query-syntax.md. Prints one line per matching line,
 \`repo path:line:column: text\` (context lines as \`repo path-line- text\`),
-matches highlighted on a terminal; or, with --json, the exact /api/search
-response.
+matches highlighted on a terminal.
 
 Options:
   --config FILE   configuration file (default: $TRAWL_CONFIG; without either,
@@ -29,11 +32,20 @@ Options:
   --case          case-sensitive (default: insensitive)
   --context N     lines of context around matches (0–${MAX_CONTEXT_LINES}, default 0)
   --matches N     stop after N match ranges (1–${MAX_MATCHES}, default ${DEFAULT_MATCHES})
-  --json          print the /api/search JSON response
+  --vimgrep       one line per match, \`file:line:column:text\`, as ripgrep's
+                  --vimgrep: the file as a path on disk (relative to the current
+                  directory when under it), the column in bytes; what editors'
+                  quickfix and link parsers read
+  --json          ripgrep's JSON Lines (begin, match, context, end, summary), for
+                  tools that read \`rg --json\`
+  --api-json      the /api/search JSON response
+  --color WHEN    highlight matches: auto (on a terminal, unless $NO_COLOR is
+                  set), always or never (default auto)
   -h, --help      show this help
 
 Exit status: 0 when something matched, 1 when nothing did, 2 for a usage,
-configuration or query error.`,
+configuration or query error, or when there is no index yet. A reader that
+stops early (\`| head\`) ends the output quietly.`,
 
   async run(args) {
     let parsed;
@@ -47,6 +59,9 @@ configuration or query error.`,
           context: { type: 'string', default: '0' },
           matches: { type: 'string', default: String(DEFAULT_MATCHES) },
           json: { type: 'boolean', default: false },
+          'api-json': { type: 'boolean', default: false },
+          vimgrep: { type: 'boolean', default: false },
+          color: { type: 'string', default: 'auto' },
         },
         strict: true,
         allowPositionals: true,
@@ -60,11 +75,14 @@ configuration or query error.`,
     const matches = integerOption('--matches', values.matches, 1, MAX_MATCHES);
     if (typeof contextLines === 'string') return usageError(contextLines);
     if (typeof matches === 'string') return usageError(matches);
+    if ([values.json, values['api-json'], values.vimgrep].filter(Boolean).length > 1) return usageError('--vimgrep, --json and --api-json exclude each other');
+    if (!['auto', 'always', 'never'].includes(values.color)) return usageError(`--color must be auto, always or never, not ${JSON.stringify(values.color)}`);
     const config = configOrProblem(values.config);
     if (typeof config === 'string') return usageError(config);
     const { shards, failures } = openShardSet(config.dataDir);
     for (const failure of failures) console.error(`trawl search: skipping ${failure.file}: ${failure.error.message}`);
-    if (shards.length === 0 && failures.length === 0) console.error(`trawl search: ${config.dataDir} has no index yet; run \`trawl index\` first`);
+    if (shards.length === 0 && failures.length === 0) return usageError(`${config.dataDir} has no index yet; run \`trawl index\` first`);
+    const started = process.hrtime.bigint();
     let response;
     try {
       response = search(
@@ -77,17 +95,35 @@ configuration or query error.`,
       throw error;
     }
     response.stats.crashes += failures.length;
-    if (values.json) {
-      process.stdout.write(JSON.stringify(response) + '\n');
-    } else {
-      for (const line of formatGrepLines(response, process.stdout.isTTY === true)) process.stdout.write(line + '\n');
-      if (!response.isSearchExhaustive) {
-        console.error(`trawl search: results cut at ${matches} matches (${response.stats.flushReason}); raise --matches to see more`);
-      }
+    const locate = fileLocator(config);
+    const highlight = values.color === 'always' || (values.color === 'auto' && process.stdout.isTTY === true && !process.env.NO_COLOR);
+    const lines = values['api-json']
+      ? [JSON.stringify(response)]
+      : values.json
+        ? formatJsonLines(response, locate, Number(process.hrtime.bigint() - started))
+        : values.vimgrep
+          ? formatVimgrepLines(response, locate)
+          : formatGrepLines(response, highlight);
+    for (const line of lines) process.stdout.write(line + '\n');
+    if (!response.isSearchExhaustive && !values['api-json']) {
+      console.error(`trawl search: results cut at ${matches} matches (${response.stats.flushReason}); raise --matches to see more`);
     }
     return response.files.length > 0 ? 0 : 1;
   },
 };
+
+/** A file as a path on disk: under its repository's working tree (a bare repository has none), relative to the current directory when under it. */
+function fileLocator(config: Config): FileLocator {
+  const roots = new Map(config.repos.map((repo) => [repo.name, repo.path]));
+  const cwd = process.cwd();
+  return (repository, file) => {
+    const root = roots.get(repository);
+    if (root === undefined || !fs.existsSync(path.join(root, '.git')) && fs.existsSync(path.join(root, 'HEAD'))) return null;
+    const absolute = path.join(root, file);
+    const relative = path.relative(cwd, absolute);
+    return relative.startsWith('..') || path.isAbsolute(relative) ? absolute : relative;
+  };
+}
 
 function integerOption(name: string, value: string, min: number, max: number): number | string {
   const number = Number(value);

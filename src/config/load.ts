@@ -24,11 +24,12 @@ export function loadConfigFile(file: string): Config {
 }
 
 /**
- * The zero-config default: index the git repository (or directory) `directory`,
- * readable anonymously on 127.0.0.1, with data under the user's cache directory.
+ * The zero-config default: index the git repository `directory` is in (its work tree's top, as git finds it,
+ * so a subdirectory means the whole repository), or the directory itself when it is in none, readable
+ * anonymously on 127.0.0.1, with data under the user's cache directory.
  */
 export function zeroConfig(directory: string): Config {
-  const root = path.resolve(directory);
+  const root = enclosingRepository(path.resolve(directory));
   const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   const slug = `${path.basename(root) || 'root'}-${createHash('sha256').update(root).digest('hex').slice(0, 8)}`;
   const config = validateConfig(
@@ -40,6 +41,14 @@ export function zeroConfig(directory: string): Config {
     'the zero-config default',
   );
   return config;
+}
+
+/** The nearest of `directory` and its parents that holds `.git` (a directory, or a worktree's file), else `directory`. */
+function enclosingRepository(directory: string): string {
+  for (let candidate = directory; ; candidate = path.dirname(candidate)) {
+    if (fs.existsSync(path.join(candidate, '.git'))) return candidate;
+    if (path.dirname(candidate) === candidate) return directory;
+  }
 }
 
 /** The config named by --config, else $TRAWL_CONFIG, else the zero-config default for the working directory. */

@@ -1,7 +1,9 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync, spawn } from 'node:child_process';
 import { trawl } from '../helpers/cli.js';
+import { CLI } from '../helpers/daemon.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeRepository } from '../helpers/git.js';
 
@@ -86,7 +88,7 @@ t.test('without a config, trawl index indexes the repository it is started in', 
   t.match(manifest.repositories['local/checkout'], { state: 'ready', documents: 1 });
 });
 
-t.test('trawl search prints grep-like lines, JSON with --json, and exits 0/1/2', async (t) => {
+t.test('trawl search prints grep-like lines, the API response with --api-json, and exits 0/1/2', async (t) => {
   const dir = tempDir(t);
   const repo = path.join(dir, 'checkout');
   makeRepository(repo, {
@@ -106,7 +108,7 @@ t.test('trawl search prints grep-like lines, JSON with --json, and exits 0/1/2',
   const context = trawl(['search', '--context', '1', 'content:registry'], { cwd: repo, env });
   t.same(context.stdout.trim().split('\n'), ['local/checkout src/app.py-3- ', 'local/checkout src/app.py:4:11: # handler registry']);
 
-  const json = trawl(['search', '--json', '--case', '--regex', 'def \\w+'], { cwd: repo, env });
+  const json = trawl(['search', '--api-json', '--case', '--regex', 'def \\w+'], { cwd: repo, env });
   const response = JSON.parse(json.stdout);
   t.equal(response.isSearchExhaustive, true);
   t.same(response.files.map((f: { fileName: { text: string } }) => f.fileName.text), ['src/app.py']);
@@ -123,4 +125,48 @@ t.test('trawl search prints grep-like lines, JSON with --json, and exits 0/1/2',
   t.match(bad.stderr, /'or' needs an expression after it at column 5 of "foo or"/);
   t.match(trawl(['search', '--matches', '0', 'x'], { cwd: repo, env }).stderr, /--matches must be an integer from 1 to 100000/);
   t.match(trawl(['search'], { cwd: repo, env }).stderr, /expected one QUERY argument/);
+});
+
+t.test("trawl search speaks ripgrep's forms: --vimgrep and --json as rg prints them; a closed pipe ends it quietly", async (t) => {
+  const dir = tempDir(t);
+  const repo = path.join(dir, 'checkout');
+  makeRepository(repo, {
+    'src/app.py': 'def handler(event):\n    return event\n\n# héllo handler registry, handler again\n',
+    'docs/README.md': 'Call handler() from your code.\r\nNothing here.\n',
+    'big.txt': 'handler line\n'.repeat(20_000),
+  });
+  const env = { XDG_CACHE_HOME: path.join(dir, 'cache') };
+  const empty = trawl(['search', 'handler'], { cwd: repo, env });
+  t.equal(empty.status, 2, 'no index yet: exit 2, not "no match"');
+  t.match(empty.stderr, /has no index yet; run `trawl index` first/);
+  t.equal(trawl(['index'], { cwd: repo, env }).status, 0);
+  const search = (...args: string[]) => trawl(['search', '--matches', '100000', ...args, 'handler'], { cwd: repo, env });
+  const rg = (...args: string[]) => execFileSync('rg', [...args, 'handler'], { cwd: repo, encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+
+  const sorted = (text: string) => text.split('\n').filter(Boolean).sort();
+  t.same(sorted(search('--vimgrep').stdout), sorted(rg('--vimgrep')), 'the same lines as rg --vimgrep (file:line:byte column:text)');
+  const sub = path.join(repo, 'src');
+  t.match(trawl(['search', '--vimgrep', 'registry'], { cwd: sub, env }).stdout, /^app\.py:4:/, 'paths relative to the current directory');
+
+  type RgMessage = { type: string; data: { path?: { text: string }; line_number?: number; absolute_offset?: number; submatches?: unknown[]; lines?: { text: string }; stats?: { matches: number } } };
+  const messages = (text: string) => text.trim().split('\n').map((line) => JSON.parse(line) as RgMessage);
+  const matchesOf = (list: RgMessage[]) => list.filter((message) => message.type === 'match').map(({ data }) => JSON.stringify([data.path!.text, data.line_number, data.absolute_offset, data.submatches, data.lines!.text])).sort();
+  const ours = messages(search('--json').stdout);
+  const theirs = messages(rg('--json'));
+  t.same(matchesOf(ours), matchesOf(theirs), 'match messages as rg --json writes them: path, line, byte offset, submatches');
+  t.same(ours.map((message) => message.type).filter((type, i, all) => type !== all[i - 1]), ['begin', 'match', 'end', 'begin', 'match', 'end', 'begin', 'match', 'end', 'summary'], 'begin, matches and end per file, then the summary');
+  t.equal(ours.at(-1)!.data.stats!.matches, theirs.at(-1)!.data.stats!.matches, 'and the same count');
+
+  t.match(search('--color', 'always').stdout, /\x1b\[1;31mhandler\x1b\[0m/, '--color always highlights even into a pipe');
+  t.notMatch(search().stdout, /\x1b\[/, 'auto: nothing but text into a pipe');
+  t.match(search('--color', 'sometimes').stderr, /--color must be auto, always or never/);
+
+  // `| head -1`: the reader goes away after the first line.
+  const child = spawn(process.execPath, [CLI, 'search', '--matches', '100000', 'handler'], { cwd: repo, env: { ...process.env, ...env, TRAWL_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.once('data', () => child.stdout.destroy());
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  t.equal(code, 0, 'exit 0 once the reader is gone');
+  t.notMatch(stderr, /EPIPE|Error|\n\s+at /, 'no stack trace');
 });

@@ -7,6 +7,7 @@ const options = (env: NodeJS.ProcessEnv | undefined, cwd: string | undefined, in
   env: { ...process.env, TRAWL_CONFIG: '', ...env },
   encoding: 'utf8' as const,
   timeout: 120_000,
+  maxBuffer: 256 << 20,
 });
 
 /** Runs the built `trawl` CLI to completion, as a user would (without $TRAWL_CONFIG unless `env` sets it; `input` is its standard input). */

@@ -1,37 +1,109 @@
 /**
- * grep-like text for a search response: `repo path:line:column: text` for
- * each line with a match, `repo path-line- text` for context lines, and
- * `repo path` for a file that matched by name only. Matches are shown in
- * bold red when `highlight` is set (a terminal).
+ * Text for a search response on a command line, in three forms:
+ * - `grep`: `repo path:line:column: text` for each line with a match, `repo path-line- text` for context lines,
+ *   `repo path` for a file that matched by name only; matches in bold red when `highlight` is set;
+ * - `vimgrep`: `file:line:column:text` (ripgrep's --vimgrep, one line per match), the file as a path on disk and the
+ *   column in bytes, which editors' quickfix and link parsers read;
+ * - `json`: ripgrep's JSON Lines (`begin`, `match`, `context`, `end` per file, then `summary`), for the tools that
+ *   read `rg --json`.
+ * Columns of the API are code points; ripgrep's are bytes.
  */
 import type { Chunk, SearchResponse } from '../../api/types.js';
 
 const HIGHLIGHT_ON = '\x1b[1;31m';
 const HIGHLIGHT_OFF = '\x1b[0m';
 
+/** A line of a chunk, with the spans of its matches as code point columns [from, to). */
+interface ChunkLine {
+  lineNumber: number;
+  /** Without its newline; `text` without a carriage return before it too, `raw` with it (as ripgrep prints it). */
+  text: string;
+  raw: string;
+  /** Byte offset of the line in its file. */
+  byteOffset: number;
+  spans: (readonly [number, number])[];
+}
+
+/** Where a response's file is on disk, for forms that editors open (null: keep `repo path`). */
+export type FileLocator = (repository: string, path: string) => string | null;
+
 export function formatGrepLines(response: SearchResponse, highlight: boolean): string[] {
   const out: string[] = [];
   for (const file of response.files) {
     const where = `${file.repository} ${file.fileName.text}`;
     if (file.chunks.length === 0) out.push(where);
-    for (const chunk of file.chunks) out.push(...chunkLines(where, chunk, highlight));
+    for (const line of file.chunks.flatMap(chunkLines)) {
+      if (line.spans.length === 0) out.push(`${where}-${line.lineNumber}- ${line.text}`);
+      else out.push(`${where}:${line.lineNumber}:${line.spans[0]![0]}: ${highlight ? highlightSpans(line.text, line.spans) : line.text}`);
+    }
   }
   return out;
 }
 
-function chunkLines(where: string, chunk: Chunk, highlight: boolean): string[] {
+export function formatVimgrepLines(response: SearchResponse, locate: FileLocator): string[] {
+  const out: string[] = [];
+  for (const file of response.files) {
+    const where = locate(file.repository, file.fileName.text) ?? `${file.repository}/${file.fileName.text}`;
+    if (file.chunks.length === 0) out.push(`${where}:1:1:`);
+    for (const line of file.chunks.flatMap(chunkLines)) {
+      for (const [from] of line.spans) out.push(`${where}:${line.lineNumber}:${byteColumn(line.raw, from)}:${line.raw}`);
+    }
+  }
+  return out;
+}
+
+/** ripgrep's JSON Lines for `response`; `elapsedNanos` is the search's time. */
+export function formatJsonLines(response: SearchResponse, locate: FileLocator, elapsedNanos: number): string[] {
+  const out: string[] = [];
+  let matchedLines = 0;
+  let matches = 0;
+  for (const file of response.files) {
+    const path = { text: locate(file.repository, file.fileName.text) ?? `${file.repository}/${file.fileName.text}` };
+    out.push(JSON.stringify({ type: 'begin', data: { path } }));
+    let fileMatchedLines = 0;
+    let fileMatches = 0;
+    for (const line of file.chunks.flatMap(chunkLines)) {
+      const lines = { text: `${line.raw}\n` };
+      const submatches = line.spans.map(([from, to]) => {
+        const start = byteColumn(line.raw, from) - 1;
+        const end = to === Infinity ? Buffer.byteLength(line.text) : byteColumn(line.raw, to) - 1;
+        return { match: { text: Buffer.from(line.raw).subarray(start, end).toString() }, start, end };
+      });
+      out.push(JSON.stringify({ type: submatches.length > 0 ? 'match' : 'context', data: { path, lines, line_number: line.lineNumber, absolute_offset: line.byteOffset, submatches } }));
+      if (submatches.length > 0) fileMatchedLines++;
+      fileMatches += submatches.length;
+    }
+    matchedLines += fileMatchedLines;
+    matches += fileMatches;
+    out.push(JSON.stringify({ type: 'end', data: { path, binary_offset: null, stats: { matched_lines: fileMatchedLines, matches: fileMatches } } }));
+  }
+  const elapsed = { secs: Math.floor(elapsedNanos / 1e9), nanos: elapsedNanos % 1e9, human: `${(elapsedNanos / 1e9).toFixed(6)}s` };
+  out.push(JSON.stringify({ type: 'summary', data: { elapsed_total: elapsed, stats: { elapsed, searches: response.stats.filesConsidered, searches_with_match: response.files.length, matched_lines: matchedLines, matches } } }));
+  return out;
+}
+
+function chunkLines(chunk: Chunk): ChunkLine[] {
   const lines = chunk.content.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
-  return lines.map((text, i) => {
+  let byteOffset = chunk.contentStart.byteOffset;
+  return lines.map((raw, i) => {
     const lineNumber = chunk.contentStart.lineNumber + i;
-    const clean = text.replace(/\r$/, '');
-    // Column spans of the matches on this line, in code points (matches may continue past the line).
-    const spans = chunk.matchRanges
-      .filter((range) => range.start.lineNumber <= lineNumber && lineNumber <= range.end.lineNumber)
-      .map((range) => [range.start.lineNumber === lineNumber ? range.start.column : 1, range.end.lineNumber === lineNumber ? range.end.column : Infinity] as const);
-    if (spans.length === 0) return `${where}-${lineNumber}- ${clean}`;
-    return `${where}:${lineNumber}:${spans[0]![0]}: ${highlight ? highlightSpans(clean, spans) : clean}`;
+    const line = { lineNumber, text: raw.replace(/\r$/, ''), raw, byteOffset, spans: spansOn(chunk, lineNumber) };
+    byteOffset += Buffer.byteLength(raw) + 1;
+    return line;
   });
+}
+
+/** Column spans of the chunk's matches on `lineNumber`, in code points (matches may continue past the line). */
+function spansOn(chunk: Chunk, lineNumber: number): (readonly [number, number])[] {
+  return chunk.matchRanges
+    .filter((range) => range.start.lineNumber <= lineNumber && lineNumber <= range.end.lineNumber)
+    .map((range) => [range.start.lineNumber === lineNumber ? range.start.column : 1, range.end.lineNumber === lineNumber ? range.end.column : Infinity] as const);
+}
+
+/** The 1-based byte column of code point column `column` of `text`. */
+function byteColumn(text: string, column: number): number {
+  return Buffer.byteLength([...text].slice(0, column - 1).join('')) + 1;
 }
 
 function highlightSpans(text: string, spans: readonly (readonly [number, number])[]): string {
