@@ -7,43 +7,44 @@ import { normalizeTreePath } from './refs.js';
 /** The file mode of a tree entry that is a submodule's commit (a gitlink). */
 export const FILEMODE_COMMIT = 0o160000;
 
+/** A directory's entries ('' the root): their names and types. */
+export type ListDirectory = (directory: string) => Promise<{ name: string; type: TreeNode['type'] }[]>;
+
 /**
  * The root node listing the root's entries, with each requested directory
  * (and every directory on the way to it) expanded one level. Directories come
  * first, then files, each by name (case-insensitive, then byte order).
  * Throws PathNotFoundError when a requested path is not a directory, GitReadStoppedError once `limit` fires.
  */
-export async function treeOf(commit: NodeGit.Commit, paths: readonly string[], limit: ReadLimit): Promise<TreeNode> {
-  const rootTree = await commit.getTree();
-  const root: TreeNode = { type: 'tree', path: '', name: '', children: [] };
-  const expanded = new Map<string, TreeNode>([['', root]]);
-  const expand = async (node: TreeNode, tree: NodeGit.Tree) => {
-    node.children = tree
-      .entries()
-      .map((entry) => {
-        const name = entry.name();
-        const type: TreeNode['type'] = entry.isTree() ? 'tree' : entry.filemode() === FILEMODE_COMMIT ? 'commit' : 'blob';
-        return { type, path: node.path ? `${node.path}/${name}` : name, name, children: [] };
-      })
-      .sort(compareNodes);
+export function treeOf(commit: NodeGit.Commit, paths: readonly string[], limit: ReadLimit): Promise<TreeNode> {
+  const list: ListDirectory = async (directory) => {
+    const tree = directory === '' ? await commit.getTree() : await (await commit.getEntry(directory)).getTree();
+    return tree.entries().map((entry) => ({ name: entry.name(), type: entry.isTree() ? 'tree' : entry.filemode() === FILEMODE_COMMIT ? 'commit' : 'blob' }));
   };
-  await expand(root, rootTree);
+  return expandedTree(list, paths, limit);
+}
+
+/** The tree `list` gives, expanded as `treeOf` describes. */
+export async function expandedTree(list: ListDirectory, paths: readonly string[], limit: ReadLimit): Promise<TreeNode> {
+  const root: TreeNode = { type: 'tree', path: '', name: '', children: [] };
+  const expanded = new Set<string>(['']);
+  const expand = async (node: TreeNode) => {
+    node.children = (await list(node.path)).map(({ name, type }) => ({ type, path: node.path ? `${node.path}/${name}` : name, name, children: [] })).sort(compareNodes);
+  };
+  await expand(root);
   for (const raw of paths) {
     const target = normalizeTreePath(raw);
     if (target === '') continue;
     const segments = target.split('/');
     let node = root;
-    let tree = rootTree;
     for (let depth = 0; depth < segments.length; depth++) {
       checkReadLimit(limit, 'the tree listing', 'ask for fewer paths');
       const childPath = segments.slice(0, depth + 1).join('/');
       const child = node.children.find((candidate) => candidate.path === childPath);
       if (!child || child.type !== 'tree') throw new PathNotFoundError(raw, 'is not a directory at this revision');
-      const entry = tree.entryByName(child.name);
-      tree = await entry.getTree();
       if (!expanded.has(childPath)) {
-        await expand(child, tree);
-        expanded.set(childPath, child);
+        await expand(child);
+        expanded.add(childPath);
       }
       node = child;
     }

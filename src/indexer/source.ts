@@ -5,7 +5,7 @@
  * commits, and the distinct files with the mask of branches each is on.
  */
 import fs from 'node:fs/promises';
-import { constants as fsConstants, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { RepositoryConfig } from '../config/config.js';
@@ -13,6 +13,7 @@ import type { IndexedBranch } from '../index/model.js';
 import { MAX_BRANCHES } from '../index/format.js';
 import { isGitRepository, listTreeFiles, openRepository, resolveBranches, type HeadInfo } from '../git/repository.js';
 import { BlobStream } from '../git/blob-stream.js';
+import { readInside, SKIPPED_DIRECTORIES } from '../git/plain-directory.js';
 import { MAX_LISTED_WARNINGS } from './build-shards.js';
 
 export interface SourceFile {
@@ -90,9 +91,6 @@ async function gitSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
   };
 }
 
-/** Directories never descended into when indexing (or watching) a plain directory. */
-export const SKIPPED_DIRECTORIES = new Set(['.git', '.hg', '.svn', 'node_modules']);
-
 async function directorySnapshot(repo: RepositoryConfig): Promise<Snapshot> {
   const root = await fs.realpath(repo.path);
   const entries = await walkDirectory(root);
@@ -111,25 +109,6 @@ async function directorySnapshot(repo: RepositoryConfig): Promise<Snapshot> {
     },
     close() {},
   };
-}
-
-/**
- * The bytes of the regular file at `relative` under `root` (a real path),
- * refusing anything else: a symbolic link or a special file put in its place
- * after the walk, or a path whose directories now lead outside `root`.
- * (O_NOFOLLOW covers the last component; the opened file's real path, the
- * directories.)
- */
-export async function readInside(root: string, relative: string): Promise<Buffer> {
-  const handle = await fs.open(path.join(root, relative), fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
-  try {
-    if (!(await handle.stat()).isFile()) throw new Error('not a regular file');
-    const real = await fs.readlink(`/proc/self/fd/${handle.fd}`);
-    if (!real.startsWith(`${root}/`)) throw new Error('it now resolves outside the repository');
-    return await handle.readFile();
-  } finally {
-    await handle.close();
-  }
 }
 
 async function walkDirectory(root: string): Promise<{ path: string; size: number; mtimeMs: number }[]> {

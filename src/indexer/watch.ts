@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Stats } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import { gitDirectoryOf } from '../git/repository.js';
-import { SKIPPED_DIRECTORIES } from './source.js';
+import { SKIPPED_DIRECTORIES } from '../git/plain-directory.js';
 
 export interface WatchOptions {
   maxDirectories: number;

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CommitDetail, CommitList, DiffResponse, SourceResponse, TreeResponse } from '../../src/api/schemas.js';
-import { commitAll, git, makeRepository } from '../helpers/git.js';
+import { commitAll, git, makeRepository, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { assertSchema, expectError } from '../helpers/schema.js';
@@ -179,4 +179,31 @@ t.test('a symbolic link is served as its target text, never followed; a submodul
     ['README.md blob', 'module commit', 'readme-link blob', 'up-link blob'],
     'the tree lists the links as files, the submodule as a commit',
   );
+});
+
+t.test('a plain-directory repository: its tree and files from disk, as the indexer reads them, one revision HEAD', async (t) => {
+  const plain = path.join(tempDir(t, 'trawl-plain-'), 'notes');
+  writeFiles(plain, { 'todo.md': '# Todo\n', 'src/notes.c': 'int notes(void) { return 0; }\n', 'node_modules/skip/x.js': 'skipped\n', '.git-like/keep.txt': 'kept\n' });
+  fs.writeFileSync(path.join(path.dirname(plain), 'secret.txt'), 'outside\n');
+  fs.symlinkSync('../secret.txt', path.join(plain, 'link.txt'));
+  fs.symlinkSync('..', path.join(plain, 'up'));
+  const daemon = await startDaemon(t, { repos: [{ name: 'local/notes', path: plain, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const tree = await (await daemon.post('/api/tree', { repoName: 'local/notes', revisionName: 'HEAD', paths: ['src'] })).json();
+  t.same(tree.tree.children.map((node: { path: string; type: string }) => `${node.type} ${node.path}`), ['tree .git-like', 'tree src', 'blob todo.md'], 'directories and regular files; no links, no skipped directories');
+  t.same(tree.tree.children[1].children.map((node: { path: string }) => node.path), ['src/notes.c'], 'a requested directory expanded');
+  const source = await (await daemon.fetch('/api/source?repo=local/notes&path=src/notes.c')).json();
+  t.match(source, { source: 'int notes(void) { return 0; }\n', encoding: 'utf-8', language: 'C', path: 'src/notes.c', repo: 'local/notes' });
+  t.equal(source.blobSha, git(path.dirname(plain), 'hash-object', path.join(plain, 'src/notes.c')).trim(), "the id git would give the file's content");
+  for (const [what, query] of [
+    ['a link to a file outside', 'path=link.txt'],
+    ['a path through a link to a directory outside', 'path=up/secret.txt'],
+    ['a path with ..', 'path=src/../../secret.txt'],
+    ['a skipped directory', 'path=node_modules/skip/x.js'],
+    ['a directory', 'path=src'],
+    ['a file that is not there', 'path=nope.md'],
+  ]) {
+    await expectError(t, await daemon.fetch(`/api/source?repo=local/notes&${query}`), 404, 'FILE_NOT_FOUND', undefined, what);
+  }
+  await expectError(t, await daemon.fetch('/api/source?repo=local/notes&path=todo.md&ref=main'), 400, 'INVALID_GIT_REF', /one revision, HEAD/, 'a revision other than HEAD');
+  await expectError(t, await daemon.post('/api/tree', { repoName: 'local/notes', revisionName: 'HEAD', paths: ['up'] }), 404, 'FILE_NOT_FOUND', undefined, 'a link is no directory to expand');
 });

@@ -6,6 +6,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { LICENSE_ENV, seedUsers } from '../helpers/auth.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { commitAll, writeFiles } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
 import { fixtureRepository } from '../server/fixture.js';
 
 const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
@@ -104,21 +105,29 @@ t.test('search, results, file view, tree and symbols in a real browser', async (
   );
 });
 
-t.test('every webUrl the API returns opens a page showing that file', async (t) => {
+t.test('every webUrl the API returns opens a page showing that file, in a git repository and in a plain directory', async (t) => {
   const repo = fixtureRepository(t);
-  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const plain = path.join(tempDir(t, 'trawl-plain-'), 'notes');
+  writeFiles(plain, { 'todo.md': '# Todo\n\nparse_expression docs\n', 'src/notes.c': 'int notes(void) { return 0; }\n', 'node_modules/skip/x.js': 'skipped\n' });
+  const daemon = await startDaemon(t, { repos: [repo.config, { name: 'local/notes', path: plain, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
   const body = await (await daemon.post('/api/search', { query: 'file:.', matches: 1000 })).json();
-  const results = body.files as { fileName: { text: string }; webUrl: string }[];
-  t.equal(results.length, 6, 'every file of the fixture');
+  const results = body.files as { fileName: { text: string }; repository: string; webUrl: string }[];
+  t.equal(results.filter((result) => result.repository === repo.config.name).length, 6, 'every file of the fixture');
+  t.same(results.filter((result) => result.repository === 'local/notes').map((result) => result.fileName.text).sort(), ['src/notes.c', 'todo.md'], 'and of the plain directory');
   const browser = await launch(t);
-  const { page } = await openPage(browser);
+  const { page, errors } = await openPage(browser);
   for (const result of results) {
     await page.goto(result.webUrl);
     await page.waitForSelector('#crumbs strong');
-    t.equal(await page.textContent('#crumbs strong'), path.basename(result.fileName.text), `${result.fileName.text}: the page names the file`);
+    t.equal(await page.textContent('#crumbs strong'), path.basename(result.fileName.text), `${result.repository} ${result.fileName.text}: the page names the file`);
     const shown = (await page.$('#code')) ? await page.textContent('#code') : await page.textContent('.binary');
-    t.ok(shown && shown.length > 0, `${result.fileName.text}: the page shows its content`);
+    t.ok(shown && shown.length > 0, `${result.repository} ${result.fileName.text}: the page shows its content`);
   }
+  await page.goto(`${daemon.url}/`);
+  await page.click('#repos a:text-is("local/notes")');
+  await page.waitForSelector('#listing');
+  t.same((await page.$$eval('#listing li', (items) => items.map((item) => item.textContent))).sort(), ['src/', 'todo.md'], "the plain directory's page lists its files, not an error");
+  t.same(errors, [], 'no script errors');
 });
 
 t.test('a result cut at the match cap offers to load more', async (t) => {

@@ -24,7 +24,10 @@ import { diffCommits } from '../../git/diff.js';
 import { InvalidRefError, readLimit, type ReadLimit } from '../../git/errors.js';
 import { commitDetail, listAuthors, listCommits, type CommitFilter, type CommitSummary, type TextMatcher } from '../../git/history.js';
 import { normalizeTreePath, resolveCommit } from '../../git/refs.js';
+import { directoryFileAt, directoryTreeOf } from '../../git/plain-directory.js';
+import { isGitRepository } from '../../git/repository.js';
 import { treeOf } from '../../git/tree.js';
+import type { RepositoryConfig } from '../../config/config.js';
 import { detectLanguage } from '../../index/languages.js';
 import { browseUrl, externalUrl } from '../../search/links.js';
 import { audit, type Caller } from '../access.js';
@@ -48,6 +51,17 @@ async function commitIn(context: ServerContext, caller: Caller, name: string, re
   const repo = visibleRepository(context, caller, name);
   const repository = await gitRepository(repo);
   return { repo, repository, commit: await resolveCommit(repository, ref) };
+}
+
+/**
+ * The repository `name` when it is a plain directory (its files are read from disk, its one revision is HEAD),
+ * or null for a git repository; NOT_FOUND as commitIn when the caller cannot see it.
+ */
+function plainDirectory(context: ServerContext, caller: Caller, name: string, ref: string): RepositoryConfig | null {
+  const repo = visibleRepository(context, caller, name);
+  if (isGitRepository(repo.path)) return null;
+  if (ref !== 'HEAD') throw new InvalidRefError(ref, 'a plain directory has one revision, HEAD', true);
+  return repo;
 }
 
 /** A git read of this request stops at the search time budget, or when the client goes away. */
@@ -74,8 +88,9 @@ export const treeRoute: Route = {
   errors: ['INVALID_REQUEST_BODY', 'FILE_NOT_FOUND', 'SERVICE_UNAVAILABLE', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const tree = parseBody(treeBody, request.body);
-    const { commit } = await commitIn(context, caller, tree.repoName, tree.revisionName);
-    const body = { tree: await treeOf(commit, tree.paths, requestLimit(request, context)) };
+    const plain = plainDirectory(context, caller, tree.repoName, tree.revisionName);
+    const limit = requestLimit(request, context);
+    const body = { tree: plain ? await directoryTreeOf(plain.path, tree.paths, limit) : await treeOf((await commitIn(context, caller, tree.repoName, tree.revisionName)).commit, tree.paths, limit) };
     audit(context, caller, 'tree.read', { id: tree.repoName, type: 'repository' }, { ref: tree.revisionName, expanded: tree.paths.length });
     return { status: 200, body };
   },
@@ -94,8 +109,9 @@ export const sourceRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const params = parseQuery(sourceQuery, request.query);
     const ref = params.ref ?? 'HEAD';
-    const { repo, commit } = await commitIn(context, caller, params.repo, ref);
-    const blob = await blobAt(commit, params.path);
+    const plain = plainDirectory(context, caller, params.repo, ref);
+    const { repo, commit } = plain ? { repo: plain, commit: null } : await commitIn(context, caller, params.repo, ref);
+    const blob = commit ? await blobAt(commit, params.path) : await directoryFileAt(repo.path, params.path);
     const binary = isBinary(blob.content);
     const body: Record<string, unknown> = {
       source: blob.content.toString(binary ? 'base64' : 'utf8'),
@@ -108,7 +124,7 @@ export const sourceRoute: Route = {
       blobSha: blob.blobSha,
     };
     if (repo.displayName !== undefined) body.repoDisplayName = repo.displayName;
-    const external = externalUrl(repo, commit.sha(), blob.path);
+    const external = commit && externalUrl(repo, commit.sha(), blob.path);
     if (external) body.externalWebUrl = external;
     audit(context, caller, 'file.read', { id: repo.name, type: 'repository' }, { path: blob.path, ref });
     return { status: 200, body };

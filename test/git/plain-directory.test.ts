@@ -2,7 +2,7 @@ import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { readInside } from '../../src/indexer/source.js';
+import { readInside } from '../../src/git/plain-directory.js';
 import { tempDir } from '../helpers/tmp.js';
 
 t.test('a plain directory is read only inside itself, whatever was swapped in after the walk', async (t) => {
