@@ -1,4 +1,4 @@
-// The layering of ../shared/ARCHITECTURE.md ("Source layout", "Rules"), held by the linter: each folder of
+// The layering of docs/architecture.md ("Folders", "Rules"), held by the linter: each folder of
 // src/ lists the folders it may not import. A violation fails `npm run lint` and the architecture test.
 import tseslint from 'typescript-eslint';
 
@@ -26,7 +26,7 @@ const layer = (folder, forbidden) => ({
         patterns: [
           {
             group: forbidden.flatMap((name) => [`../${name}/*`, `../../${name}/*`]),
-            message: `src/${folder}/ must not import that layer (../shared/ARCHITECTURE.md; eslint.config.js lists what each folder may not import)`,
+            message: `src/${folder}/ must not import that layer (docs/architecture.md; eslint.config.js lists what each folder may not import)`,
           },
           // search/ and indexer/ start their threads through worker/thread-url.ts and speak to them through their protocols only:
           // the thread entries import search/ and indexer/, never the reverse.

@@ -1,8 +1,11 @@
 import t from 'tap';
 import { ESLint } from 'eslint';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// The layering of ../shared/ARCHITECTURE.md, as eslint.config.js encodes it (`npm run lint` runs the same check).
+// The layering of docs/architecture.md, as eslint.config.js encodes it (`npm run lint` runs the same check).
 const eslint = new ESLint({ cwd: fileURLToPath(new URL('..', import.meta.url)) });
 
 t.test('src/ keeps its layering', async (t) => {
@@ -36,4 +39,13 @@ t.test('the rules refuse what the architecture forbids', async (t) => {
   for (const [file, source, forbidden] of cases) {
     t.same(await refused(file, source), forbidden ? ['no-restricted-imports'] : [], `${file}: ${source}`);
   }
+});
+
+t.test('the repository relies on nothing outside it: no tracked file points at a document beside the checkout', async (t) => {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter((file) => /\.(ts|js|md|json|sh)$|^\.ci\//.test(file));
+  const outside = /\.\.\/shared\/|\bshared\/(?:spec|notes|ARCHITECTURE)/;
+  const offenders = tracked.filter((file) => fs.existsSync(path.join(root, file)) && outside.test(fs.readFileSync(path.join(root, file), 'utf8')));
+  t.same(offenders, [], 'docs, code and tests cite files of this repository only');
+  t.ok(tracked.length > 100, `every tracked text file was read (${tracked.length})`);
 });

@@ -1,5 +1,5 @@
 /**
- * The types of the public search API (spec: shared/spec/api.md §3), derived from their schemas
+ * The types of the public search API (docs/api.md), derived from their schemas
  * (schemas.ts): one definition gives validation, the OpenAPI document and these. The search
  * produces exactly these, so the daemon only serialises. Type-only: the web app imports it.
  */
