@@ -18,7 +18,7 @@ export const ERROR_CODES = {
   INVALID_CSRF_TOKEN: { status: 403, when: 'a write authenticated by the session cookie lacks the `Origin` header or the session’s `X-CSRF-Token`' },
   NOT_FOUND: { status: 404, when: 'repository unknown or not visible to the caller, unknown `/api/*` path, user not found, or an unknown revision on `/api/commit`' },
   FILE_NOT_FOUND: { status: 404, when: 'path not in the tree at that revision, or a path with a `..` segment or NUL' },
-  SEARCH_CONTEXT_NOT_FOUND: { status: 404, when: 'unknown `context:` name' },
+  SEARCH_CONTEXT_NOT_FOUND: { status: 404, when: 'unknown `context:` name, or a context no configured repository is in (the message names its globs)' },
   SCOPED_ACCESS_TOKEN_NOT_FOUND: { status: 404, when: 'revoking a token that does not exist, belongs to someone else, or is already revoked or expired' },
   METHOD_NOT_ALLOWED: { status: 405, when: 'known path, wrong method (with an `Allow` header)' },
   RATE_LIMITED: { status: 429, when: 'per-credential rate limit exceeded (with `Retry-After`)' },

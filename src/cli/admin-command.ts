@@ -1,9 +1,10 @@
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { passwordProblem } from '../auth/password.js';
 import { RepairRefusedError, stateRepairFollowUp, type RepairChoice } from '../auth/repair-policy.js';
 import { AUDIT_LOG_NAME, repairLog, StateLogLockedError, StateLogWriteError } from '../auth/state-log.js';
 import { stateDirectory } from '../auth/store.js';
-import { createLogger } from '../obs/logger.js';
+import { createCommandLogger } from '../obs/logger.js';
 import { AdminError, offlineAdmin, onlineAdmin, type AdminBackend, type KeyView, type LicenseView, type UserView } from './admin-backend.js';
 import { configOrProblem } from './config-option.js';
 import type { Command } from './main.js';
@@ -51,6 +52,9 @@ success, 1 when the action failed, 2 for a usage error.`;
 
 class UsageError extends Error {}
 
+/** Actions that change nothing. */
+const READS = new Set(['users list', 'keys list', 'license show']);
+
 export const adminCommand: Command = {
   summary: 'manage users, API keys, grants, anonymous access and the license',
   usage: USAGE,
@@ -91,7 +95,12 @@ export const adminCommand: Command = {
       } else {
         const config = configOrProblem(values.config);
         if (typeof config === 'string') throw new UsageError(config);
-        backend = await offlineAdmin(config, createLogger('trawl-admin', 'warn'));
+        // A read needs no state directory: one that does not exist yet is not made by looking.
+        if (READS.has(positionals.join(' ')) && !fs.existsSync(stateDirectory(config.dataDir))) {
+          console.log(`${config.dataDir} has no users yet: \`trawl admin init\` makes the first owner`);
+          return 0;
+        }
+        backend = await offlineAdmin(config, createCommandLogger('trawl admin'));
       }
     } catch (error) {
       return failure(error);

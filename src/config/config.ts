@@ -4,6 +4,7 @@
  * was expected; unknown options are errors, so typos do not pass silently.
  */
 import type { CodeHostType } from '../index/model.js';
+import { globToRegExp } from './glob.js';
 import { secureOrLoopback } from './loopback.js';
 import { keysOf, OPTIONS, type OptionPath, type OptionSpec } from './options.js';
 
@@ -26,6 +27,8 @@ export interface RepositoryConfig {
 export interface SearchContextConfig {
   include: string[];
   exclude: string[];
+  /** Set when no configured repository is in the context: a search with it says so instead of finding nothing. */
+  empty?: true;
 }
 
 export interface IndexConfig {
@@ -199,6 +202,12 @@ export function listenUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+/** Whether the repository `name` is in `context`: one of its include globs matches, none of its exclude globs. */
+export function inContext(context: SearchContextConfig, name: string): boolean {
+  const matches = (globs: string[]) => globs.some((glob) => globToRegExp(glob).test(name));
+  return matches(context.include) && !matches(context.exclude);
+}
+
 /**
  * Validates parsed JSON and fills in defaults. Throws ConfigError listing
  * every problem found, each naming its option. `source` names the file in messages.
@@ -221,6 +230,7 @@ export function validateConfig(raw: Json, source: string): Config {
     const at = `contexts.${name}`;
     const context = r.section(value, 'contexts.NAME', at);
     contexts[name] = { include: r.stringsOption('contexts.NAME.include', context.include, `${at}.include`), exclude: r.stringsOption('contexts.NAME.exclude', context.exclude, `${at}.exclude`) };
+    if (!repos.some((repo) => inContext(contexts[name]!, repo.name))) contexts[name]!.empty = true;
   }
   const authRaw = r.section(top.auth, 'auth');
   const indexRaw = r.section(top.index, 'index');

@@ -11,8 +11,16 @@ import { parseQuery, parseQueryTerms, type RegexTerm } from './parser.js';
 
 /** A `context:` name the configuration does not define. */
 export class UnknownSearchContextError extends Error {
-  constructor(readonly contextName: string) {
-    super(`search context ${JSON.stringify(contextName)} does not exist`);
+  /** `empty`: the context exists, but no configured repository is in it. */
+  constructor(
+    readonly contextName: string,
+    empty?: SearchContextConfig,
+  ) {
+    super(
+      empty
+        ? `search context ${JSON.stringify(contextName)} holds no repository: no configured repository matches its include globs ${JSON.stringify(empty.include)}${empty.exclude.length > 0 ? ` less its exclude globs ${JSON.stringify(empty.exclude)}` : ''}`
+        : `search context ${JSON.stringify(contextName)} does not exist`,
+    );
     this.name = 'UnknownSearchContextError';
   }
 }
@@ -33,9 +41,10 @@ export function planTerms(request: SearchRequest, contexts: Record<string, Searc
 
 const parseOptions = (request: SearchRequest) => ({ regex: request.isRegexEnabled ?? false, caseSensitive: request.isCaseSensitivityEnabled ?? false });
 
-/** Throws UnknownSearchContextError for the first `context:` the configuration lacks. */
+/** Throws UnknownSearchContextError for the first `context:` the configuration lacks, or that holds no repository. */
 export function checkContexts(node: QueryNode, contexts: Record<string, SearchContextConfig>): void {
   if (node.type === 'context' && !Object.hasOwn(contexts, node.name)) throw new UnknownSearchContextError(node.name);
+  if (node.type === 'context' && contexts[node.name]!.empty) throw new UnknownSearchContextError(node.name, contexts[node.name]!);
   if (node.type === 'and' || node.type === 'or') for (const operand of node.operands) checkContexts(operand, contexts);
   if (node.type === 'not') checkContexts(node.operand, contexts);
 }

@@ -152,6 +152,8 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
   }
   app.any('/*', (res, req) => {
     handle(res, req, 'unknown', async (request) => {
+      // A browser asking for a page the app does not have gets the app, which says so in words.
+      if (web && request.method === 'get' && !request.path.startsWith('/api/') && /\btext\/html\b/.test(request.headers.accept ?? '')) return { ...web.page, status: 404 };
       const what = request.path.startsWith('/api/') ? 'This API endpoint does not exist' : 'Not found';
       throw new ApiError('NOT_FOUND', `${what}: ${request.path}`);
     });

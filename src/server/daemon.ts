@@ -125,6 +125,7 @@ export class Daemon {
     this.status = 'ok';
     native.sdNotify('READY=1');
     this.logger.info({ url: this.url, repositories: this.config.repos.length }, 'serving');
+    warnEmptyContexts(this.config, this.logger);
   }
 
   /**
@@ -149,6 +150,7 @@ export class Daemon {
     forgetRepositoriesExcept(this.config.repos);
     await this.scheduler.reconfigure(this.config);
     this.logger.info({ repositories: this.config.repos.length }, 'SIGHUP: configuration reloaded');
+    warnEmptyContexts(this.config, this.logger);
   }
 
   /**
@@ -167,6 +169,13 @@ export class Daemon {
     await Promise.all([this.pool.close(), this.scheduler.close()]);
     await this.auth.close();
     this.logger.info('stopped');
+  }
+}
+
+/** Says which search contexts no configured repository is in (a search with one is refused, naming its globs). */
+function warnEmptyContexts(config: Config, logger: Logger): void {
+  for (const [name, context] of Object.entries(config.contexts)) {
+    if (context.empty) logger.warn({ context: name, include: context.include, exclude: context.exclude }, 'search context holds no configured repository');
   }
 }
 

@@ -7,13 +7,16 @@ import { browseUrl } from '../search/links.js';
 
 export type Place =
   | { kind: 'search' }
+  /** A path the app has no page for. */
+  | { kind: 'unknown' }
   | { kind: 'repository'; repo: string }
   | { kind: 'blob' | 'tree'; repo: string; branch: string; path: string };
 
 const decodeSegments = (value: string) => value.split('/').map(decodeURIComponent).join('/');
 
 export function placeOf(pathname: string): Place {
-  if (!pathname.startsWith('/browse/')) return { kind: 'search' };
+  if (pathname === '/' || pathname === '/search') return { kind: 'search' };
+  if (!pathname.startsWith('/browse/')) return { kind: 'unknown' };
   const rest = pathname.slice('/browse/'.length);
   const marker = /\/-\/(blob|tree)(\/|$)/.exec(rest);
   if (!marker) return { kind: 'repository', repo: decodeSegments(rest.replace(/\/+$/, '')) };

@@ -23,7 +23,16 @@ const account = document.getElementById('account')!;
 /** The signed-in session, when this browser has one (and uses no API key). */
 let session: SessionState | null = null;
 
+interface Providers {
+  password: boolean;
+  oidc: { name: string; start: string } | null;
+}
+
+/** The ways to sign in, asked once a page. */
+let providers: Providers | null = null;
+
 async function loadSession(): Promise<void> {
+  providers ??= await getJson<Providers>('/api/auth/providers');
   session = null;
   if (!apiKey()) {
     try {
@@ -39,7 +48,8 @@ async function loadSession(): Promise<void> {
 function showAccount(): void {
   clear(account);
   if (!session) {
-    account.append(h('a', { href: `/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, id: 'sign-in-link' }, 'Sign in'));
+    // No member has a password and there is no single sign-on (the zero-config default): there is no one to sign in as.
+    if (providers?.password || providers?.oidc) account.append(h('a', { href: `/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, id: 'sign-in-link' }, 'Sign in'));
     return;
   }
   const signOut = h('button', { type: 'button', id: 'sign-out' }, 'Sign out');
@@ -96,7 +106,7 @@ async function renderSignIn(): Promise<void> {
       });
   });
   main.append(signInForm);
-  const providers = await getJson<{ oidc: { name: string; start: string } | null }>('/api/auth/providers');
+  providers = await getJson<Providers>('/api/auth/providers');
   if (providers.oidc) {
     const start = `${providers.oidc.start}?${new URLSearchParams({ next: nextPath() })}`;
     signInForm.insertBefore(h('p', {}, h('a', { href: start, id: 'single-sign-on', class: 'button', 'data-external': true }, `Sign in with ${providers.oidc.name}`)), signInForm.children[1]!);
@@ -151,6 +161,9 @@ async function route(): Promise<void> {
       document.title = queryInput.value ? `${queryInput.value} — trawl` : 'trawl';
       if (queryInput.value) await renderSearch(main, { query: queryInput.value, regex: regexInput.checked, caseSensitive: caseInput.checked, matches: FIRST_PAGE }, showError);
       else await homePage();
+    } else if (place.kind === 'unknown') {
+      document.title = 'Page not found — trawl';
+      main.append(h('section', { class: 'not-found', id: 'not-found' }, h('h2', {}, 'Page not found'), h('p', {}, `trawl has no page at ${location.pathname}. Search above, or go to `, h('a', { href: '/' }, 'the repositories'), '.')));
     } else if (place.kind === 'blob') {
       document.title = `${place.path} — trawl`;
       await renderBlob(main, place.repo, place.branch, place.path);

@@ -222,3 +222,20 @@ t.test('trawl admin init --password-stdin: the first owner signs in to the web a
   t.equal(signed.status, 200, 'the password read from stdin signs in');
   t.equal((await signed.json()).user.role, 'owner');
 });
+
+t.test('offline reads make no state directory, and warnings are lines for a person, not JSON', async (t) => {
+  const dir = tempDir(t, 'trawl-fresh-');
+  const configFile = path.join(dir, 'trawl.json');
+  fs.writeFileSync(configFile, JSON.stringify({ dataDir: path.join(dir, 'data'), repos: [] }));
+  for (const action of [['users', 'list'], ['keys', 'list'], ['license', 'show']]) {
+    const listed = trawl(['admin', '--config', configFile, ...action]);
+    t.equal(listed.status, 0, `${action.join(' ')} on a fresh instance`);
+    t.match(listed.stdout, /has no users yet: `trawl admin init` makes the first owner/);
+  }
+  t.notOk(fs.existsSync(path.join(dir, 'data')), 'looking made nothing');
+
+  const init = trawl(['admin', '--config', configFile, 'init', '--email', 'ann@example.com'], { env: LICENSE_ENV });
+  t.equal(init.status, 0);
+  t.notMatch(init.stderr, /\{"level"/, 'no JSON log line among the output');
+  t.match(init.stderr, /^trawl admin: warning: licenses signed with a test key are trusted: for tests only \(variable: \w+\)$/m, 'a warning reads as one');
+});

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, validateConfig } from '../../src/config/config.js';
 import { loadConfigFile, zeroConfig } from '../../src/config/load.js';
+import { parseQuery } from '../../src/query/parser.js';
+import { checkContexts } from '../../src/query/plan.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const example = {
@@ -95,4 +97,29 @@ t.test('zero-config indexes the given directory, anonymously readable on 127.0.0
   t.equal(config.auth.anonymousAccess, true);
   t.equal(config.listen.host, '127.0.0.1');
   t.match(config.dataDir, /trawl[/\\]checkout-[0-9a-f]{8}$/);
+});
+
+t.test('a search context that no configured repository is in is marked empty, and a search with it says so', async (t) => {
+  const config = validateConfig(
+    {
+      repos: [{ name: 'github.com/acme/api', path: '/srv/git/api' }],
+      contexts: { backend: { include: ['github.com/acme/*'] }, typo: { include: ['github.com/acmee/*'] }, none: { include: ['github.com/*'], exclude: ['**'] } },
+    },
+    'test',
+  );
+  t.equal(config.contexts.backend!.empty, undefined);
+  t.equal(config.contexts.typo!.empty, true, 'its include globs match no repository');
+  t.equal(config.contexts.none!.empty, true, 'its exclude globs take every repository out');
+  t.throws(() => checkContexts(parseQuery('context:typo handler', { regex: false, caseSensitive: false }), config.contexts), { name: 'UnknownSearchContextError', message: /search context "typo" holds no repository: no configured repository matches its include globs \["github\.com\/acmee\/\*"\]/ });
+  t.doesNotThrow(() => checkContexts(parseQuery('context:backend handler', { regex: false, caseSensitive: false }), config.contexts));
+});
+
+t.test('zero-config in a subdirectory of a repository is the whole repository, as git finds it', async (t) => {
+  const root = path.join(tempDir(t), 'project');
+  fs.mkdirSync(path.join(root, '.git'), { recursive: true });
+  fs.mkdirSync(path.join(root, 'src', 'deep'), { recursive: true });
+  t.same(zeroConfig(path.join(root, 'src', 'deep')).repos.map((repo) => [repo.name, repo.path]), [['local/project', root]]);
+  const plain = path.join(tempDir(t), 'plain');
+  fs.mkdirSync(plain);
+  t.equal(zeroConfig(plain).repos[0]!.path, plain, 'a directory in no repository is itself');
 });

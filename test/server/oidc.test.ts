@@ -43,7 +43,7 @@ const sessionCookie = (client: CookieClient, daemon: Daemon) => client.cookieHea
 t.test('single sign-on through a real OpenID provider: a member signs in, then removed, is out', async (t) => {
   const { daemon, owner, dev } = await singleSignOnDaemon(t, ACCOUNTS);
   const providers = await (await daemon.fetch('/api/auth/providers')).json();
-  t.same(providers, { password: true, oidc: { name: 'Test IdP', start: '/api/auth/oidc/start' } });
+  t.same(providers, { password: false, oidc: { name: 'Test IdP', start: '/api/auth/oidc/start' } }, 'no member has a password here');
 
   const client = new CookieClient();
   const start = await client.get(`${daemon.url}/api/auth/oidc/start?next=%2Fsettings`);
@@ -208,7 +208,7 @@ t.test('who may sign in: verified emails, allowed domains, members made when all
 t.test('an unreachable provider, a secret file others can read, no SSO configured', async (t) => {
   const repo = fixtureRepository(t);
   const plain = await startDaemon(t, { repos: [repo.config], index: { ctagsCommand: '' } });
-  t.same(await (await plain.fetch('/api/auth/providers')).json(), { password: true, oidc: null });
+  t.same(await (await plain.fetch('/api/auth/providers')).json(), { password: false, oidc: null }, 'no way to sign in: no member, no single sign-on');
   await expectError(t, await plain.fetch('/api/auth/oidc/start'), 404, 'NOT_FOUND', /not configured/);
 
   const unreachable = await startDaemon(

@@ -166,3 +166,23 @@ t.test('narrow screens and instances without anonymous access', async (t) => {
   t.ok(await page.$$eval('#results mark', (marks) => marks.length > 0), 'with the key, the private repository is searched');
   t.ok(await page.isHidden('#auth'), 'the prompt is gone');
 });
+
+t.test('where no one can sign in there is no Sign in; a page the app lacks says so, in a page', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const browser = await launch(t);
+  const { page, errors } = await openPage(browser);
+  await page.goto(`${daemon.url}/`);
+  await page.waitForSelector('#repos li');
+  t.equal(await page.$('#sign-in-link'), null, 'no member has a password and there is no single sign-on: no Sign in');
+
+  const response = await page.goto(`${daemon.url}/no/such/page`);
+  t.equal(response?.status(), 404, 'a 404');
+  await page.waitForSelector('#not-found');
+  t.match(await page.textContent('#not-found'), /Page not found.*\/no\/such\/page/s, 'the page says what was not found');
+  t.equal(await page.title(), 'Page not found — trawl');
+  const api = await daemon.fetch('/no/such/page');
+  t.equal(api.status, 404);
+  t.match(await api.json(), { errorCode: 'NOT_FOUND' }, 'a client that does not ask for HTML still gets the error object');
+  t.same(errors, [], 'no script errors');
+});

@@ -43,13 +43,13 @@ export const providersRoute: Route = {
   path: '/api/auth/providers',
   operationId: 'signInProviders',
   tag: TAG,
-  summary: 'The ways to sign in: a password, and single sign-on when configured',
+  summary: 'The ways to sign in: a password (when some member has one), and single sign-on when configured',
   access: 'public',
   response: { status: 200, schema: Type.Object({ password: Type.Boolean(), oidc: Type.Union([Type.Object({ name: Type.String(), start: Type.String() }), Type.Null()]) }), description: 'The ways' },
   errors: [],
   async handle(_request: Request, _caller: Caller, context: ServerContext) {
     const signIn = context.oidc();
-    return { status: 200, body: { password: true, oidc: signIn && { name: signIn.config.name, start: START_PATH } } };
+    return { status: 200, body: { password: context.auth.state.passwords.size > 0, oidc: signIn && { name: signIn.config.name, start: START_PATH } } };
   },
 };
 
