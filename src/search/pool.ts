@@ -144,8 +144,8 @@ function mergedOutcomes(): MergedOutcomes {
 }
 
 /** The task doing the rest of `task`'s shards from where it gave its worker up; the response is rendered from every part. */
-function resumed(task: SearchTask, resume: { shard: number; doc: number }): SearchTask {
-  return { ...task, shardFiles: task.shardFiles.slice(resume.shard), resumeAt: resume.doc, render: undefined, renderFiles: undefined };
+function resumed(task: SearchTask, resume: { shard: number; at: number; found: number }): SearchTask {
+  return { ...task, shardFiles: task.shardFiles.slice(resume.shard), resume: { at: resume.at, found: resume.found }, render: undefined, renderFiles: undefined };
 }
 
 /** A task's outcome, whether or not it rendered its files. */
@@ -600,7 +600,7 @@ export class SearchPool {
   private async runTask(task: SearchTask, searchRun: SearchRun): Promise<SearchTaskResult> {
     let result: SearchTaskResult;
     try {
-      result = (await this.workers.run(task, undefined, searchRun.caller, task.resumeAt !== undefined)) as SearchTaskResult;
+      result = (await this.workers.run(task, undefined, searchRun.caller, task.resume !== undefined)) as SearchTaskResult;
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
       this.workerFailures++;

@@ -85,10 +85,11 @@ export interface ShardsOutcome {
   totalRanges: number;
   stop: StopReason;
   /**
-   * Set when the task gave its worker up to another caller's (search/contention.ts) before document `doc` of
-   * `shardFiles[shard]`: the rest is a task's resuming there (SearchTask.resumeAt); `stop` is this part's.
+   * Set when the task gave its worker up to another caller's (search/contention.ts) at position `at` of
+   * `shardFiles[shard]`'s evaluation order, having counted `found` there: the rest is a task's resuming there
+   * (SearchTask.resume); `stop` is this part's.
    */
-  resume?: { shard: number; doc: number };
+  resume?: { shard: number; at: number; found: number };
 }
 
 /** Search one group of shards. */
@@ -99,7 +100,7 @@ export interface SearchTask {
   shardFiles: string[];
   query: QueryNode;
   contexts: Record<string, SearchContextConfig>;
-  /** Stop once this many match ranges are found in all tasks of the search. */
+  /** Each shard stops once it holds this many match ranges (files for type:file and type:repo). */
   wanted: number;
   /** Wall-clock deadline, milliseconds since the epoch (threads have different performance.now() origins). */
   deadlineEpochMs: number;
@@ -111,8 +112,8 @@ export interface SearchTask {
    * within `matches` if it did not give its worker up and they are not few (search/response/build.ts `buildsOnFrontEnd`).
    */
   renderFiles?: RenderSpec;
-  /** The document of the first shard to start at: an earlier task of the search gave its worker up there (ShardsOutcome.resume). */
-  resumeAt?: number;
+  /** Where in the first shard's evaluation order to start, and what was counted there: an earlier task of the search gave its worker up there (ShardsOutcome.resume). */
+  resume?: { at: number; found: number };
 }
 
 /** What a worker needs to build a search's response. */

@@ -47,12 +47,12 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
     }
   });
   const deadline = task.deadlineEpochMs - performance.timeOrigin;
-  const startAt = fileIndex[0] === 0 ? task.resumeAt : undefined;
+  const resume = fileIndex[0] === 0 ? task.resume : undefined;
   const slice = new TaskSlice(taskSliceMs, () => contended(callerContention));
-  const outcome = searchShards(task.query, shards, task.contexts, { wanted: task.wanted, deadline, signal: task.signal, startAt, slice });
+  const outcome = searchShards(task.query, shards, task.contexts, { wanted: task.wanted, deadline, signal: task.signal, resume, slice });
   if (outcome.resume) outcome.resume.shard = fileIndex[outcome.resume.shard]!;
   // Counted by the task that tried them: not the resumed one, nor those left to the resuming task.
-  const tried = unopened.filter((index) => !(index === 0 && task.resumeAt !== undefined) && index < (outcome.resume?.shard ?? Infinity));
+  const tried = unopened.filter((index) => !(index === 0 && task.resume !== undefined) && index < (outcome.resume?.shard ?? Infinity));
   outcome.stats.crashes += tried.length;
   outcome.stats.shardFilesConsidered += tried.length;
   if (task.render && !outcome.resume) return render(task.render, task.query, foundIn(outcome, shards), [outcome]);

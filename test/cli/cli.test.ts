@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
@@ -88,14 +88,19 @@ t.test('without a config, trawl index indexes the repository it is started in', 
   t.match(manifest.repositories['local/checkout'], { state: 'ready', documents: 1 });
 });
 
-t.test('trawl search prints grep-like lines, the API response with --api-json, and exits 0/1/2', async (t) => {
+/** A git checkout named `checkout` holding `files`, and the environment that gives its zero-config index a cache of its own. */
+function checkout(t: Test, files: Record<string, string>) {
   const dir = tempDir(t);
   const repo = path.join(dir, 'checkout');
-  makeRepository(repo, {
+  makeRepository(repo, files);
+  return { repo, env: { XDG_CACHE_HOME: path.join(dir, 'cache') } };
+}
+
+t.test('trawl search prints grep-like lines, the API response with --api-json, and exits 0/1/2', async (t) => {
+  const { repo, env } = checkout(t, {
     'src/app.py': 'def handler(event):\n    return event\n\n# handler registry\n',
     'README.md': 'Call handler() from your code.\n',
   });
-  const env = { XDG_CACHE_HOME: path.join(dir, 'cache') };
   t.equal(trawl(['index'], { cwd: repo, env }).status, 0);
 
   const found = trawl(['search', 'handler'], { cwd: repo, env });
@@ -128,14 +133,11 @@ t.test('trawl search prints grep-like lines, the API response with --api-json, a
 });
 
 t.test("trawl search speaks ripgrep's forms: --vimgrep and --json as rg prints them; a closed pipe ends it quietly", async (t) => {
-  const dir = tempDir(t);
-  const repo = path.join(dir, 'checkout');
-  makeRepository(repo, {
+  const { repo, env } = checkout(t, {
     'src/app.py': 'def handler(event):\n    return event\n\n# héllo handler registry, handler again\n',
     'docs/README.md': 'Call handler() from your code.\r\nNothing here.\n',
     'big.txt': 'handler line\n'.repeat(20_000),
   });
-  const env = { XDG_CACHE_HOME: path.join(dir, 'cache') };
   const empty = trawl(['search', 'handler'], { cwd: repo, env });
   t.equal(empty.status, 2, 'no index yet: exit 2, not "no match"');
   t.match(empty.stderr, /has no index yet; run `trawl index` first/);

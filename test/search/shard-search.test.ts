@@ -61,7 +61,7 @@ t.test('every term kind and prefix selects the right files and ranges', async (t
   t.same(paths('lang:go TODO'), ['src/main.go', 'src/util.go']);
   t.same(paths('lang:markdown main'), ['docs/README.md']);
   t.same(paths('-file:util TODO'), ['src/main.go']);
-  t.same(paths('TODO or Readme'), ['src/main.go', 'src/util.go', 'docs/README.md']);
+  t.same(paths('TODO or Readme'), ['docs/README.md', 'src/main.go', 'src/util.go'], 'a file whose path a bare term matches is decided first');
   t.same(paths('(TODO or Readme) -lang:go'), ['docs/README.md']);
   t.same(paths('func -(helper or Main)'), [], 'negated group');
   t.same(paths('rev:* func -(helper or Main)'), ['src/release.go']);

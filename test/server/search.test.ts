@@ -136,3 +136,29 @@ t.test('type:file and type:repo count files and repositories against `matches`, 
   t.equal(three.files.length, 3, 'matches 3: three files');
   t.equal(three.isSearchExhaustive, false);
 });
+
+t.test('the same capped search answers the same files in the same order, however it is split; a file whose name matches is never cut', async (t) => {
+  const repositories = ['alpha', 'beta', 'gamma', 'delta'].map((name) => {
+    const root = path.join(tempDir(t, 'trawl-same-'), name);
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) files[`src/module${i}.js`] = `// uses the router\nconst router = require('router');\nrouter.get('/${name}/${i}', handler);\n`;
+    files['test/Router.js'] = `describe('${name}', () => it('works', () => {}));\n`;
+    makeRepository(root, files);
+    return { name: `example.com/acme/${name}`, path: root, public: true };
+  });
+  const daemon = await startDaemon(t, { repos: repositories, auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 2 } });
+  const files = async () => {
+    const body = await (await daemon.post('/api/search', { query: 'router', matches: 20 })).json();
+    return (body.files as { repository: string; fileName: { text: string } }[]).map((file) => `${file.repository} ${file.fileName.text}`);
+  };
+  const alone = await files(); // an idle pool splits it between the workers
+  const together = await Promise.all(Array.from({ length: 6 }, files)); // a busy one runs each as one task
+  const again = await files();
+  for (const [i, answer] of [...together, again].entries()) t.same(answer, alone, `answer ${i + 2} is the first's, file for file`);
+  t.same(
+    alone.filter((file) => file.endsWith(' test/Router.js')).sort(),
+    repositories.map((repo) => `${repo.name} test/Router.js`).sort(),
+    "every repository's test/Router.js, whose name matches, is in the answer though static rank puts tests last",
+  );
+  t.ok(alone.slice(0, 4).every((file) => file.endsWith(' test/Router.js')), 'and ranked first, with its file-name match');
+});

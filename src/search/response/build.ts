@@ -11,6 +11,7 @@ import type { QueryNode } from '../../query/ast.js';
 import { resultTypeOf } from '../../query/plan.js';
 import type { DocumentMatch, EvaluationStats, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
 import { emptyEvaluationStats } from '../shard/evaluate.js';
+import { compareLocations } from '../shard/rank.js';
 import { browseUrl, externalUrl } from '../links.js';
 import { chunkObjects, chunksContentBytes, layChunks, NO_CHUNKS, rangeObjects, writeChunks, writeRanges, type ChunksLayout } from './chunks.js';
 import { JsonWriter } from './json-writer.js';
@@ -240,10 +241,6 @@ export function flushReason(stop: StopReason, cut: boolean): FlushReason {
   return cut ? 'FLUSH_REASON_MAX_SIZE' : 'FLUSH_REASON_FINAL_FLUSH';
 }
 
-/** The order of files of equal score: by repository name, then path. */
-export function compareLocations(repositoryA: string, pathA: string, repositoryB: string, pathB: string): number {
-  return repositoryA.localeCompare(repositoryB) || pathA.localeCompare(pathB);
-}
 
 /** The stats' times, in nanoseconds, from when the search started, was planned and had searched. */
 export function timeStats(stats: SearchStats, timings: { started: number; planned: number; searched: number }): void {

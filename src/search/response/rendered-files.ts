@@ -10,10 +10,10 @@
 import type { RepositoryInfo, SearchRequest, SearchStats } from '../../api/types.js';
 import type { Shard } from '../../index/shard-reader.js';
 import type { RankKey, RenderedFiles } from '../../worker/search-protocol.js';
+import { compareLocations } from '../shard/rank.js';
 import {
   accumulateStats,
   combinedStop,
-  compareLocations,
   contentBytesOf,
   countRanges,
   draftWithin,

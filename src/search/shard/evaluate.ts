@@ -1,7 +1,9 @@
 /**
  * A shard group's evaluation, in a search worker (and in process for the CLI
- * and the benchmarks): each shard in turn until enough is found here and in
- * the search's other tasks, every match scored for the merge.
+ * and the benchmarks): each shard in turn, each up to the match cap of its
+ * own, every match scored for the merge. What a shard finds depends on the
+ * query and the shard alone, never on how the search was split or timed, so
+ * the same search finds the same files (docs/design.md, "The search path").
  */
 import type { SearchContextConfig } from '../../config/config.js';
 import { ShardFormatError } from '../../index/errors.js';
@@ -9,57 +11,53 @@ import type { Shard } from '../../index/shard-reader.js';
 import type { QueryNode } from '../../query/ast.js';
 import { resultTypeOf } from '../../query/plan.js';
 import type { DocumentMatch, EvaluationStats, ScoredMatch, SearchSignal, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
-import { addRangesFound, isSearchCancelled, rangesFound } from '../signal.js';
-import { scoreFile } from './rank.js';
+import { isSearchCancelled } from '../signal.js';
+import { compareLocations, scoreFile } from './rank.js';
 import { CompiledPatterns, searchShard, type TaskSlice } from './shard-search.js';
 
 export interface SearchLimits {
-  /** Stop once this many match ranges are found here and elsewhere (`matches + 1`). */
+  /** Each shard stops once it holds this many match ranges (files for type:file): `matches + 1`. */
   wanted: number;
   /** performance.now() value after which the search stops. */
   deadline: number;
   signal: SearchSignal;
-  /** Set when the first shard is resumed at this document (SearchTask.resumeAt): an earlier task counted it. */
-  startAt?: number;
+  /** Set when the first shard is resumed (SearchTask.resume): where in its evaluation order, and what the earlier task counted there. */
+  resume?: ShardResume;
   /** When the task gives its worker up (its outcome's `resume` then says where the rest starts). */
   slice?: TaskSlice;
 }
 
 /**
- * Evaluates `query` over `shards` in order until `limits.wanted` match ranges
- * (files for type:file, repositories for type:repo) are found (counting
- * those other tasks added to the signal), the deadline passes or the search
- * is cancelled, or the task's slice is over. A corrupt shard, or one whose
- * mapping faulted, is counted in `crashes` and skipped. A shard is counted
- * (considered, scanned or skipped) by the task that started it.
+ * Evaluates `query` over `shards` in order, each until `limits.wanted` match
+ * ranges (files for type:file, one for type:repo) are found in it, the
+ * deadline passes or the search is cancelled, or the task's slice is over.
+ * The task keeps the best of what it found, by score, up to `wanted`
+ * ranges (anything below cannot be in the answer). A corrupt shard, or one
+ * whose mapping faulted, is counted in `crashes` and skipped. A shard is
+ * counted (considered, scanned or skipped) by the task that started it.
  */
 export function searchShards(query: QueryNode, shards: readonly Shard[], contexts: Record<string, SearchContextConfig>, limits: SearchLimits): ShardsOutcome {
-  const { wanted, deadline, signal, startAt, slice } = limits;
+  const { wanted, deadline, signal, slice } = limits;
   const stats = emptyEvaluationStats();
-  stats.shardFilesConsidered = shards.length - (startAt === undefined ? 0 : 1);
-  const matches: ScoredMatch[] = [];
+  stats.shardFilesConsidered = shards.length - (limits.resume === undefined ? 0 : 1);
+  let matches: ScoredMatch[] = [];
   let totalRanges = 0;
   let stop: StopReason = 'complete';
   let resume: ShardsOutcome['resume'];
-  const enoughElsewhere = () => rangesFound(signal) >= wanted;
-  const isCancelled = () => isSearchCancelled(signal) || enoughElsewhere();
-  const onMatchRanges = (ranges: number) => addRangesFound(signal, ranges);
+  const isCancelled = () => isSearchCancelled(signal);
   const patterns = new CompiledPatterns();
   const resultType = resultTypeOf(query);
   // type:repo: a repository's first matching file stands for it, so each shard stops there and a repository found skips its other shards.
   const repositoriesFound = new Set<number>();
+  const counts = resultType !== undefined;
   for (let index = 0; index < shards.length; index++) {
     const shard = shards[index]!;
-    if (enoughElsewhere()) {
-      stop = 'limit';
-      break;
-    }
     if (resultType === 'repo' && repositoriesFound.has(shard.meta.repository.id)) {
       stats.shardsSkipped++;
       continue;
     }
-    const resumed = index === 0 ? startAt : undefined;
-    const shardLimits = { maxMatchRanges: resultType === 'repo' ? 1 : wanted - rangesFound(signal), countFiles: resultType !== undefined, deadline, isCancelled, onMatchRanges, startAt: resumed, slice };
+    const resumed = index === 0 ? limits.resume : undefined;
+    const shardLimits = { maxMatchRanges: resultType === 'repo' ? 1 : wanted - (resumed?.found ?? 0), countFiles: counts, deadline, isCancelled, startAt: resumed?.at, slice };
     let result;
     try {
       result = searchShard(shard, query, contexts, shardLimits, patterns);
@@ -91,17 +89,50 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     stats.regexpsConsidered += shardStats.regexpsConsidered;
     totalRanges += shardStats.matchRanges;
     if (result.stopReason === 'yielded') {
-      resume = { shard: index, doc: result.resumeAt! };
+      resume = { shard: index, at: result.resumeAt!, found: (resumed?.found ?? 0) + result.counted };
       stats.shardFilesConsidered -= shards.length - 1 - index; // the rest are the resuming task's
       break;
     }
-    if (result.stopReason !== 'complete' && !(resultType === 'repo' && result.stopReason === 'limit')) {
-      // Stopping because other tasks found enough is the match cap, not a cancellation.
-      stop = result.stopReason === 'cancelled' && !isSearchCancelled(signal) ? 'limit' : result.stopReason;
-      if (stop !== 'limit') break;
+    if (result.stopReason === 'limit' && resultType !== 'repo') stop = 'limit';
+    else if (result.stopReason === 'cancelled' || result.stopReason === 'deadline') {
+      stop = result.stopReason;
+      break;
     }
+    if (weight(matches, counts) > 2 * wanted) matches = best(matches, wanted, counts, shards);
   }
-  return resume ? { kind: 'matches', matches, stats, totalRanges, stop, resume } : { kind: 'matches', matches, stats, totalRanges, stop };
+  const kept = best(matches, wanted, counts, shards);
+  if (kept.length < matches.length) stop = stop === 'complete' ? 'limit' : stop;
+  return resume ? { kind: 'matches', matches: kept, stats, totalRanges, stop, resume } : { kind: 'matches', matches: kept, stats, totalRanges, stop };
+}
+
+/** What `matches` count against the cap: their ranges, or each one when files are counted. */
+function weight(matches: readonly ScoredMatch[], counts: boolean): number {
+  let total = 0;
+  for (const match of matches) total += counts ? 1 : (match.content.length + match.path.length) / 2;
+  return total;
+}
+
+/**
+ * The best of `matches` by score (ties by repository and path, as the merge orders them), up to the one that
+ * reaches `wanted`: the rest cannot be in any answer, which takes files best first until `matches`.
+ */
+function best(matches: ScoredMatch[], wanted: number, counts: boolean, shards: readonly Shard[]): ScoredMatch[] {
+  if (weight(matches, counts) <= wanted) return matches;
+  const at = (match: ScoredMatch) => shards[match.shard]!;
+  const sorted = matches.sort((a, b) => b.score - a.score || compareLocations(at(a).meta.repository.name, at(a).path(a.doc), at(b).meta.repository.name, at(b).path(b.doc)));
+  let total = 0;
+  let end = 0;
+  while (end < sorted.length && total < wanted) {
+    const match = sorted[end++]!;
+    total += counts ? 1 : (match.content.length + match.path.length) / 2;
+  }
+  return sorted.slice(0, end);
+}
+
+/** Where a task that gave its worker up stopped in its shard's evaluation order, and what it had counted there. */
+export interface ShardResume {
+  at: number;
+  found: number;
 }
 
 export function emptyEvaluationStats(): EvaluationStats {

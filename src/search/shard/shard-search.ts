@@ -1,8 +1,10 @@
 /**
  * Evaluates a parsed query over one shard: picks candidate documents through
- * the trigram indexes, then decides each candidate in static-rank order and
- * collects its match ranges, until the match cap, the deadline or a
- * cancellation stops it, or its task gives its worker up (TaskSlice).
+ * the trigram indexes, then decides each candidate in its evaluation order
+ * (those whose path a bare term matches first, then the rest, each in
+ * static-rank order) and collects its match ranges, until the shard's match
+ * cap, the deadline or a cancellation stops it, or its task gives its worker
+ * up (TaskSlice). The same query over the same shard finds the same files.
  *
  * Semantics (docs/query-syntax.md): terms are ANDed per file; a file
  * satisfying an operand contributes that operand's ranges; negations
@@ -17,8 +19,7 @@ import type { Shard, TrigramTable } from '../../index/shard-reader.js';
 import type { PatternNode, QueryNode } from '../../query/ast.js';
 import type { DocumentSymbol } from '../../index/model.js';
 import { requiredLiterals, separatorOf, type LiteralTree } from '../../query/literals.js';
-import { globToRegExp } from '../../config/glob.js';
-import type { SearchContextConfig } from '../../config/config.js';
+import { inContext, type SearchContextConfig } from '../../config/config.js';
 import { recycleIdLists } from '../../index/id-lists.js';
 import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates, type TrigramKeys } from './candidates.js';
 import { cached } from './memo.js';
@@ -31,7 +32,7 @@ import type { DocumentMatch, StopReason } from '../../worker/search-protocol.js'
 const RANGES_PER_COUNTED_FILE = 16;
 
 export interface ShardSearchLimits {
-  /** Stop once this many match ranges are found (callers ask for `matches + 1` to learn whether more exist). */
+  /** Stop once this many match ranges are found in this shard (callers ask for `matches + 1` to learn whether more exist). */
   maxMatchRanges: number;
   /** Count a matching document as one, whatever its ranges (type:file and type:repo results are files without chunks). */
   countFiles?: boolean;
@@ -39,9 +40,7 @@ export interface ShardSearchLimits {
   deadline: number;
   /** Checked between documents; true stops the search. */
   isCancelled(): boolean;
-  /** Told the match ranges of each matching document (1 with `countFiles`) as it is found (so other tasks can stop early). */
-  onMatchRanges?(ranges: number): void;
-  /** The first document to evaluate: documents before it were an earlier task's (a search resumed). */
+  /** Where to start in the shard's evaluation order: the documents before it were an earlier task's (a search resumed). */
   startAt?: number;
   /** When the task gives its worker up: the search stops 'yielded' before the document `resumeAt` names. */
   slice?: TaskSlice;
@@ -76,9 +75,11 @@ export interface ShardSearchStats extends CandidateStats {
 
 export interface ShardSearchResult {
   matches: DocumentMatch[];
-  /** 'yielded': the task's slice is over (ShardSearchLimits.slice); the shard's rest starts at `resumeAt`. */
+  /** 'yielded': the task's slice is over (ShardSearchLimits.slice); the shard's rest starts at `resumeAt`, a position in its evaluation order. */
   stopReason: StopReason | 'yielded';
   resumeAt?: number;
+  /** What this part counted against `maxMatchRanges`: match ranges, or files with `countFiles`. */
+  counted: number;
   stats: ShardSearchStats;
 }
 
@@ -109,15 +110,15 @@ export function searchShard(
   const evaluator = new Evaluator(shard, contexts, stats, patterns);
   const root: QueryNode = mentionsBranches(query) ? query : { type: 'and', operands: [query, DEFAULT_BRANCH] };
   const matches: DocumentMatch[] = [];
-  const docs = evaluator.candidatesOf(root);
+  const docs = evaluator.evaluationOrder(root, evaluator.candidatesOf(root));
   const total = docs === 'all' ? shard.documentCount : docs.length;
   let counted = 0;
-  for (let i = firstCandidate(docs, limits.startAt ?? 0); i < total; i++) {
-    if (limits.isCancelled()) return { matches, stopReason: 'cancelled', stats };
+  for (let i = limits.startAt ?? 0; i < total; i++) {
+    if (limits.isCancelled()) return { matches, stopReason: 'cancelled', counted, stats };
     const now = performance.now();
-    if (now > limits.deadline) return { matches, stopReason: 'deadline', stats };
+    if (now > limits.deadline) return { matches, stopReason: 'deadline', counted, stats };
     const doc = docs === 'all' ? i : docs[i]!;
-    if (limits.slice?.over(now)) return { matches, stopReason: 'yielded', resumeAt: doc, stats };
+    if (limits.slice?.over(now)) return { matches, stopReason: 'yielded', resumeAt: i, counted, stats };
     stats.filesConsidered++;
     const ranges: Ranges = { content: [], path: [] };
     evaluator.startDocument(doc, limits.countFiles ? RANGES_PER_COUNTED_FILE : limits.maxMatchRanges - counted);
@@ -125,17 +126,17 @@ export function searchShard(
     matches.push({ doc, content: ranges.content, path: ranges.path });
     const found = (ranges.content.length + ranges.path.length) / 2;
     stats.matchRanges += found;
-    const count = limits.countFiles ? 1 : found;
-    counted += count;
-    limits.onMatchRanges?.(count);
-    if (counted >= limits.maxMatchRanges) return { matches, stopReason: 'limit', stats };
+    counted += limits.countFiles ? 1 : found;
+    if (counted >= limits.maxMatchRanges) return { matches, stopReason: 'limit', counted, stats };
   }
-  return { matches, stopReason: 'complete', stats };
+  return { matches, stopReason: 'complete', counted, stats };
 }
 
-/** The index of the first of `docs` at or after document `doc`. */
-function firstCandidate(docs: Candidates, doc: number): number {
-  return docs === 'all' ? doc : lowerBound(docs, doc);
+/** The bare terms of `node` that hold for a document (none under a negation): those a path can satisfy. */
+function bareTerms(node: QueryNode, found: PatternNode[] = []): PatternNode[] {
+  if (node.type === 'pattern' && node.target === 'contentOrPath') found.push(node);
+  if (node.type === 'and' || node.type === 'or') for (const operand of node.operands) bareTerms(operand, found);
+  return found;
 }
 
 /** Stands for "rev:HEAD" when the query names no branch: the default branch is bit 0 of every shard. */
@@ -253,6 +254,38 @@ class Evaluator {
     }
   }
 
+  /**
+   * `docs` in the order they are decided: those whose path a bare term of `root` matches first, then the rest,
+   * each in static-rank order. A file-name match outranks every content match (rank.ts), so the match cap
+   * must not cut such a file for the content matches that static rank puts before it.
+   */
+  evaluationOrder(root: QueryNode, docs: Candidates): Candidates {
+    const terms = bareTerms(root);
+    if (terms.length === 0) return docs;
+    const inPaths = uniteAll(terms, (term) => candidates(this.patterns.literalPlan(term), this.shard.pathTrigrams, this.stats, this.patterns.trigramKeys));
+    if (inPaths !== 'all' && inPaths.length === 0) return docs;
+    const total = docs === 'all' ? this.shard.documentCount : docs.length;
+    const first: number[] = [];
+    const rest: number[] = [];
+    for (let i = 0, hint = 0; i < total; i++) {
+      const doc = docs === 'all' ? i : docs[i]!;
+      if (inPaths !== 'all') {
+        while (hint < inPaths.length && inPaths[hint]! < doc) hint++;
+        if (inPaths[hint] !== doc) {
+          rest.push(doc);
+          continue;
+        }
+      }
+      const path = this.shard.pathBytes(doc);
+      (terms.some((term) => this.matcher(term).ranges(path, 1).length > 0) ? first : rest).push(doc);
+    }
+    if (first.length === 0) return docs;
+    const ordered = new Uint32Array(total);
+    ordered.set(first);
+    ordered.set(rest, first.length);
+    return ordered;
+  }
+
   startDocument(doc: number, rangeBudget: number): void {
     this.doc = doc;
     this.rangeBudget = rangeBudget;
@@ -342,8 +375,7 @@ class Evaluator {
       case 'context': {
         const context = this.contexts[node.name];
         if (!context) throw new UnknownSearchContextError(node.name);
-        const matches = (globs: string[]) => globs.some((glob) => globToRegExp(glob).test(repository.name));
-        return matches(context.include) && !matches(context.exclude);
+        return inContext(context, repository.name);
       }
       case 'repoSet':
         return node.names.includes(repository.name);
