@@ -110,14 +110,18 @@ export function searchShard(
   const evaluator = new Evaluator(shard, contexts, stats, patterns);
   const root: QueryNode = mentionsBranches(query) ? query : { type: 'and', operands: [query, DEFAULT_BRANCH] };
   const matches: DocumentMatch[] = [];
-  const docs = evaluator.evaluationOrder(root, evaluator.candidatesOf(root));
-  const total = docs === 'all' ? shard.documentCount : docs.length;
+  const docs = evaluator.candidatesOf(root);
+  // Positions 0 … first.length − 1 are the path matches; the rest are `docs` in order, less those.
+  const first = evaluator.nameMatches(root, docs);
+  const total = first.length + (docs === 'all' ? shard.documentCount : docs.length);
   let counted = 0;
   for (let i = limits.startAt ?? 0; i < total; i++) {
     if (limits.isCancelled()) return { matches, stopReason: 'cancelled', counted, stats };
     const now = performance.now();
     if (now > limits.deadline) return { matches, stopReason: 'deadline', counted, stats };
-    const doc = docs === 'all' ? i : docs[i]!;
+    const at = i - first.length;
+    const doc = at < 0 ? first[i]! : docs === 'all' ? at : docs[at]!;
+    if (at >= 0 && first.length > 0 && first[lowerBound(first, doc)] === doc) continue;
     if (limits.slice?.over(now)) return { matches, stopReason: 'yielded', resumeAt: i, counted, stats };
     stats.filesConsidered++;
     const ranges: Ranges = { content: [], path: [] };
@@ -138,6 +142,8 @@ function bareTerms(node: QueryNode, found: PatternNode[] = []): PatternNode[] {
   if (node.type === 'and' || node.type === 'or') for (const operand of node.operands) bareTerms(operand, found);
   return found;
 }
+
+const NO_DOCUMENTS = new Uint32Array(0);
 
 /** Stands for "rev:HEAD" when the query names no branch: the default branch is bit 0 of every shard. */
 const DEFAULT_BRANCH: PatternNode = { type: 'pattern', target: 'branch', value: '^HEAD$', regex: true, caseSensitive: true };
@@ -255,35 +261,21 @@ class Evaluator {
   }
 
   /**
-   * `docs` in the order they are decided: those whose path a bare term of `root` matches first, then the rest,
-   * each in static-rank order. A file-name match outranks every content match (rank.ts), so the match cap
-   * must not cut such a file for the content matches that static rank puts before it.
+   * The documents of `docs` whose path a bare term of `root` matches, in static-rank order: they are decided
+   * first. A file-name match outranks every content match (rank.ts), so the match cap must not cut such a file
+   * for the content matches static rank puts before it. Found through the path index: a term with no literal
+   * to look up there (`\w{5}`) would cost a match against every path, and puts nothing first.
    */
-  evaluationOrder(root: QueryNode, docs: Candidates): Candidates {
+  nameMatches(root: QueryNode, docs: Candidates): Uint32Array {
     const terms = bareTerms(root);
-    if (terms.length === 0) return docs;
-    const inPaths = uniteAll(terms, (term) => candidates(this.patterns.literalPlan(term), this.shard.pathTrigrams, this.stats, this.patterns.trigramKeys));
-    if (inPaths !== 'all' && inPaths.length === 0) return docs;
-    const total = docs === 'all' ? this.shard.documentCount : docs.length;
-    const first: number[] = [];
-    const rest: number[] = [];
-    for (let i = 0, hint = 0; i < total; i++) {
-      const doc = docs === 'all' ? i : docs[i]!;
-      if (inPaths !== 'all') {
-        while (hint < inPaths.length && inPaths[hint]! < doc) hint++;
-        if (inPaths[hint] !== doc) {
-          rest.push(doc);
-          continue;
-        }
-      }
+    const inPaths = terms.length === 0 ? NO_DOCUMENTS : uniteAll(terms, (term) => candidates(this.patterns.literalPlan(term), this.shard.pathTrigrams, this.stats, this.patterns.trigramKeys));
+    if (inPaths === 'all' || inPaths.length === 0) return NO_DOCUMENTS;
+    const hinted = intersectAll<Candidates>([docs, inPaths], (found) => found);
+    if (hinted === 'all') return NO_DOCUMENTS;
+    return hinted.filter((doc) => {
       const path = this.shard.pathBytes(doc);
-      (terms.some((term) => this.matcher(term).ranges(path, 1).length > 0) ? first : rest).push(doc);
-    }
-    if (first.length === 0) return docs;
-    const ordered = new Uint32Array(total);
-    ordered.set(first);
-    ordered.set(rest, first.length);
-    return ordered;
+      return terms.some((term) => this.matcher(term).ranges(path, 1).length > 0);
+    });
   }
 
   startDocument(doc: number, rangeBudget: number): void {
