@@ -57,8 +57,8 @@ export async function getJson<T>(path: string, params: Record<string, string> = 
   return (await response.json()) as T;
 }
 
-export async function postJson<T>(path: string, body: unknown): Promise<T> {
-  return (await send('POST', path, body)).json() as Promise<T>;
+export async function postJson<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+  return (await send('POST', path, body, signal)).json() as Promise<T>;
 }
 
 /** A DELETE; resolves once it succeeded. */
@@ -66,40 +66,13 @@ export async function deleteAt(path: string): Promise<void> {
   await send('DELETE', path);
 }
 
-async function send(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<Response> {
-  const response = await fetch(path, { method, headers: headers(body !== undefined, true), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+async function send(method: 'POST' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+  const response = await fetch(path, { method, headers: headers(body !== undefined, true), signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   if (!response.ok) throw await failure(response);
   return response;
 }
 
-/** The `data:` payloads of POST /api/stream_search as they arrive, parsed; ends at `[DONE]`. */
-export async function* streamSearch(body: unknown, signal: AbortSignal): AsyncGenerator<StreamEvent> {
-  const response = await fetch('/api/stream_search', { method: 'POST', headers: headers(true, true), body: JSON.stringify(body), signal });
-  if (!response.ok || !response.body) throw await failure(response);
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value;
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      if (!block.startsWith('data: ')) continue; // comments keep the connection warm
-      const data = block.slice('data: '.length);
-      if (data === '[DONE]') return;
-      yield JSON.parse(data) as StreamEvent;
-    }
-  }
-}
-
-export type { ApiKeyInfo, AuditRecord, Chunk, CreatedApiKey, FileResult, InstanceSettings, LicenseInfo, Member, Position, Range, ScopedTokenInfo, SessionInfo, SessionState, TreeNode } from '../api/types.js';
-
-export type StreamEvent =
-  | { type: 'chunk'; files: FileResult[]; stats: { actualMatchCount: number } }
-  | { type: 'final'; accumulatedStats: { actualMatchCount: number; totalMatchCount: number; fileCount: number; duration: number }; isSearchExhaustive: boolean }
-  | { type: 'error'; error: { statusCode: number; errorCode: string; message: string } };
+export type { ApiKeyInfo, AuditRecord, Chunk, CreatedApiKey, FileResult, InstanceSettings, LicenseInfo, Member, Position, Range, ScopedTokenInfo, SearchResponse, SessionInfo, SessionState, TreeNode } from '../api/types.js';
 
 export interface Source {
   source: string;

@@ -1,10 +1,10 @@
 /**
- * The search page: results streamed from /api/stream_search as they arrive,
- * each file with its chunks, matches marked, line numbers linking into the
- * file view; arrows and Enter move through them; a "load more" when the
- * result was cut.
+ * The search page: the ranked results of /api/search (the same search shows
+ * the same files in the same order), each file with its chunks, matches
+ * marked, line numbers linking into the file view; arrows and Enter move
+ * through them; a "load more" when the result was cut.
  */
-import { ApiFailure, streamSearch, type Chunk, type FileResult } from './api.js';
+import { postJson, type Chunk, type FileResult, type SearchResponse } from './api.js';
 import { clear, h } from './dom.js';
 import { localPath } from './links.js';
 
@@ -33,22 +33,17 @@ export async function renderSearch(main: HTMLElement, input: SearchInput, onErro
   const started = performance.now();
   try {
     const body = { query: input.query, matches: input.matches, contextLines: 1, isRegexEnabled: input.regex, isCaseSensitivityEnabled: input.caseSensitive };
-    for await (const event of streamSearch(body, controller.signal)) {
-      if (event.type === 'chunk') for (const file of event.files) list.append(fileItem(file));
-      else if (event.type === 'error') throw new ApiFailure(event.error.statusCode, event.error.errorCode, event.error.message);
-      else {
-        const stats = event.accumulatedStats;
-        const ms = Math.round(performance.now() - started);
-        const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-        summary.replaceChildren(`${count(stats.actualMatchCount, 'match', 'matches')} in ${count(list.children.length, 'file', 'files')} (${ms} ms)`);
-        if (!event.isSearchExhaustive) {
-          const more = h('button', { type: 'button', class: 'more', id: 'load-more' }, `Results were cut at ${input.matches} matches — load more`);
-          more.addEventListener('click', () => void renderSearch(main, { ...input, matches: input.matches * 4 }, onError));
-          summary.append(' ', more);
-        }
-        if (list.children.length === 0) summary.replaceChildren('No matches.');
-      }
+    const response = await postJson<SearchResponse>('/api/search', body, controller.signal);
+    for (const file of response.files) list.append(fileItem(file));
+    const ms = Math.round(performance.now() - started);
+    const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+    summary.replaceChildren(`${count(response.stats.actualMatchCount, 'match', 'matches')} in ${count(list.children.length, 'file', 'files')} (${ms} ms)`);
+    if (!response.isSearchExhaustive) {
+      const more = h('button', { type: 'button', class: 'more', id: 'load-more' }, `Results were cut at ${input.matches} matches — load more`);
+      more.addEventListener('click', () => void renderSearch(main, { ...input, matches: input.matches * 4 }, onError));
+      summary.append(' ', more);
     }
+    if (list.children.length === 0) summary.replaceChildren('No matches.');
   } catch (error) {
     if (controller.signal.aborted) return;
     summary.replaceChildren();

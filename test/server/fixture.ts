@@ -29,3 +29,19 @@ export function slowCorpus(t: Test) {
   return { name: 'example.com/acme/slow', path: root, public: true };
 }
 export const SLOW_QUERY = { query: '[a-z]{3}[0-9]{11}', matches: 10, isRegexEnabled: true };
+
+/**
+ * Four repositories (four shards) in each of which `router` is in every file's content, and in the name of
+ * test/Router.js only, which static rank puts last: a capped search for it must find those first, whatever
+ * the split between workers.
+ */
+export function routerRepositories(t: Test) {
+  return ['alpha', 'beta', 'gamma', 'delta'].map((name) => {
+    const root = path.join(tempDir(t, 'trawl-router-'), name);
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) files[`src/module${i}.js`] = `// uses the router\nconst router = require('router');\nrouter.get('/${name}/${i}', handler);\n`;
+    files['test/Router.js'] = `describe('${name}', () => it('works', () => {}));\n`;
+    makeRepository(root, files);
+    return { name: `example.com/acme/${name}`, path: root, public: true };
+  });
+}

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ErrorResponse, SearchResponse } from '../../src/api/schemas.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { assertSchema, expectError } from '../helpers/schema.js';
-import { fixtureRepository } from './fixture.js';
+import { fixtureRepository, routerRepositories } from './fixture.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -138,14 +138,7 @@ t.test('type:file and type:repo count files and repositories against `matches`, 
 });
 
 t.test('the same capped search answers the same files in the same order, however it is split; a file whose name matches is never cut', async (t) => {
-  const repositories = ['alpha', 'beta', 'gamma', 'delta'].map((name) => {
-    const root = path.join(tempDir(t, 'trawl-same-'), name);
-    const files: Record<string, string> = {};
-    for (let i = 0; i < 40; i++) files[`src/module${i}.js`] = `// uses the router\nconst router = require('router');\nrouter.get('/${name}/${i}', handler);\n`;
-    files['test/Router.js'] = `describe('${name}', () => it('works', () => {}));\n`;
-    makeRepository(root, files);
-    return { name: `example.com/acme/${name}`, path: root, public: true };
-  });
+  const repositories = routerRepositories(t);
   const daemon = await startDaemon(t, { repos: repositories, auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 2 } });
   const files = async () => {
     const body = await (await daemon.post('/api/search', { query: 'router', matches: 20 })).json();

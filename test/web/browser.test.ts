@@ -7,7 +7,7 @@ import { LICENSE_ENV, seedUsers } from '../helpers/auth.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { commitAll, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
-import { fixtureRepository } from '../server/fixture.js';
+import { fixtureRepository, routerRepositories } from '../server/fixture.js';
 
 const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
@@ -184,5 +184,23 @@ t.test('where no one can sign in there is no Sign in; a page the app lacks says 
   const api = await daemon.fetch('/no/such/page');
   t.equal(api.status, 404);
   t.match(await api.json(), { errorCode: 'NOT_FOUND' }, 'a client that does not ask for HTML still gets the error object');
+  t.same(errors, [], 'no script errors');
+});
+
+t.test('the same search shows the same files in the same order, a file whose name matches first', async (t) => {
+  const repositories = routerRepositories(t);
+  const daemon = await startDaemon(t, { repos: repositories, auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 2 } });
+  const browser = await launch(t);
+  const { page, errors } = await openPage(browser);
+  const shown: string[][] = [];
+  for (let i = 0; i < 3; i++) {
+    await page.goto(`${daemon.url}/search?q=router`);
+    await page.waitForSelector('#summary:has-text("matches")');
+    shown.push(await page.$$eval('#results .file', (files) => files.map((file) => `${file.querySelector('.repo')!.textContent} ${file.querySelector('.file-name')!.textContent}`)));
+  }
+  t.ok(shown[0]!.length > 4, `${shown[0]!.length} files`);
+  t.same(shown[1], shown[0], 'the second search shows the first one’s files, in its order');
+  t.same(shown[2], shown[0], 'and so does the third');
+  t.ok(shown[0]!.slice(0, 4).every((file) => file.endsWith(' test/Router.js')), 'the files whose name matches come first');
   t.same(errors, [], 'no script errors');
 });
