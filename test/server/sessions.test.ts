@@ -140,10 +140,11 @@ t.test('strangers guessing a password never keep its owner out: only failures co
   const { daemon } = await sessionsDaemon(t);
   const signInUrl = `${daemon.url}/api/auth/sign_in`;
   const from = (address: string, password: string) => postFrom(address, signInUrl, { email: 'Member@example.com', password });
+  // Until the budget runs out, however long the checks take (it refills one failure per 6 s).
   const attacker: number[] = [];
-  for (let i = 0; i < 14; i++) attacker.push((await from('127.0.0.2', `guess ${i}`)).status);
+  for (let i = 0; i < 40 && !attacker.includes(429); i++) attacker.push((await from('127.0.0.2', `guess ${i}`)).status);
   t.same(attacker.slice(0, 10), Array(10).fill(401), 'ten guesses are checked');
-  t.same(attacker.slice(10), Array(4).fill(429), 'then the guessing address is refused');
+  t.equal(attacker.at(-1), 429, 'then the guessing address is refused');
   t.equal((await from('127.0.0.2', PASSWORD)).status, 429, 'even with the right password: that address is failing for the email');
 
   t.equal((await from('127.0.0.3', PASSWORD)).status, 200, 'the owner, from elsewhere, signs in while the email is under attack');
