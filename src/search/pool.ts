@@ -144,7 +144,7 @@ function mergedOutcomes(): MergedOutcomes {
 }
 
 /** The task doing the rest of `task`'s shards from where it gave its worker up; the response is rendered from every part. */
-function resumed(task: SearchTask, resume: { shard: number; at: number; found: number }): SearchTask {
+function resumed(task: SearchTask, resume: NonNullable<ShardsOutcome['resume']>): SearchTask {
   return { ...task, shardFiles: task.shardFiles.slice(resume.shard), resume: { at: resume.at, found: resume.found }, render: undefined, renderFiles: undefined };
 }
 

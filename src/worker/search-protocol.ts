@@ -89,7 +89,13 @@ export interface ShardsOutcome {
    * `shardFiles[shard]`'s evaluation order, having counted `found` there: the rest is a task's resuming there
    * (SearchTask.resume); `stop` is this part's.
    */
-  resume?: { shard: number; at: number; found: number };
+  resume?: ShardResume & { shard: number };
+}
+
+/** Where a task that gave its worker up stopped in its shard's evaluation order, and what it had counted there. */
+export interface ShardResume {
+  at: number;
+  found: number;
 }
 
 /** Search one group of shards. */
@@ -113,7 +119,7 @@ export interface SearchTask {
    */
   renderFiles?: RenderSpec;
   /** Where in the first shard's evaluation order to start, and what was counted there: an earlier task of the search gave its worker up there (ShardsOutcome.resume). */
-  resume?: { at: number; found: number };
+  resume?: ShardResume;
 }
 
 /** What a worker needs to build a search's response. */

@@ -10,7 +10,7 @@ import { ShardFormatError } from '../../index/errors.js';
 import type { Shard } from '../../index/shard-reader.js';
 import type { QueryNode } from '../../query/ast.js';
 import { resultTypeOf } from '../../query/plan.js';
-import type { DocumentMatch, EvaluationStats, ScoredMatch, SearchSignal, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
+import type { DocumentMatch, EvaluationStats, ScoredMatch, SearchSignal, ShardResume, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
 import { isSearchCancelled } from '../signal.js';
 import { compareLocations, scoreFile } from './rank.js';
 import { CompiledPatterns, searchShard, type TaskSlice } from './shard-search.js';
@@ -41,6 +41,8 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
   const stats = emptyEvaluationStats();
   stats.shardFilesConsidered = shards.length - (limits.resume === undefined ? 0 : 1);
   let matches: ScoredMatch[] = [];
+  /** What `matches` hold against the cap. */
+  let held = 0;
   let totalRanges = 0;
   let stop: StopReason = 'complete';
   let resume: ShardsOutcome['resume'];
@@ -65,10 +67,15 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
       if (!(error instanceof ShardFormatError) && !shard.faulted) throw error;
     }
     const matchesBefore = matches.length;
-    // Written out, not `{ ...match, shard, score }`: docs/design.md, "The hot path's memory".
-    for (const match of result?.matches ?? []) matches.push({ doc: match.doc, content: match.content, path: match.path, shard: index, score: score(shard, match) });
+    const heldBefore = held;
+    for (const match of result?.matches ?? []) {
+      // Written out, not `{ ...match, shard, score }`: docs/design.md, "The hot path's memory".
+      matches.push({ doc: match.doc, content: match.content, path: match.path, shard: index, score: score(shard, match) });
+      held += weight(match, counts);
+    }
     if (result === undefined || shard.faulted) {
       matches.length = matchesBefore;
+      held = heldBefore;
       stats.crashes++; // a corrupt or shrunk shard costs its own results, never the search
       continue;
     }
@@ -98,41 +105,32 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
       stop = result.stopReason;
       break;
     }
-    if (weight(matches, counts) > 2 * wanted) matches = best(matches, wanted, counts, shards);
+    if (held > 2 * wanted) ({ matches, held } = best(matches, wanted, counts, shards));
   }
-  const kept = best(matches, wanted, counts, shards);
-  if (kept.length < matches.length) stop = stop === 'complete' ? 'limit' : stop;
-  return resume ? { kind: 'matches', matches: kept, stats, totalRanges, stop, resume } : { kind: 'matches', matches: kept, stats, totalRanges, stop };
+  if (held > wanted) {
+    const found = matches.length;
+    ({ matches } = best(matches, wanted, counts, shards));
+    if (matches.length < found && stop === 'complete') stop = 'limit';
+  }
+  return resume ? { kind: 'matches', matches, stats, totalRanges, stop, resume } : { kind: 'matches', matches, stats, totalRanges, stop };
 }
 
-/** What `matches` count against the cap: their ranges, or each one when files are counted. */
-function weight(matches: readonly ScoredMatch[], counts: boolean): number {
-  let total = 0;
-  for (const match of matches) total += counts ? 1 : (match.content.length + match.path.length) / 2;
-  return total;
+/** What a match counts against the cap: its ranges, or one when files are counted. */
+function weight(match: DocumentMatch, counts: boolean): number {
+  return counts ? 1 : (match.content.length + match.path.length) / 2;
 }
 
 /**
  * The best of `matches` by score (ties by repository and path, as the merge orders them), up to the one that
- * reaches `wanted`: the rest cannot be in any answer, which takes files best first until `matches`.
+ * reaches `wanted`, and what they hold: the rest cannot be in any answer, which takes files best first until `matches`.
  */
-function best(matches: ScoredMatch[], wanted: number, counts: boolean, shards: readonly Shard[]): ScoredMatch[] {
-  if (weight(matches, counts) <= wanted) return matches;
+function best(matches: ScoredMatch[], wanted: number, counts: boolean, shards: readonly Shard[]): { matches: ScoredMatch[]; held: number } {
   const at = (match: ScoredMatch) => shards[match.shard]!;
   const sorted = matches.sort((a, b) => b.score - a.score || compareLocations(at(a).meta.repository.name, at(a).path(a.doc), at(b).meta.repository.name, at(b).path(b.doc)));
-  let total = 0;
+  let held = 0;
   let end = 0;
-  while (end < sorted.length && total < wanted) {
-    const match = sorted[end++]!;
-    total += counts ? 1 : (match.content.length + match.path.length) / 2;
-  }
-  return sorted.slice(0, end);
-}
-
-/** Where a task that gave its worker up stopped in its shard's evaluation order, and what it had counted there. */
-export interface ShardResume {
-  at: number;
-  found: number;
+  while (end < sorted.length && held < wanted) held += weight(sorted[end++]!, counts);
+  return { matches: sorted.slice(0, end), held };
 }
 
 export function emptyEvaluationStats(): EvaluationStats {
