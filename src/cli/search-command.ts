@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config/config.js';
+import { isGitRepository } from '../git/repository.js';
 import { configOrProblem } from './config-option.js';
 import { QueryParseError } from '../query/errors.js';
 import { search } from '../search/in-process.js';
@@ -112,13 +113,17 @@ stops early (\`| head\`) ends the output quietly.`,
   },
 };
 
-/** A file as a path on disk: under its repository's working tree (a bare repository has none), relative to the current directory when under it. */
+/**
+ * A file as a path on disk: under its repository's working tree or plain directory (a bare repository has
+ * neither), relative to the current directory when under it.
+ */
 function fileLocator(config: Config): FileLocator {
-  const roots = new Map(config.repos.map((repo) => [repo.name, repo.path]));
+  const bare = (root: string) => isGitRepository(root) && !fs.existsSync(path.join(root, '.git'));
+  const roots = new Map(config.repos.filter((repo) => !bare(repo.path)).map((repo) => [repo.name, repo.path]));
   const cwd = process.cwd();
   return (repository, file) => {
     const root = roots.get(repository);
-    if (root === undefined || !fs.existsSync(path.join(root, '.git')) && fs.existsSync(path.join(root, 'HEAD'))) return null;
+    if (root === undefined) return null;
     const absolute = path.join(root, file);
     const relative = path.relative(cwd, absolute);
     return relative.startsWith('..') || path.isAbsolute(relative) ? absolute : relative;

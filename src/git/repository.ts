@@ -10,6 +10,7 @@ import { nodegit } from './nodegit.js';
 import { globToRegExp } from '../config/glob.js';
 
 export type GitRepository = NodeGit.Repository;
+export type GitCommit = NodeGit.Commit;
 
 /** A regular file (or executable) in a commit's tree. Symlinks and submodules are not listed. */
 export interface TreeFile {

@@ -8,7 +8,7 @@
  *   read `rg --json`.
  * Columns of the API are code points; ripgrep's are bytes.
  */
-import type { Chunk, SearchResponse } from '../../api/types.js';
+import type { Chunk, FileResult, SearchResponse } from '../../api/types.js';
 
 const HIGHLIGHT_ON = '\x1b[1;31m';
 const HIGHLIGHT_OFF = '\x1b[0m';
@@ -24,8 +24,11 @@ interface ChunkLine {
   spans: (readonly [number, number])[];
 }
 
-/** Where a response's file is on disk, for forms that editors open (null: keep `repo path`). */
+/** Where a response's file is on disk, for forms that editors open (null: it has no file on disk). */
 export type FileLocator = (repository: string, path: string) => string | null;
+
+/** The file as the editors' forms name it: its path on disk, else `repo/path`. */
+const located = (locate: FileLocator, file: FileResult) => locate(file.repository, file.fileName.text) ?? `${file.repository}/${file.fileName.text}`;
 
 export function formatGrepLines(response: SearchResponse, highlight: boolean): string[] {
   const out: string[] = [];
@@ -43,7 +46,7 @@ export function formatGrepLines(response: SearchResponse, highlight: boolean): s
 export function formatVimgrepLines(response: SearchResponse, locate: FileLocator): string[] {
   const out: string[] = [];
   for (const file of response.files) {
-    const where = locate(file.repository, file.fileName.text) ?? `${file.repository}/${file.fileName.text}`;
+    const where = located(locate, file);
     if (file.chunks.length === 0) out.push(`${where}:1:1:`);
     for (const line of file.chunks.flatMap(chunkLines)) {
       for (const [from] of line.spans) out.push(`${where}:${line.lineNumber}:${byteColumn(line.raw, from)}:${line.raw}`);
@@ -58,7 +61,7 @@ export function formatJsonLines(response: SearchResponse, locate: FileLocator, e
   let matchedLines = 0;
   let matches = 0;
   for (const file of response.files) {
-    const path = { text: locate(file.repository, file.fileName.text) ?? `${file.repository}/${file.fileName.text}` };
+    const path = { text: located(locate, file) };
     out.push(JSON.stringify({ type: 'begin', data: { path } }));
     let fileMatchedLines = 0;
     let fileMatches = 0;

@@ -25,7 +25,7 @@ import { InvalidRefError, readLimit, type ReadLimit } from '../../git/errors.js'
 import { commitDetail, listAuthors, listCommits, type CommitFilter, type CommitSummary, type TextMatcher } from '../../git/history.js';
 import { normalizeTreePath, resolveCommit } from '../../git/refs.js';
 import { directoryFileAt, directoryTreeOf } from '../../git/plain-directory.js';
-import { isGitRepository } from '../../git/repository.js';
+import { isGitRepository, type GitCommit } from '../../git/repository.js';
 import { treeOf } from '../../git/tree.js';
 import type { RepositoryConfig } from '../../config/config.js';
 import { detectLanguage } from '../../index/languages.js';
@@ -54,14 +54,14 @@ async function commitIn(context: ServerContext, caller: Caller, name: string, re
 }
 
 /**
- * The repository `name` when it is a plain directory (its files are read from disk, its one revision is HEAD),
- * or null for a git repository; NOT_FOUND as commitIn when the caller cannot see it.
+ * The repository `name` as the caller may see it, with the commit `ref` names in it; `commit` is null for a plain
+ * directory, whose files are read from disk and whose one revision is HEAD.
  */
-function plainDirectory(context: ServerContext, caller: Caller, name: string, ref: string): RepositoryConfig | null {
+async function revisionIn(context: ServerContext, caller: Caller, name: string, ref: string): Promise<{ repo: RepositoryConfig; commit: GitCommit | null }> {
   const repo = visibleRepository(context, caller, name);
-  if (isGitRepository(repo.path)) return null;
+  if (isGitRepository(repo.path)) return { repo, commit: await resolveCommit(await gitRepository(repo), ref) };
   if (ref !== 'HEAD') throw new InvalidRefError(ref, 'a plain directory has one revision, HEAD', true);
-  return repo;
+  return { repo, commit: null };
 }
 
 /** A git read of this request stops at the search time budget, or when the client goes away. */
@@ -88,9 +88,9 @@ export const treeRoute: Route = {
   errors: ['INVALID_REQUEST_BODY', 'FILE_NOT_FOUND', 'SERVICE_UNAVAILABLE', ...GIT_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const tree = parseBody(treeBody, request.body);
-    const plain = plainDirectory(context, caller, tree.repoName, tree.revisionName);
+    const { repo, commit } = await revisionIn(context, caller, tree.repoName, tree.revisionName);
     const limit = requestLimit(request, context);
-    const body = { tree: plain ? await directoryTreeOf(plain.path, tree.paths, limit) : await treeOf((await commitIn(context, caller, tree.repoName, tree.revisionName)).commit, tree.paths, limit) };
+    const body = { tree: commit ? await treeOf(commit, tree.paths, limit) : await directoryTreeOf(repo.path, tree.paths, limit) };
     audit(context, caller, 'tree.read', { id: tree.repoName, type: 'repository' }, { ref: tree.revisionName, expanded: tree.paths.length });
     return { status: 200, body };
   },
@@ -109,8 +109,7 @@ export const sourceRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const params = parseQuery(sourceQuery, request.query);
     const ref = params.ref ?? 'HEAD';
-    const plain = plainDirectory(context, caller, params.repo, ref);
-    const { repo, commit } = plain ? { repo: plain, commit: null } : await commitIn(context, caller, params.repo, ref);
+    const { repo, commit } = await revisionIn(context, caller, params.repo, ref);
     const blob = commit ? await blobAt(commit, params.path) : await directoryFileAt(repo.path, params.path);
     const binary = isBinary(blob.content);
     const body: Record<string, unknown> = {
