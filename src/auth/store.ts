@@ -134,7 +134,7 @@ export class AuthStore {
 
   /**
    * Records an access token (one hour) and its refresh token, made by the OAuth server, for a member and a client:
-   * only their digests. `familyId` is the first grant's of the authorization (a refresh carries it on).
+   * only their digests. `familyId` names the authorization (one code) the grant descends from; a refresh carries it on.
    */
   async saveOAuthGrant(userId: string, clientId: string, scope: string, accessToken: string, refreshToken: string, familyId: string): Promise<OAuthGrant> {
     this.member(userId);
@@ -164,12 +164,12 @@ export class AuthStore {
     return grant?.revokedAt !== undefined ? grant : null;
   }
 
-  /** Revokes every live grant of an authorization (`familyId`): what reuse of one of its tokens or its code ends. Their ids. */
-  async revokeOAuthFamily(familyId: string): Promise<string[]> {
+  /** Revokes every live grant of an authorization (`familyId`): what reuse of one of its tokens or its code ends. */
+  async revokeOAuthFamily(familyId: string): Promise<void> {
     return this.exclusively(async () => {
-      const live = [...this.state.oauthGrants.values()].filter((grant) => grant.familyId === familyId && grant.revokedAt === undefined);
-      for (const grant of live) await this.commit({ type: 'oauth.grant.revoked', grantId: grant.id });
-      return live.map((grant) => grant.id);
+      for (const grant of [...this.state.oauthGrants.values()]) {
+        if (grant.familyId === familyId && grant.revokedAt === undefined) await this.commit({ type: 'oauth.grant.revoked', grantId: grant.id });
+      }
     });
   }
 
