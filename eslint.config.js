@@ -4,16 +4,17 @@ import tseslint from 'typescript-eslint';
 
 /** Folders of src/ and those each one must not import. */
 const FORBIDDEN = {
-  query: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'obs'],
-  index: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'config', 'api'],
-  config: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'api'],
-  api: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs'],
-  obs: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'index', 'api'],
-  git: ['server', 'worker', 'auth', 'search', 'indexer', 'cli', 'query'],
-  indexer: ['server', 'auth', 'search', 'cli', 'query'],
-  auth: ['server', 'worker', 'search', 'indexer', 'git', 'cli', 'query'],
-  search: ['server', 'auth', 'indexer', 'git', 'cli'],
-  worker: ['server', 'auth', 'git', 'cli'],
+  query: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'obs', 'connections'],
+  index: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'config', 'api', 'connections'],
+  config: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'api', 'connections'],
+  api: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'connections'],
+  obs: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'index', 'api', 'connections'],
+  git: ['server', 'worker', 'auth', 'search', 'indexer', 'cli', 'query', 'connections'],
+  indexer: ['server', 'auth', 'search', 'cli', 'query', 'connections'],
+  auth: ['server', 'worker', 'search', 'indexer', 'git', 'cli', 'query', 'connections'],
+  search: ['server', 'auth', 'indexer', 'git', 'cli', 'connections'],
+  worker: ['server', 'auth', 'git', 'cli', 'connections'],
+  connections: ['server', 'worker', 'auth', 'search', 'indexer', 'cli', 'query', 'api'],
   server: ['cli', 'worker'],
 };
 

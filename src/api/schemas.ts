@@ -7,7 +7,7 @@
  * Over 300 lines: the API's schemas in one table, referenced by one another by $id.
  */
 import { Type, type Static, type TLiteral, type TSchema } from '@sinclair/typebox';
-import { CODE_HOST_TYPES } from '../index/code-host.js';
+import { CODE_HOST_TYPES, CONNECTION_TYPES } from '../index/code-host.js';
 
 /** spec/api.md §9 defaults. */
 export const LIMITS = {
@@ -82,6 +82,7 @@ export const FileResult = Type.Object({
 });
 
 const count = Type.Integer({ minimum: 0 });
+const optionalDate = (description: string) => Type.Optional(Type.String({ description }));
 export const SearchStats = Type.Object(
   {
     actualMatchCount: count,
@@ -197,7 +198,7 @@ export const ReposQuery = Type.Object({
   sort: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('pushed')], { default: 'name' })),
   direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
   query: Type.Optional(Type.String({ maxLength: 1024, description: 'Substring of the repository name (case-insensitive)' })),
-  connectionId: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Only the repositories of this connection (GET /api/connections)' })),
+  connectionId: Type.Optional(Type.Integer({ minimum: 1, maximum: 999_999_999, description: 'Only the repositories of this connection (GET /api/connections)' })),
 });
 export const Repository = Type.Object(
   {
@@ -215,6 +216,18 @@ export const Repository = Type.Object(
     isArchived: Type.Boolean(),
     isPublic: Type.Boolean(),
     indexState: Type.Union([Type.Literal('pending'), Type.Literal('indexing'), Type.Literal('ready'), Type.Literal('error')]),
+    connectionId: Type.Optional(Type.Integer({ description: 'Its connection (GET /api/connections)' })),
+    syncState: Type.Optional(
+      Type.Object(
+        {
+          connectionName: Type.String(),
+          fetchedAt: optionalDate("When its mirror's last fetch completed"),
+          error: Type.Optional(Type.String({ description: 'Why its last fetch failed (the last good fetch is what is indexed)' })),
+          goneSince: optionalDate('When its host stopped listing it; it is dropped `sync.removeAfterHours` later'),
+        },
+        { description: 'Repositories of a configured connection only' },
+      ),
+    ),
   },
   { $id: 'Repository' },
 );
@@ -292,9 +305,25 @@ export const ConnectionList = Type.Array(
   Type.Object({
     id: Type.Integer({ minimum: 1 }),
     name: Type.String(),
-    connectionType: Type.Union(['github', 'gitlab', 'gitea', 'gerrit', 'bitbucket', 'azuredevops', 'git'].map((value) => Type.Literal(value))),
+    connectionType: literals(CONNECTION_TYPES),
+    syncState: Type.Optional(
+      Type.Object(
+        {
+          status: Type.Union(['pending', 'syncing', 'synced', 'failed'].map((value) => Type.Literal(value))),
+          lastSyncedAt: optionalDate('When the last sync ended'),
+          nextSyncAt: optionalDate('When the next one is due'),
+          error: Type.Optional(Type.String({ description: "Why the last listing of the host's repositories failed (they were kept as they were)" })),
+          warnings: Type.Array(Type.String(), { description: 'Repositories left out, and why' }),
+          repoCount: Type.Integer({ description: 'Repositories mirrored (fetched at least once)' }),
+          failedRepoCount: Type.Integer({ description: 'Repositories whose last fetch failed' }),
+          failedRepos: Type.Optional(Type.Array(Type.Object({ repo: Type.String(), error: Type.String() }), { description: 'Owners only: the first 20 of them, and why' })),
+        },
+        { description: 'Configured connections only (absent for the code host type of configuration-file repositories)' },
+      ),
+    ),
   }),
 );
+export const ConnectionSyncAccepted = Type.Object({ id: Type.Integer(), name: Type.String(), status: Type.Literal('queued') });
 
 export const DiffQuery = Type.Object({
   repo: name('Repository name'),

@@ -4,6 +4,7 @@
  * was expected; unknown options are errors, so typos do not pass silently.
  */
 import type { CodeHostType } from '../index/model.js';
+import { readConnections, readSync, type ConnectionConfig, type SyncConfig } from './connections.js';
 import { globToRegExp } from './glob.js';
 import { secureOrLoopback } from './loopback.js';
 import { keysOf, OPTIONS, type OptionPath, type OptionSpec } from './options.js';
@@ -22,6 +23,12 @@ export interface RepositoryConfig {
   public: boolean;
   archived: boolean;
   fork: boolean;
+  /** Tag names or globs indexed as branches of their name (repositories of a connection). */
+  tags?: string[];
+  /** The connection that fetches this repository into its mirror (`path`); absent for a configured repository. */
+  connection?: string;
+  /** The name the host gave this repository before (same stable id): its trawl id moves to the new name. */
+  renamedFrom?: string;
 }
 
 export interface SearchContextConfig {
@@ -79,6 +86,8 @@ export interface Config {
   contexts: Record<string, SearchContextConfig>;
   auth: { anonymousAccess: boolean; sessionIdleHours: number; sessionMaxAgeDays: number; oidc: OidcConfig | null; auditRetentionDays: number; auditMaxMegabytes: number };
   index: IndexConfig;
+  connections: ConnectionConfig[];
+  sync: SyncConfig;
 }
 
 /** Single sign-on through an OpenID Connect provider (options.ts says what each is). */
@@ -108,7 +117,7 @@ type Json = unknown;
 const HOST_VALUE = /^(?:[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/i;
 
 /** Collects problems while reading one JSON value against the expected shape. */
-class Reader {
+export class Reader {
   readonly problems: string[] = [];
 
   object(value: Json, at: string, allowed: readonly string[]): Record<string, Json> | undefined {
@@ -208,6 +217,17 @@ export function inContext(context: SearchContextConfig, name: string): boolean {
   return matches(context.include) && !matches(context.exclude);
 }
 
+/** `contexts` with each one that holds none of `repos` marked `empty`. */
+export function contextsOver(contexts: Record<string, SearchContextConfig>, repos: readonly RepositoryConfig[]): Record<string, SearchContextConfig> {
+  return Object.fromEntries(
+    Object.entries(contexts).map(([name, { include, exclude }]) => {
+      const context: SearchContextConfig = { include, exclude };
+      if (!repos.some((repo) => inContext(context, repo.name))) context.empty = true;
+      return [name, context];
+    }),
+  );
+}
+
 /**
  * Validates parsed JSON and fills in defaults. Throws ConfigError listing
  * every problem found, each naming its option. `source` names the file in messages.
@@ -218,7 +238,12 @@ export function validateConfig(raw: Json, source: string): Config {
   const listenRaw = r.section(top.listen, 'listen');
   const listen = { host: r.stringOption('listen.host', listenRaw.host), port: r.integerOption('listen.port', listenRaw.port) };
   const publicUrl = r.string(top.publicUrl, 'publicUrl', listenUrl(listen.host, listen.port), absoluteHttpUrl).replace(/\/+$/, '');
-  const repos = Array.isArray(top.repos) ? top.repos.map((repo, i) => readRepository(r, repo, `repos[${i}]`)) : r.fail('repos', 'must be an array of repositories', []);
+  const connections = readConnections(r, top.connections);
+  const repos = Array.isArray(top.repos)
+    ? top.repos.map((repo, i) => readRepository(r, repo, `repos[${i}]`))
+    : top.repos === undefined && connections.length > 0
+      ? []
+      : r.fail('repos', 'must be an array of repositories (it may be left out when `connections` is given)', []);
   const seen = new Set<string>();
   repos.forEach((repo, i) => {
     if (seen.has(repo.name)) r.fail(`repos[${i}].name`, `duplicate repository name ${JSON.stringify(repo.name)}`, null);
@@ -230,7 +255,6 @@ export function validateConfig(raw: Json, source: string): Config {
     const at = `contexts.${name}`;
     const context = r.section(value, 'contexts.NAME', at);
     contexts[name] = { include: r.stringsOption('contexts.NAME.include', context.include, `${at}.include`), exclude: r.stringsOption('contexts.NAME.exclude', context.exclude, `${at}.exclude`) };
-    if (!repos.some((repo) => inContext(contexts[name]!, repo.name))) contexts[name]!.empty = true;
   }
   const authRaw = r.section(top.auth, 'auth');
   const indexRaw = r.section(top.index, 'index');
@@ -254,7 +278,7 @@ export function validateConfig(raw: Json, source: string): Config {
     },
     publicUrl,
     repos,
-    contexts,
+    contexts: contextsOver(contexts, repos),
     auth: {
       anonymousAccess: r.booleanOption('auth.anonymousAccess', authRaw.anonymousAccess),
       sessionIdleHours: r.integerOption('auth.sessionIdleHours', authRaw.sessionIdleHours),
@@ -270,6 +294,8 @@ export function validateConfig(raw: Json, source: string): Config {
       ctagsProcesses: r.integerOption('index.ctagsProcesses', indexRaw.ctagsProcesses),
       maxWatchedDirectories: r.integerOption('index.maxWatchedDirectories', indexRaw.maxWatchedDirectories),
     },
+    connections,
+    sync: readSync(r, r.section(top.sync, 'sync')),
   };
   if (r.problems.length > 0) throw new ConfigError(r.problems, source);
   return config;

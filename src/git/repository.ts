@@ -69,6 +69,8 @@ export async function openRepository(directory: string): Promise<GitRepository> 
 export async function resolveBranches(
   repository: GitRepository,
   patterns: readonly string[],
+  /** Tags indexed as branches of their name (a tag peeled to its commit). */
+  tagPatterns: readonly string[] = [],
 ): Promise<{ branches: ResolvedBranch[]; head: HeadInfo; warnings: string[] }> {
   let head: NodeGit.Commit;
   try {
@@ -82,18 +84,23 @@ export async function resolveBranches(
   const taken = new Set<string>(['HEAD', headInfo.defaultBranch]);
   const branches: ResolvedBranch[] = [...taken].map((name) => ({ name, commit: head.sha() }));
   const warnings: string[] = [];
-  const local = await localBranchNames(repository);
-  for (const pattern of patterns) {
-    const matcher = globToRegExp(pattern);
-    const matches = local.filter((name) => matcher.test(name));
-    if (matches.length === 0) warnings.push(`branch ${JSON.stringify(pattern)} matches no branch`);
-    for (const name of matches) {
-      if (taken.has(name)) continue;
-      taken.add(name);
-      const commit = await repository.getBranchCommit(name);
-      branches.push({ name, commit: commit.sha() });
+  const refNames = await repository.getReferenceNames(nodegit().Reference.TYPE.ALL);
+  const take = async (kind: 'branch' | 'tag', prefix: string, globs: readonly string[]) => {
+    const names = refNames.filter((ref) => ref.startsWith(prefix)).map((ref) => ref.slice(prefix.length)).sort();
+    for (const pattern of globs) {
+      const matcher = globToRegExp(pattern);
+      const matches = names.filter((name) => matcher.test(name));
+      if (matches.length === 0) warnings.push(`${kind} ${JSON.stringify(pattern)} matches no ${kind}`);
+      for (const name of matches) {
+        if (taken.has(name)) continue;
+        taken.add(name);
+        const commit = await (await repository.getReference(prefix + name)).peel(nodegit().Object.TYPE.COMMIT);
+        branches.push({ name, commit: commit.id().toString() });
+      }
     }
-  }
+  };
+  await take('branch', 'refs/heads/', patterns);
+  await take('tag', 'refs/tags/', tagPatterns);
   return { branches, head: headInfo, warnings };
 }
 

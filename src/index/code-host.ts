@@ -5,3 +5,8 @@
 export const CODE_HOST_TYPES = ['github', 'gitlab', 'gitea', 'gerrit', 'bitbucketServer', 'bitbucketCloud', 'genericGitHost', 'azuredevops'] as const;
 
 export type CodeHostType = (typeof CODE_HOST_TYPES)[number];
+
+/** The connection types of the configuration and of `GET /api/connections` (Sourcebot's names). */
+export const CONNECTION_TYPES = ['github', 'gitlab', 'gitea', 'gerrit', 'bitbucket', 'azuredevops', 'git'] as const;
+
+export type ConnectionType = (typeof CONNECTION_TYPES)[number];

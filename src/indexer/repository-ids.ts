@@ -24,18 +24,27 @@ interface RepositoryIds {
 }
 
 /**
- * The id of every name in `names`: the one on record, or a new one (recorded
+ * The id of every name in `names`: the one on record, the one of its former
+ * name (`renamed`: new name → old) when that is gone, or a new one (recorded
  * before it is returned). A malformed file is an error, never replaced: the
  * grants depend on it.
  */
-export function assignRepositoryIds(dataDir: string, names: readonly string[], manifest: Manifest): Map<string, number> {
+export function assignRepositoryIds(dataDir: string, names: readonly string[], manifest: Manifest, renamed: ReadonlyMap<string, string> = new Map()): Map<string, number> {
   const directory = stateDirectory(dataDir);
   const file = path.join(directory, IDS_FILE);
   const record = readIds(file) ?? seededFrom(manifest);
   let changed = !fs.existsSync(file);
+  const present = new Set(names);
   for (const name of names) {
     if (record.ids[name] !== undefined) continue;
-    record.ids[name] = record.nextId++;
+    const former = renamed.get(name);
+    if (former !== undefined && record.ids[former] !== undefined && !present.has(former)) {
+      // The host renamed it (same stable id): the id, and the grants bound to it, move with the name.
+      record.ids[name] = record.ids[former]!;
+      delete record.ids[former];
+    } else {
+      record.ids[name] = record.nextId++;
+    }
     changed = true;
   }
   if (changed) {

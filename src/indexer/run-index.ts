@@ -47,7 +47,8 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}, opt
   try {
     if (!native.tryLockExclusive(lock)) throw new DataDirectoryLockedError(config.dataDir);
     const manifest = readManifest(config.dataDir);
-    const ids = assignRepositoryIds(config.dataDir, config.repos.map((repo) => repo.name), manifest);
+    const renamed = new Map(config.repos.flatMap((repo) => (repo.renamedFrom ? [[repo.name, repo.renamedFrom] as const] : [])));
+    const ids = assignRepositoryIds(config.dataDir, config.repos.map((repo) => repo.name), manifest, renamed);
     const symbols = config.index.ctagsCommand ? new SymbolExtractor(config.index) : null;
     const outcomes: RepositoryOutcome[] = [];
     try {

@@ -48,7 +48,7 @@ export async function takeSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
 
 async function gitSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
   const repository = await openRepository(repo.path);
-  const { branches, head, warnings } = await resolveBranches(repository, repo.branches);
+  const { branches, head, warnings } = await resolveBranches(repository, repo.branches, repo.tags);
   let blobs: BlobStream | undefined;
   if (branches.length > MAX_BRANCHES) {
     warnings.push(`${branches.length} branches match; only the first ${MAX_BRANCHES} are indexed`);

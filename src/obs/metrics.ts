@@ -22,6 +22,8 @@ export interface MetricsSources {
   displacedSearches(): number;
   /** Git reads (blame) waiting for one of the git process slots. */
   gitReadsWaiting(): number;
+  /** Running totals of each code host connection's syncs. */
+  connectionTotals(): Map<string, { syncs: number; failures: number; fetchFailures: number; bytes: number; seconds: number }>;
 }
 
 export class Metrics {
@@ -85,6 +87,28 @@ export class Metrics {
     total('trawl_worker_crashes_total', 'Search tasks that failed in a worker', () => sources.failedSearchTasks());
     total('trawl_search_tasks_yielded_total', "Search tasks that gave their worker up to another caller's, the rest of their shards queued as a task of their own", () => sources.yieldedSearchTasks());
     total('trawl_searches_displaced_total', "Searches that gave their place in a full queue to another caller's (503 for them)", () => sources.displacedSearches());
+    /** A counter per connection that reads the syncer's running totals when scraped. */
+    const perConnection = (name: string, help: string, read: (totals: ReturnType<MetricsSources['connectionTotals']> extends Map<string, infer T> ? T : never) => number) => {
+      const counted = new Map<string, number>();
+      new Counter({
+        name,
+        help,
+        labelNames: ['connection'],
+        registers: [this.registry],
+        collect() {
+          for (const [connection, totals] of sources.connectionTotals()) {
+            const now = read(totals);
+            this.inc({ connection }, now - (counted.get(connection) ?? 0));
+            counted.set(connection, now);
+          }
+        },
+      });
+    };
+    perConnection('trawl_connection_syncs_total', 'Syncs of each code host connection (a listing and a fetch of every repository)', (totals) => totals.syncs);
+    perConnection('trawl_connection_sync_failures_total', "Syncs whose listing of the host's repositories failed (the repositories were kept as they were)", (totals) => totals.failures);
+    perConnection('trawl_connection_fetch_failures_total', 'Repository fetches that failed (the mirror kept its last good state)', (totals) => totals.fetchFailures);
+    perConnection('trawl_connection_fetched_bytes_total', "Bytes the connection's mirrors grew by through fetches", (totals) => totals.bytes);
+    perConnection('trawl_connection_sync_seconds_total', "Time spent in the connection's syncs", (totals) => totals.seconds);
     total('trawl_shard_failures_total', 'Shards a search could not read (corrupt, missing, or changed under its mapping), once per search: their results are missing from it', () => sources.failedShards());
   }
 

@@ -8,7 +8,8 @@ import { native } from '../../native/index.js';
 import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
-import { listenUrl, type Config, type OidcConfig } from '../config/config.js';
+import { contextsOver, listenUrl, type Config, type OidcConfig } from '../config/config.js';
+import { ConnectionSyncer } from '../connections/syncer.js';
 import { ProcessSlots } from '../git/process-slots.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import type { Logger } from '../obs/logger.js';
@@ -48,6 +49,9 @@ export class Daemon {
     private readonly singleSignOn: SingleSignOn,
     private readonly server: HttpServer,
     private readonly watchdog: NodeJS.Timeout | null,
+    private readonly syncer: ConnectionSyncer,
+    /** The configuration file's repositories and contexts (the last one read); connections add to them. */
+    private configured: Pick<Config, 'repos' | 'contexts'>,
   ) {
     this.url = listenUrl(config.listen.host, server.port);
   }
@@ -71,6 +75,14 @@ export class Daemon {
       throw error;
     }
     auth.store.onChange(endSessionsOfDeadCredentials);
+    let syncer: ConnectionSyncer;
+    try {
+      syncer = ConnectionSyncer.open({ config, logger, onRepositories: () => void daemon?.connectionsChanged().catch((error: unknown) => logger.error({ err: error }, "the connections' repositories could not be applied")), onFetched: (name) => scheduler.changed(name) });
+    } catch (error) {
+      await Promise.all([pool.close(), auth.close()]);
+      throw error;
+    }
+    config = withConnectionRepositories(config, config, syncer);
     const catalog = new CatalogHolder(pool);
     catalog.publish(loadCatalog(config));
     const scheduler = new IndexScheduler({
@@ -85,10 +97,10 @@ export class Daemon {
     try {
       singleSignOn.configure(config.auth.oidc);
     } catch (error) {
-      await Promise.all([pool.close(), scheduler.close(), auth.close()]);
+      await Promise.all([pool.close(), scheduler.close(), syncer.close(), auth.close()]);
       throw error;
     }
-    const context = serverContext(() => daemon?.config ?? config, () => daemon?.status ?? 'starting', { pool, catalog, scheduler, auth, singleSignOn, logger, version });
+    const context = serverContext(() => daemon?.config ?? config, () => daemon?.status ?? 'starting', { pool, catalog, scheduler, auth, singleSignOn, syncer, logger, version });
     let server: HttpServer;
     try {
       server = await HttpServer.listen({
@@ -102,7 +114,7 @@ export class Daemon {
         web: loadWebApp(),
       });
     } catch (error) {
-      await Promise.all([pool.close(), scheduler.close(), auth.close()]);
+      await Promise.all([pool.close(), scheduler.close(), syncer.close(), auth.close()]);
       throw error;
     }
     // With port 0 the default public URL names the port actually bound.
@@ -110,8 +122,9 @@ export class Daemon {
       config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
       pool.configure(searchSettings(config));
     }
-    daemon = new Daemon(initial, config, logger, auth, pool, catalog, scheduler, singleSignOn, server, startWatchdog(pool, logger, config.server.searchTimeBudgetMs));
+    daemon = new Daemon(initial, config, logger, auth, pool, catalog, scheduler, singleSignOn, server, startWatchdog(pool, logger, config.server.searchTimeBudgetMs), syncer, initial);
     void scheduler.start().then(() => daemon.ready());
+    syncer.start();
     return daemon;
   }
 
@@ -129,17 +142,19 @@ export class Daemon {
   }
 
   /**
-   * Applies a new configuration: repositories, contexts, links and anonymous access change at once;
-   * listen, server, dataDir and index settings wait for a restart (and a warning says so).
+   * Applies a new configuration: repositories, connections (each synced now), contexts, links and anonymous
+   * access change at once; listen, server, dataDir, index and sync settings wait for a restart (a warning says so).
    */
   async reload(next: Config): Promise<void> {
     if (this.status === 'stopping') return;
     const { initial } = this;
-    if (JSON.stringify([next.listen, next.server, next.dataDir, next.index]) !== JSON.stringify([initial.listen, initial.server, initial.dataDir, initial.index])) {
-      this.logger.warn('SIGHUP: listen, server, dataDir and index settings take effect at the next restart');
+    if (JSON.stringify([next.listen, next.server, next.dataDir, next.index, next.sync]) !== JSON.stringify([initial.listen, initial.server, initial.dataDir, initial.index, initial.sync])) {
+      this.logger.warn('SIGHUP: listen, server, dataDir, index and sync settings take effect at the next restart');
     }
     const publicUrl = initial.listen.port === 0 && next.publicUrl === initial.publicUrl ? this.config.publicUrl : next.publicUrl;
-    this.config = { ...initial, repos: next.repos, contexts: next.contexts, auth: next.auth, publicUrl };
+    this.configured = next;
+    this.syncer.reconfigure({ ...initial, repos: next.repos, connections: next.connections });
+    this.config = withConnectionRepositories({ ...initial, auth: next.auth, publicUrl, connections: next.connections }, next, this.syncer);
     try {
       this.singleSignOn.configure(next.auth.oidc);
     } catch (error) {
@@ -151,6 +166,15 @@ export class Daemon {
     await this.scheduler.reconfigure(this.config);
     this.logger.info({ repositories: this.config.repos.length }, 'SIGHUP: configuration reloaded');
     warnEmptyContexts(this.config, this.logger);
+  }
+
+  /** A sync added, renamed or dropped repositories: they are listed, authorized and indexed from now on. */
+  private async connectionsChanged(): Promise<void> {
+    if (this.status === 'stopping') return;
+    this.config = withConnectionRepositories(this.config, this.configured, this.syncer);
+    this.catalog.publish(loadCatalog(this.config));
+    forgetRepositoriesExcept(this.config.repos);
+    await this.scheduler.reconfigure(this.config);
   }
 
   /**
@@ -166,10 +190,16 @@ export class Daemon {
     const drained = await this.server.drain(this.config.server.shutdownDrainSeconds * 1000);
     if (!drained) this.logger.warn({ inFlight: this.server.requestsInFlight }, 'drain timed out; ending the rest');
     // The pool first: searches of clients that left during the drain end there, before the audit log closes under them.
-    await Promise.all([this.pool.close(), this.scheduler.close()]);
+    await Promise.all([this.pool.close(), this.scheduler.close(), this.syncer.close()]);
     await this.auth.close();
     this.logger.info('stopped');
   }
+}
+
+/** `config` with the configuration file's repositories and those of the connections, and its contexts over them all. */
+function withConnectionRepositories(config: Config, configured: Pick<Config, 'repos' | 'contexts'>, syncer: ConnectionSyncer): Config {
+  const repos = [...configured.repos, ...syncer.repositories()];
+  return { ...config, repos, contexts: contextsOver(configured.contexts, repos) };
 }
 
 /** Says which search contexts no configured repository is in (a search with one is refused, naming its globs). */
@@ -215,9 +245,9 @@ class CatalogHolder {
 function serverContext(
   config: () => Config,
   status: () => Status,
-  parts: { pool: SearchPool; catalog: CatalogHolder; scheduler: IndexScheduler; auth: OpenedAuth; singleSignOn: SingleSignOn; logger: Logger; version: string },
+  parts: { pool: SearchPool; catalog: CatalogHolder; scheduler: IndexScheduler; auth: OpenedAuth; singleSignOn: SingleSignOn; syncer: ConnectionSyncer; logger: Logger; version: string },
 ): ServerContext {
-  const { pool, catalog, scheduler, auth, singleSignOn, logger, version } = parts;
+  const { pool, catalog, scheduler, auth, singleSignOn, syncer, logger, version } = parts;
   const initial = config();
   const gitProcesses = new ProcessSlots(initial.server.workers, initial.server.maxQueuedSearches);
   const metrics = new Metrics({
@@ -231,6 +261,7 @@ function serverContext(
     yieldedSearchTasks: () => pool.yieldedTasks,
     displacedSearches: () => pool.displacedSearches,
     gitReadsWaiting: () => gitProcesses.waiting,
+    connectionTotals: () => syncer.totals(),
   });
   return {
     get config() {
@@ -247,6 +278,7 @@ function serverContext(
     oauth: new OAuthServer(auth.store),
     gitProcesses,
     oidc: () => singleSignOn.current,
+    connections: syncer,
     indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
   };
 }

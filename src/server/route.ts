@@ -5,6 +5,7 @@ import type { OAuthServer } from '../auth/oauth.js';
 import type { OidcSignIn } from '../auth/oidc.js';
 import type { AuthStore } from '../auth/store.js';
 import type { Config } from '../config/config.js';
+import type { ConnectionSyncer } from '../connections/syncer.js';
 import type { ProcessSlots } from '../git/process-slots.js';
 import type { IndexState } from '../index/manifest.js';
 import type { Logger } from '../obs/logger.js';
@@ -36,6 +37,8 @@ export interface ServerContext {
   oauth: OAuthServer;
   /** Single sign-on through the configured OpenID Connect provider; null when `auth.oidc` is not set. */
   oidc(): OidcSignIn | null;
+  /** The code host connections: their sync state, and syncs on demand. */
+  connections: ConnectionSyncer;
 }
 
 export interface Route extends Operation {

@@ -40,6 +40,16 @@ t.test('the documented example validates, with defaults filled in', async (t) =>
   t.equal(minimal.auth.anonymousAccess, false, 'anonymous access is off by default');
 });
 
+t.test('connections: a configuration may hold only connections; defaults follow the public hosts', async (t) => {
+  const config = validateConfig({ connections: { gh: { type: 'github', orgs: ['acme'], token: { env: 'GITHUB_TOKEN' } }, plain: { type: 'git', url: 'git://git.example.com/x.git' } } }, 'c');
+  t.same(config.repos, []);
+  t.match(config.connections, [
+    { name: 'gh', type: 'github', url: 'https://github.com', orgs: ['acme'], token: { env: 'GITHUB_TOKEN' }, public: false, syncIntervalMinutes: 60 },
+    { name: 'plain', type: 'git', url: 'git://git.example.com/x.git' },
+  ]);
+  t.match(config.sync, { processes: 2, removeAfterHours: 24, maxRepositories: 10_000 });
+});
+
 const invalid: [what: string, config: unknown, message: RegExp][] = [
   ['not an object', [], /the configuration: must be an object/],
   ['repos missing', {}, /repos: must be an array of repositories/],
@@ -58,6 +68,15 @@ const invalid: [what: string, config: unknown, message: RegExp][] = [
   ['context include not array', { repos: [], contexts: { be: { include: 'x' } } }, /contexts\.be\.include: must be an array of strings/],
   ['anonymousAccess wrong type', { repos: [], auth: { anonymousAccess: 1 } }, /auth\.anonymousAccess: must be true or false/],
   ['maxFileBytes zero', { repos: [], index: { maxFileBytes: 0 } }, /index\.maxFileBytes: must be an integer/],
+  ['a token written in the config', { connections: { gh: { type: 'github', orgs: ['a'], token: 'ghp_secret' } } }, /connections\.gh\.token: a token is never written in the configuration/],
+  ['a token with both sources', { connections: { gh: { type: 'github', token: { env: 'A', file: 'b' } } } }, /connections\.gh\.token: give exactly one of "env" and "file"/],
+  ["another host type's option", { connections: { gh: { type: 'github', groups: ['a'] } } }, /connections\.gh\.groups: unknown option \(expected one of type, url/],
+  ['a connection without a type', { connections: { x: { url: 'https://git.example.com/r.git' } } }, /connections\.x\.type: required/],
+  ['a connection name with a space', { connections: { 'a b': { type: 'git', url: 'https://git.example.com/r.git' } } }, /connections\.a b: a connection name is 1–64 letters/],
+  ['a git URL with a password', { connections: { x: { type: 'git', url: 'https://u:hunter2@git.example.com/r.git' } } }, /connections\.x\.url: must not hold a password/],
+  ['a git URL that is a path', { connections: { x: { type: 'git', url: '/srv/repo' } } }, /connections\.x\.url: must be an https:\/\/, http:\/\/, ssh:\/\/, git:\/\/ or file:\/\/ URL/],
+  ['gerrit without a URL', { connections: { x: { type: 'gerrit' } } }, /connections\.x\.url: required for a gerrit connection/],
+  ['a sync bound out of range', { connections: {}, repos: [], sync: { processes: 0 } }, /sync\.processes: must be an integer from 1 to 64/],
 ];
 
 for (const [what, config, message] of invalid) {

@@ -4,8 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
 
+/** What cleans up after a test (tap's Test), or after a benchmark run. */
+export interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
 /** A fresh temporary directory removed when the test ends. */
-export function tempDir(t: Test, prefix = 'trawl-test-'): string {
+export function tempDir(t: Teardown, prefix = 'trawl-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;

@@ -22,6 +22,15 @@ t.test('ids are kept in the state directory, given once, never reused', async (t
   t.ok(fs.existsSync(path.join(dataDir, 'state', 'repository-ids.json')), 'beside the state log');
 });
 
+t.test('a renamed repository takes its former name\'s id, only while the former name is gone', async (t) => {
+  const dataDir = tempDir(t);
+  assignRepositoryIds(dataDir, ['host/acme/api', 'host/acme/web'], empty);
+  const renamed = new Map([['host/acme/api-v2', 'host/acme/api']]);
+  t.same([...assignRepositoryIds(dataDir, ['host/acme/api-v2', 'host/acme/web'], empty, renamed)], [['host/acme/api-v2', 1], ['host/acme/web', 2]], 'the id moves to the new name');
+  t.same([...assignRepositoryIds(dataDir, ['host/acme/api', 'host/acme/api-v2'], empty)], [['host/acme/api', 3], ['host/acme/api-v2', 1]], 'the former name, back as another repository, gets a new id');
+  t.same([...assignRepositoryIds(dataDir, ['x/new', 'host/acme/web'], empty, new Map([['x/new', 'host/acme/web']]))], [['x/new', 4], ['host/acme/web', 2]], 'a former name still present keeps its id');
+});
+
 t.test('an install from before the id file keeps the ids its manifest gave (its grants use them)', async (t) => {
   const dataDir = tempDir(t);
   t.same([...assignRepositoryIds(dataDir, ['old', 'new'], manifestWith({ old: 7 }, 9))], [['old', 7], ['new', 9]]);

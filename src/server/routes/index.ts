@@ -4,7 +4,7 @@ import type { Route } from '../route.js';
 import { authorsRoute, blameRoute, commitRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from './git.js';
 import { addGrantRoute, createApiKeyRoute, deleteApiKeyRoute, getLicenseRoute, getSettingsRoute, installLicenseRoute, listApiKeysRoute, removeGrantRoute, setSettingsRoute } from './admin.js';
 import { mcpDeleteRoute, mcpPostRoute } from './mcp.js';
-import { connectionsRoute, reposRoute } from './repos.js';
+import { connectionSyncRoute, connectionsRoute, reposRoute } from './repos.js';
 import { authorizationServerRoute, decideAuthorizationRoute, describeAuthorizationRoute, protectedResourceRootRoute, protectedResourceRoute, registerClientRoute, revokeRoute, tokenRoute } from './oauth.js';
 import { oidcCallbackRoute, oidcStartRoute, providersRoute } from './oidc.js';
 import { searchRoute, streamSearchRoute } from './search.js';
@@ -38,6 +38,7 @@ export const ROUTES: readonly Route[] = [
   blameRoute,
   reposRoute,
   connectionsRoute,
+  connectionSyncRoute,
   commitsRoute,
   authorsRoute,
   commitRoute,

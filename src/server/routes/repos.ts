@@ -1,17 +1,18 @@
 /**
- * GET /api/repos: the repositories the caller can see, with their index state,
- * paged; GET /api/connections: the code hosts they come from. trawl has no
- * connection objects of its own: a connection is the configured repositories
- * of one `codeHostType`, numbered by that type.
+ * GET /api/repos: the repositories the caller can see, with their index and sync state, paged;
+ * GET /api/connections: where they come from — each configured code host connection (docs/connections.md),
+ * and for repositories of the configuration file one connection per `codeHostType`, numbered by that type;
+ * POST /api/connections/{id}/sync: a sync now (owners).
  */
-import { ConnectionList, RepositoryList, ReposQuery } from '../../api/schemas.js';
+import { ApiError } from '../../api/errors.js';
+import { ConnectionList, ConnectionSyncAccepted, RepositoryList, ReposQuery } from '../../api/schemas.js';
 import { parseQuery, validator } from '../../api/validate.js';
 import { CODE_HOST_TYPES } from '../../index/code-host.js';
 import type { CodeHostType } from '../../index/model.js';
 import type { CatalogRepository } from '../../search/catalog.js';
 import { browseRepositoryUrl } from '../../search/links.js';
-import type { Caller } from '../access.js';
-import type { Request } from '../http.js';
+import { audit, type Caller } from '../access.js';
+import { decodePathSegment, type Request } from '../http.js';
 import { paginate } from '../pagination.js';
 import type { Route, ServerContext } from '../route.js';
 
@@ -30,7 +31,10 @@ const CONNECTION_TYPES: Record<CodeHostType, string> = {
 };
 
 /** The connection id of a code host type: its place in CODE_HOST_TYPES, from 1 (stable across restarts and configs). */
-const connectionId = (type: CodeHostType) => CODE_HOST_TYPES.indexOf(type) + 1;
+const hostTypeId = (type: CodeHostType) => CODE_HOST_TYPES.indexOf(type) + 1;
+
+/** The connection a repository is listed under: its configured connection's id, else its code host type's. */
+const connectionIdOf = (repo: CatalogRepository, context: ServerContext) => (repo.config.connection === undefined ? hostTypeId(repo.config.codeHostType) : context.connections.repositorySync(repo.config.name)?.connectionId ?? 0);
 
 const visibleRepositories = (caller: Caller, context: ServerContext) => context.catalog().repositories.filter((repo) => caller.canSee(repo.config));
 
@@ -52,6 +56,12 @@ function describe(repo: CatalogRepository, context: ServerContext) {
   if (config.webUrl !== undefined) item.externalWebUrl = config.webUrl;
   if (entry?.indexedAt !== undefined) item.indexedAt = entry.indexedAt;
   if (entry?.pushedAt !== undefined) item.pushedAt = entry.pushedAt;
+  item.connectionId = connectionIdOf(repo, context);
+  const sync = config.connection === undefined ? undefined : context.connections.repositorySync(config.name);
+  if (sync) {
+    const { connectionId: _id, ...state } = sync;
+    item.syncState = state;
+  }
   return item;
 }
 
@@ -70,7 +80,7 @@ export const reposRoute: Route = {
     const needle = params.query?.toLowerCase();
     const repos = visibleRepositories(caller, context).filter(
       (repo) =>
-        (needle === undefined || repo.config.name.toLowerCase().includes(needle)) && (params.connectionId === undefined || connectionId(repo.config.codeHostType) === params.connectionId),
+        (needle === undefined || repo.config.name.toLowerCase().includes(needle)) && (params.connectionId === undefined || connectionIdOf(repo, context) === params.connectionId),
     );
     const key = (repo: CatalogRepository) => (params.sort === 'pushed' ? repo.entry?.pushedAt ?? '' : repo.config.name);
     repos.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0) * (params.direction === 'desc' ? -1 : 1));
@@ -84,15 +94,42 @@ export const connectionsRoute: Route = {
   path: '/api/connections',
   operationId: 'listConnections',
   tag: 'Repositories',
-  summary: 'The code hosts of the repositories the caller can see: one connection per `codeHostType`, its id usable as `connectionId` on /api/repos',
+  summary:
+    'The connections of the repositories the caller can see (owners: every configured connection), with their sync state; an id is usable as `connectionId` on /api/repos. Credentials and configuration are never included',
   access: 'read',
   response: { status: 200, schema: ConnectionList, description: 'Connections, by id' },
   errors: ['NOT_AUTHENTICATED'],
   async handle(_request: Request, caller: Caller, context: ServerContext) {
-    const types = new Set(visibleRepositories(caller, context).map((repo) => repo.config.codeHostType));
-    const connections = [...types]
-      .map((type) => ({ id: connectionId(type), name: type, connectionType: CONNECTION_TYPES[type] }))
-      .sort((a, b) => a.id - b.id);
+    const visible = visibleRepositories(caller, context);
+    const types = new Set(visible.filter((repo) => repo.config.connection === undefined).map((repo) => repo.config.codeHostType));
+    const seen = new Set(visible.map((repo) => repo.config.connection));
+    const owner = caller.user?.role === 'owner';
+    const configured = context.connections
+      .statuses()
+      .filter((status) => owner || seen.has(status.name))
+      .map((status) => (owner ? status : { ...status, syncState: { ...status.syncState, failedRepos: undefined } }));
+    const connections = [...[...types].map((type) => ({ id: hostTypeId(type), name: type, connectionType: CONNECTION_TYPES[type] })), ...configured].sort((a, b) => a.id - b.id);
     return { status: 200, body: connections };
+  },
+};
+
+export const connectionSyncRoute: Route = {
+  method: 'post',
+  path: '/api/connections/{id}/sync',
+  operationId: 'syncConnection',
+  tag: 'Repositories',
+  summary: 'Lists and fetches the connection\'s repositories now (after the sync under way, if one is); its progress shows on GET /api/connections',
+  access: 'owner',
+  response: { status: 202, schema: ConnectionSyncAccepted, description: 'The sync is started or queued' },
+  errors: ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS', 'INVALID_CSRF_TOKEN', 'NOT_FOUND'],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const base = '/api/connections/';
+    const raw = request.path.slice(base.length, -'/sync'.length);
+    const segment = decodePathSegment(raw);
+    const id = segment !== null && /^[1-9][0-9]{0,8}$/.test(segment) ? Number(segment) : null;
+    const name = id === null ? undefined : context.connections.connectionName(id);
+    if (name === undefined || !context.connections.syncNow(name)) throw new ApiError('NOT_FOUND', `no configured connection has the id ${JSON.stringify(segment ?? raw)} (GET /api/connections lists them)`);
+    audit(context, caller, 'connection.sync', { id: String(id), type: 'connection' }, { name });
+    return { status: 202, body: { id, name, status: 'queued' } };
   },
 };
