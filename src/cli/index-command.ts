@@ -1,3 +1,4 @@
+import { mirroredRepositories } from '../connections/syncer.js';
 import { runIndex } from '../indexer/run-index.js';
 import { createReporter } from '../indexer/progress.js';
 import { createLogger } from '../obs/logger.js';
@@ -10,8 +11,10 @@ export const indexCommand: Command = {
 
 Indexes each repository of the configuration into its dataDir: git
 repositories branch by branch (the default branch as HEAD, plus the
-configured branches), plain directories from the file system. Repositories
-whose branches and settings have not changed since the last run are skipped.
+configured branches), plain directories from the file system, and the
+mirrors the daemon's connections have fetched (this command fetches
+nothing). Repositories whose branches and settings have not changed since
+the last run are skipped.
 
 Options:
   --config FILE   configuration file (default: $TRAWL_CONFIG; without either,
@@ -24,7 +27,8 @@ failed (the others are still indexed), 2 for a usage or configuration error.`,
   async run(args) {
     const loaded = configFromArgs('index', args);
     if (!loaded) return 2;
-    const { config } = loaded;
+    // The connections' mirrors as the daemon left them (no sync here): indexed too, never dropped from the index.
+    const config = { ...loaded.config, repos: [...loaded.config.repos, ...mirroredRepositories(loaded.config)] };
     // On a terminal the reporter draws progress; JSON log lines are for everything else.
     const logger = createLogger('trawl-index', process.stderr.isTTY ? 'warn' : 'info');
     logger.info({ dataDir: config.dataDir, repositories: config.repos.length }, 'index pass starting');

@@ -152,12 +152,7 @@ export class ConnectionSyncer {
 
   /** The repositories to index: each one fetched at least once, under its mirror path. */
   repositories(): RepositoryConfig[] {
-    return this.config.connections.flatMap((connection) =>
-      this.state
-        .record(connection.name)
-        .repos.filter((repo) => repo.fetchedAt !== undefined)
-        .map((repo) => this.repositoryConfig(connection, repo)),
-    );
+    return mirroredRepositories(this.config, this.state);
   }
 
   statuses(): ConnectionStatus[] {
@@ -395,25 +390,42 @@ export class ConnectionSyncer {
   }
 
   private mirrorPath(connection: string, repo: MirroredRepository): string {
-    return path.join(this.config.dataDir, 'mirrors', connection, repo.mirror);
+    return mirrorPath(this.config.dataDir, connection, repo);
   }
+}
 
-  private repositoryConfig(connection: ConnectionConfig, repo: MirroredRepository): RepositoryConfig {
-    const config: RepositoryConfig = {
-      name: repo.name,
-      path: this.mirrorPath(connection.name, repo),
-      branches: connection.branches,
-      tags: connection.tags,
-      codeHostType: CODE_HOST[connection.type](connection),
-      public: connection.public || connection.publicRepos.some((glob) => globToRegExp(glob).test(repo.name)),
-      archived: repo.archived,
-      fork: repo.fork,
-      connection: connection.name,
-    };
-    if (repo.webUrl !== undefined) config.webUrl = repo.webUrl.replace(/\/+$/, '');
-    if (repo.renamedFrom !== undefined) config.renamedFrom = repo.renamedFrom;
-    return config;
-  }
+/**
+ * The repositories the connections of `config` have mirrored, as the indexer takes them: what the daemon
+ * indexes besides the configuration file's, and what `trawl index` must keep (from the state on disk).
+ */
+export function mirroredRepositories(config: Config, state = SyncState.open(config.dataDir)): RepositoryConfig[] {
+  return config.connections.flatMap((connection) =>
+    state
+      .record(connection.name)
+      .repos.filter((repo) => repo.fetchedAt !== undefined)
+      .map((repo) => repositoryConfig(config.dataDir, connection, repo)),
+  );
+}
+
+function mirrorPath(dataDir: string, connection: string, repo: MirroredRepository): string {
+  return path.join(dataDir, 'mirrors', connection, repo.mirror);
+}
+
+function repositoryConfig(dataDir: string, connection: ConnectionConfig, repo: MirroredRepository): RepositoryConfig {
+  const config: RepositoryConfig = {
+    name: repo.name,
+    path: mirrorPath(dataDir, connection.name, repo),
+    branches: connection.branches,
+    tags: connection.tags,
+    codeHostType: CODE_HOST[connection.type](connection),
+    public: connection.public || connection.publicRepos.some((glob) => globToRegExp(glob).test(repo.name)),
+    archived: repo.archived,
+    fork: repo.fork,
+    connection: connection.name,
+  };
+  if (repo.webUrl !== undefined) config.webUrl = repo.webUrl.replace(/\/+$/, '');
+  if (repo.renamedFrom !== undefined) config.renamedFrom = repo.renamedFrom;
+  return config;
 }
 
 /** A mirror's directory name: from the host's id when it has one (a rename keeps it), else from the clone URL. */

@@ -2,6 +2,7 @@ import t from 'tap';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { trawl } from '../helpers/cli.js';
 import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
 import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
 import { commitAll, git, writeFiles } from '../helpers/git.js';
@@ -84,4 +85,19 @@ t.test('tags the globs name are fetched and indexed as branches of their name; o
   t.same(await search('trawl_tagged_release_one rev:v1.0'), [['v1.0']], 'the annotated tag, peeled to its commit, is searchable as a branch');
   const repo = ((await (await daemon.fetch('/api/repos', { headers: bearer(owner.key) })).json()) as { branches: string[] }[])[0]!;
   t.same(repo.branches, ['HEAD', 'main', 'v1.0'], 'a tag no glob names is not fetched');
+});
+
+t.test('trawl index, run offline, indexes the mirrors the daemon fetched and drops none of them', async (t) => {
+  const root = tempDir(t, 'trawl-served-');
+  createServedRepository(t, root, 'kept', { 'kept.txt': 'trawl_offline_marker\n' });
+  const { daemon, owner } = await ownerDaemon(t, { connections: { kept: { type: 'git', url: `file://${root}/kept.git` } } });
+  await waitFor(async () => (await repositories(daemon, owner)).length === 1, 30_000, 'the mirror');
+  const manifestFile = path.join(path.dirname(daemon.configFile), 'data', 'manifest.json');
+  await waitFor(async () => fs.existsSync(manifestFile) && fs.readFileSync(manifestFile, 'utf8').includes('local/kept'), 30_000, 'the index');
+  t.equal(await daemon.stop(), 0);
+  const run = trawl(['index', '--config', daemon.configFile]);
+  t.equal(run.status, 0, run.stderr);
+  const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { repositories: Record<string, { state: string }> };
+  t.same(Object.keys(manifest.repositories), ['local/kept'], 'the mirrored repository is still in the index');
+  t.equal(manifest.repositories['local/kept']!.state, 'ready');
 });
