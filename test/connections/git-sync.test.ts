@@ -79,6 +79,7 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
         wrong: { type: 'git', url: `${host.origin}/git/other/lib.git`, user: 'alice', token: { env: 'WRONG_TOKEN' } },
         daemon: { type: 'git', url: `${gitDaemon}/other/lib.git` },
         hang: { type: 'git', url: `http://127.0.0.1:${silentPort}/stuck.git` },
+        moved: { type: 'git', url: `${host.origin}/moved/git/team/app.git`, user: 'alice', token: { file: secretFile(t, PASSWORD) } },
       },
     },
     {
@@ -112,6 +113,8 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
   t.equal(byName.team!.syncState.failedRepoCount, 0);
   t.match(byName.wrong!.syncState.failedRepos, [{ error: /refused the credentials/ }], 'a wrong password is a clear error on its connection');
   t.equal(byName.wrong!.syncState.repoCount, 0);
+  t.match(byName.moved!.syncState.failedRepos, [{ error: /fetching|listing the refs/ }], 'git follows no redirect (followed, this one would have worked)');
+  t.equal(byName.moved!.syncState.repoCount, 0);
   t.match(byName.hang!.syncState.failedRepos, [{ error: /ran past 5 s/ }], 'a host that never answers is ended by the time budget');
   const text = JSON.stringify(statuses) + daemon.stderr();
   t.notOk(text.includes(PASSWORD) || text.includes('not-the-password'), 'no secret in the API or the log');

@@ -1,6 +1,6 @@
 /**
  * Real git servers for connection tests: `git http-backend` behind nginx and fcgiwrap with HTTP basic auth
- * (the way a self-hosted git server is run), and `git daemon`. nginx can also pass `/api/` to a fixture API
+ * (the way a self-hosted git server is run; `/moved/*` redirects to `/*`), and `git daemon`. nginx can also pass `/api/` to a fixture API
  * server, so a host's API and its clone URLs share one origin as on a real host. Every process stops when the
  * test ends.
  */
@@ -99,6 +99,8 @@ http {
   server {
     listen 127.0.0.1:${port};
     ${apiPort === undefined ? '' : `location /api/ { proxy_pass http://127.0.0.1:${apiPort}; proxy_set_header Host $http_host; proxy_buffering off; }`}
+    # A redirect to the same repository's real address: a client that follows it gets the repository.
+    location ~ ^/moved(/.*)$ { return 302 http://$http_host$1$is_args$args; }
     location ~ ^/git(/.*)$ {
       auth_basic "git";
       auth_basic_user_file ${path.join(dir, 'htpasswd')};
