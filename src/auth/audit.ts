@@ -14,6 +14,7 @@
  * what waits first, then reads one page from the segments as they are on
  * disk, without holding a whole trail in memory.
  */
+import type { AuditAction } from './audit-actions.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -51,7 +52,7 @@ const RETRY_DELAY_MS = 5_000;
 export type ActorType = 'user' | 'anonymous' | 'system';
 
 export interface AuditEvent {
-  action: string;
+  action: AuditAction;
   actorId: string | null;
   actorType: ActorType;
   targetId: string | null;

@@ -3,6 +3,7 @@
  * an owner's API key, or offline on the data directory (holding the state
  * log's lock, which a running daemon has: then it says so).
  */
+import type { AuditAction } from '../auth/audit-actions.js';
 import { readManifest } from '../index/manifest.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
@@ -82,7 +83,7 @@ export function onlineAdmin(url: string, apiKey: string): AdminBackend {
 /** Works on `dataDir` directly; audit records name the actor `system`. */
 export async function offlineAdmin(config: Pick<Config, 'dataDir' | 'auth'>, logger: Logger): Promise<AdminBackend> {
   const { store, audit, close } = await openAuth(config, logger);
-  const record = (action: string, targetId: string | null, targetType: string | null, metadata: Record<string, unknown> = {}) =>
+  const record = (action: AuditAction, targetId: string | null, targetType: string | null, metadata: Record<string, unknown> = {}) =>
     audit.record({ action, actorId: null, actorType: 'system', targetId, targetType, metadata });
   const failing = async <T>(run: () => Promise<T>): Promise<T> => {
     try {

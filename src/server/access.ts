@@ -15,6 +15,7 @@
  */
 import { ApiError } from '../api/errors.js';
 import type { Operation } from '../api/openapi.js';
+import type { AuditAction } from '../auth/audit-actions.js';
 import { credentialRecord, type Credential, type User } from '../auth/model.js';
 import type { RepositoryConfig } from '../config/config.js';
 import type { Catalog } from '../search/catalog.js';
@@ -141,7 +142,7 @@ export function actorOf(caller: Caller): { actorId: string | null; actorType: 'u
 }
 
 /** Records what `caller` did to a target in the audit trail. */
-export function audit(context: ServerContext, caller: Caller, action: string, target: { id: string | null; type: string | null }, metadata: Record<string, unknown> = {}): void {
+export function audit(context: ServerContext, caller: Caller, action: AuditAction, target: { id: string | null; type: string | null }, metadata: Record<string, unknown> = {}): void {
   const credential = caller.credential ? { credential: caller.credential.kind, credentialId: credentialRecord(caller.credential).id } : {};
   context.audit.record({ action, ...actorOf(caller), targetId: target.id, targetType: target.type, metadata: { ...credential, ...metadata } });
 }

@@ -21,6 +21,30 @@ export const AUTH_ERRORS: Record<AuthErrorCode, ErrorCode> = {
   IDENTITY_TAKEN: 'INVALID_REQUEST_BODY',
 };
 
+/**
+ * The error classes of src/ that are not domain errors a request meets, each with where it is handled instead.
+ * The known-errors test finds every error class under src/ and requires it either mapped by `asApiError` or
+ * named here, so a new typed error cannot reach a request as UNEXPECTED_ERROR unnoticed.
+ */
+export const HANDLED_ELSEWHERE: Record<string, string> = {
+  ApiError: 'is the API error itself',
+  BodyTooLargeError: 'an ApiError (server/http.ts)',
+  OAuthApiError: 'an ApiError in the OAuth error shape (server/routes/oauth.ts)',
+  OAuthFailure: 'becomes an OAuthApiError in server/routes/oauth.ts',
+  OidcError: 'ends a sign-in with a redirect and an audit record (server/routes/oidc.ts)',
+  ApiFailure: "the web app's, in the browser",
+  AdminError: '`trawl admin`: printed, exit status 1',
+  UsageError: '`trawl admin`: printed with the usage, exit status 2',
+  ConfigError: 'refused at start (exit 2) and on SIGHUP (logged, the running configuration kept)',
+  DataDirectoryLockedError: '`trawl index` beside a daemon: printed, exit status 1',
+  StateLogLockedError: 'refused at start and by an offline `trawl admin`',
+  StateLogCorruptError: 'refused at start, with the offset: `trawl admin state repair` (docs/state-log.md)',
+  RepairRefusedError: '`trawl admin state repair`: printed with the flags that would proceed',
+  ShardFormatError: 'a shard a search cannot read is counted (stats.crashes, trawl_shard_failures_total), never thrown at a request',
+  ConnectionError: "a sync's failure, recorded on its connection or repository (GET /api/connections)",
+  RateLimitedError: "a ConnectionError: the host's rate limit, recorded on its connection",
+};
+
 export function asApiError(thrown: unknown): unknown {
   const error = missingObjectError(thrown);
   if (error instanceof AuthError) return new ApiError(AUTH_ERRORS[error.code], error.message);

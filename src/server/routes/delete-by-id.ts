@@ -1,5 +1,6 @@
 /** The one form of `DELETE {base}/{id}` routes (API keys, scoped tokens, sessions): the id from the path, removed for the caller, audited, 204. */
 import type { ApiError } from '../../api/errors.js';
+import type { AuditAction } from '../../auth/audit-actions.js';
 import { audit, type Caller } from '../access.js';
 import { decodePathSegment, type Request } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
@@ -10,7 +11,7 @@ export interface DeleteByIdSpec extends Pick<Route, 'operationId' | 'tag' | 'sum
   remove(caller: Caller, context: ServerContext, id: string): Promise<boolean>;
   /** The error for an id that names nothing (`shown` is the id as sent, quoted). */
   notFound(shown: string): ApiError;
-  audited: { action: string; targetType: string };
+  audited: { action: AuditAction; targetType: string };
 }
 
 export function deleteByIdRoute(spec: DeleteByIdSpec): Route {
