@@ -45,7 +45,17 @@ const layer = (folder, forbidden) => ({
 
 export default [
   { ignores: ['dist/**', 'node_modules/**', 'native/build/**'] },
-  { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } },
+  // typescript-eslint's recommended rules over every TypeScript file (src, test, bench, native).
+  ...tseslint.configs.recommended.map((config) => ({ ...config, files: ['**/*.ts'] })),
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tseslint.parser },
+    rules: {
+      // `_name` marks what a destructuring leaves out on purpose; a closure may read a `let` assigned once later.
+      '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+    },
+  },
   ...Object.entries(FORBIDDEN).map(([folder, forbidden]) => layer(folder, forbidden)),
   {
     // A protocol owns every type that crosses its threads: it imports the layers below, never the code that runs on either side.

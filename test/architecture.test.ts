@@ -8,15 +8,17 @@ import { fileURLToPath } from 'node:url';
 // The layering of docs/architecture.md, as eslint.config.js encodes it (`npm run lint` runs the same check).
 const eslint = new ESLint({ cwd: fileURLToPath(new URL('..', import.meta.url)) });
 
-t.test('src/ keeps its layering', async (t) => {
-  const results = await eslint.lintFiles(['src']);
-  const problems = results.flatMap((result) => result.messages.map((message) => `${result.filePath}:${message.line} ${message.message}`));
-  t.same(problems, [], 'no import crosses a layer it must not');
+t.test("src/ keeps its layering; src/, test/ and bench/ pass typescript-eslint's recommended rules", async (t) => {
+  const results = await eslint.lintFiles(['src', 'test', 'bench']);
+  const problems = results.flatMap((result) => result.messages.map((message) => `${result.filePath}:${message.line} ${message.ruleId}: ${message.message}`));
+  t.same(problems, [], 'no import crosses a layer it must not, and no other rule is broken');
   t.ok(results.length > 100, `every source file was read (${results.length})`);
 });
 
 t.test('the rules refuse what the architecture forbids', async (t) => {
-  const refused = async (filePath: string, source: string) => (await eslint.lintText(source, { filePath })).flatMap((result) => result.messages.map((message) => message.ruleId));
+  // The snippets import names they never use: only the layering rule's verdict counts here.
+  const refused = async (filePath: string, source: string) =>
+    (await eslint.lintText(source, { filePath })).flatMap((result) => result.messages.map((message) => message.ruleId)).filter((rule) => rule !== '@typescript-eslint/no-unused-vars');
   const cases: [string, string, boolean][] = [
     ['src/query/planner.ts', "import { app } from '../server/app.js';", true],
     ['src/index/reader.ts', "import { auth } from '../auth/store.js';", true],

@@ -9,10 +9,9 @@
  * class's commit and lock; each method is one operation.
  */
 import { randomUUID, type KeyObject } from 'node:crypto';
-import path from 'node:path';
 import { AuthError } from './errors.js';
 import { licenseActive, readLicense, type License } from './license.js';
-import { AuthState, authRecord, credentialRecord, SESSION_SEEN_INTERVAL_MS, type ApiKey, type AuthRecord, type Credential, type OAuthGrant, type Role, type ScopedToken, type Session, type SessionLimits, type SingleSignOnIdentity, type User, type VisibleRepository } from './model.js';
+import { AuthState, authRecord, credentialRecord, type ApiKey, type AuthRecord, type Credential, type OAuthGrant, type Role, type ScopedToken, type Session, type SessionLimits, type SingleSignOnIdentity, type User, type VisibleRepository } from './model.js';
 import { hashPassword, passwordProblem, UNUSABLE_HASH, verifyPassword } from './password.js';
 import { csrfToken, derivedKey, loadInstanceKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
 import { StateLog, type TailRepair } from './state-log.js';

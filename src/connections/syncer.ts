@@ -260,8 +260,12 @@ export class ConnectionSyncer {
             this.slots.run(async () => {
               if (this.closing.signal.aborted) return;
               const outcome = await this.fetch(connection, repo, token);
-              if (outcome === null) failed++;
-              else (fetched++, (bytes += outcome));
+              if (outcome === null) {
+                failed++;
+              } else {
+                fetched++;
+                bytes += outcome;
+              }
             }),
           ),
       );

@@ -47,7 +47,6 @@ const PREFIXES = {
   type: 'type',
   t: 'type',
 } as const;
-type Prefix = (typeof PREFIXES)[keyof typeof PREFIXES];
 
 const MAX_GROUP_DEPTH = 64;
 

@@ -1,4 +1,4 @@
-import type { FileResult, Range } from '../api/types.js';
+import type { Range } from '../api/types.js';
 
 /**
  * The daemon's HTTP API, as the page uses it: every request carries the API

@@ -1,4 +1,4 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CommitDetail, CommitList, DiffResponse, SourceResponse, TreeResponse } from '../../src/api/schemas.js';

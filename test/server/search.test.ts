@@ -1,6 +1,6 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import path from 'node:path';
-import { ErrorResponse, SearchResponse } from '../../src/api/schemas.js';
+import { SearchResponse } from '../../src/api/schemas.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { assertSchema, expectError } from '../helpers/schema.js';
 import { fixtureRepository, routerRepositories } from './fixture.js';

@@ -62,7 +62,7 @@ export async function handleMcp(request: Request, caller: Caller, context: Serve
   const now = Date.now();
   closeIdleSessions(context.config.server.mcpSessionIdleSeconds * 1000, now);
   const sessionId = request.headers[SESSION_HEADER];
-  let session = sessionId ? sessions.get(sessionId) : undefined;
+  const session = sessionId ? sessions.get(sessionId) : undefined;
   if (sessionId && !session) return jsonRpcError(404, 'Session not found (ended, expired or never opened): start a new one with initialize');
   if (!session) {
     const holder = caller.user?.id ?? addressKey(request.remoteAddress);
