@@ -31,12 +31,33 @@ const layer = (folder, forbidden) => ({
           },
           // search/ and indexer/ start their threads through worker/thread-url.ts and speak to them through their protocols only:
           // the thread entries import search/ and indexer/, never the reverse.
-          ...(folder === 'search' ? [{ regex: '^(\\.\\./)+worker/(?!search-protocol\\.js$|thread-url\\.js$)', message: 'src/search/ reaches its workers through worker/search-protocol.ts and thread-url.ts only' }] : []),
-          ...(folder === 'indexer' ? [{ regex: '^(\\.\\./)+worker/(?!index-protocol\\.js$|symbol-protocol\\.js$|thread-url\\.js$)', message: 'src/indexer/ reaches its threads through their protocols and worker/thread-url.ts only' }] : []),
+          ...(folder === 'search'
+            ? [
+                {
+                  regex: '^(\\.\\./)+worker/(?!search-protocol\\.js$|thread-url\\.js$)',
+                  message: 'src/search/ reaches its workers through worker/search-protocol.ts and thread-url.ts only',
+                },
+              ]
+            : []),
+          ...(folder === 'indexer'
+            ? [
+                {
+                  regex: '^(\\.\\./)+worker/(?!index-protocol\\.js$|symbol-protocol\\.js$|thread-url\\.js$)',
+                  message: 'src/indexer/ reaches its threads through their protocols and worker/thread-url.ts only',
+                },
+              ]
+            : []),
           // The query language names languages as linguist does: the one thing query/ takes from index/ (the table is data, no I/O).
           ...(folder === 'query' ? [{ regex: '^\\.\\./index/(?!languages\\.js$)', message: 'src/query/ takes only the language table from src/index/' }] : []),
           // The front end never touches shard bytes: the pool and the workers do.
-          ...(folder === 'server' ? [{ regex: '^\\.\\./\\.\\./index/(shard-reader|shard-writer)\\.js$|^\\.\\./index/(shard-reader|shard-writer)\\.js$', message: 'src/server/ never touches shard bytes' }] : []),
+          ...(folder === 'server'
+            ? [
+                {
+                  regex: '^\\.\\./\\.\\./index/(shard-reader|shard-writer)\\.js$|^\\.\\./index/(shard-reader|shard-writer)\\.js$',
+                  message: 'src/server/ never touches shard bytes',
+                },
+              ]
+            : []),
         ],
       },
     ],
@@ -60,11 +81,28 @@ export default [
   {
     // A protocol owns every type that crosses its threads: it imports the layers below, never the code that runs on either side.
     files: ['src/worker/*-protocol.ts', 'src/worker/thread-url.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['../search/*', '../indexer/*', '../server/*', '../auth/*', '../git/*', '../cli/*'], message: 'a thread protocol imports only the layers below search/ and indexer/' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../search/*', '../indexer/*', '../server/*', '../auth/*', '../git/*', '../cli/*'],
+              message: 'a thread protocol imports only the layers below search/ and indexer/',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // The browser app talks to the daemon over HTTP only; it shares the API's types and the link builder at build time.
     files: ['src/web/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!api/types\\.js$|search/links\\.js$)', message: 'src/web/ uses the daemon through its HTTP API only' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./(?!api/types\\.js$|search/links\\.js$)', message: 'src/web/ uses the daemon through its HTTP API only' }] },
+      ],
+    },
   },
 ];

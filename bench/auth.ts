@@ -71,7 +71,9 @@ async function replaySeconds(count: number): Promise<{ seconds: number[]; bytes:
     encodeRecord(authRecord({ type: 'apikey.created', keyId: 'k1', userId: 'u1', name: 'bench', digest: randomBytes(32).toString('hex') }, at)),
   ];
   for (let i = records.length; i < count; i++) {
-    records.push(encodeRecord(authRecord({ type: 'token.created', tokenId: `t${i}`, userId: 'u1', digest: randomBytes(32).toString('hex'), repoIds: [1, 2, 3] }, at)));
+    records.push(
+      encodeRecord(authRecord({ type: 'token.created', tokenId: `t${i}`, userId: 'u1', digest: randomBytes(32).toString('hex'), repoIds: [1, 2, 3] }, at)),
+    );
   }
   fs.writeFileSync(path.join(directory, STATE_LOG_FILE), Buffer.concat(records), { mode: 0o600 });
   const seconds: number[] = [];
@@ -107,13 +109,18 @@ try {
   await runWrk(daemon.url, anonymousScript, 16, 3); // warm the queries' pages and the JIT
   await runWrk(daemon.url, keyScript, 16, 3);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [script, results] of [[anonymousScript, anonymous], [keyScript, withKey]] as const) {
+    for (const [script, results] of [
+      [anonymousScript, anonymous],
+      [keyScript, withKey],
+    ] as const) {
       const before = threadCpuSeconds(daemon.child.pid!).main;
       const result = await runWrk(daemon.url, script, 16, SECONDS);
       const frontEndMs = ((threadCpuSeconds(daemon.child.pid!).main - before) * 1000) / (result.rps * SECONDS);
       if (result.failed > 0) throw new Error(`${result.failed} requests failed`);
       results.push({ rps: result.rps, frontEndMs });
-      console.error(`${script === keyScript ? 'API key' : 'anonymous'} round ${round + 1}: ${result.rps.toFixed(0)} req/s, front end ${frontEndMs.toFixed(2)} ms/request`);
+      console.error(
+        `${script === keyScript ? 'API key' : 'anonymous'} round ${round + 1}: ${result.rps.toFixed(0)} req/s, front end ${frontEndMs.toFixed(2)} ms/request`,
+      );
     }
   }
   tokens = await runWrk(daemon.url, tokenScript, 32, SECONDS);

@@ -59,7 +59,9 @@ async function until(condition: () => Promise<boolean>, what: string, timeoutMs 
 
 /** The one connection's sync state; anonymous callers see it once one of its (public) repositories is mirrored. */
 async function connectionState(daemon: Daemon): Promise<{ status: string; repoCount: number; lastSyncedAt?: string }> {
-  const [connection] = (await (await fetch(`${daemon.url}/api/connections`)).json()) as { syncState: { status: string; repoCount: number; lastSyncedAt?: string } }[];
+  const [connection] = (await (await fetch(`${daemon.url}/api/connections`)).json()) as {
+    syncState: { status: string; repoCount: number; lastSyncedAt?: string };
+  }[];
   return connection?.syncState ?? { status: 'pending', repoCount: 0 };
 }
 
@@ -82,7 +84,11 @@ async function syncMany(): Promise<string> {
   const dataDir = path.join(scratch, 'sync-data');
   const started = performance.now();
   const daemon = await startDaemon(
-    { dataDir, index: { ctagsCommand: '' }, connections: { bench: { type: 'gitea', url: host.origin, orgs: ['big'], token: { env: 'BENCH_TOKEN' }, public: true } } },
+    {
+      dataDir,
+      index: { ctagsCommand: '' },
+      connections: { bench: { type: 'gitea', url: host.origin, orgs: ['big'], token: { env: 'BENCH_TOKEN' }, public: true } },
+    },
     { BENCH_TOKEN: TOKEN },
   );
   try {
@@ -109,7 +115,11 @@ async function pushToSearchable(): Promise<string> {
   const host = await startGitHttpHost(owner, { user: 'ci', password: TOKEN });
   const work = createServedRepository(owner, host.root, 'team/app', { 'README.md': 'bench\n' });
   const daemon = await startDaemon(
-    { dataDir: path.join(scratch, 'push-data'), index: { ctagsCommand: '' }, connections: { app: { type: 'git', url: `${host.origin}/git/team/app.git`, user: 'ci', token: { env: 'BENCH_TOKEN' }, public: true } } },
+    {
+      dataDir: path.join(scratch, 'push-data'),
+      index: { ctagsCommand: '' },
+      connections: { app: { type: 'git', url: `${host.origin}/git/team/app.git`, user: 'ci', token: { env: 'BENCH_TOKEN' }, public: true } },
+    },
     { BENCH_TOKEN: TOKEN },
   );
   const fetched: number[] = [];
@@ -127,7 +137,13 @@ async function pushToSearchable(): Promise<string> {
       await until(async () => (await connectionState(daemon)).lastSyncedAt !== before, 'the fetch');
       fetched.push(performance.now() - pushedAt);
       await until(async () => {
-        const body = (await (await fetch(`${daemon.url}/api/search`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: marker, matches: 1 }) })).json()) as { files: unknown[] };
+        const body = (await (
+          await fetch(`${daemon.url}/api/search`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ query: marker, matches: 1 }),
+          })
+        ).json()) as { files: unknown[] };
         return body.files.length === 1;
       }, 'the pushed commit');
       searchable.push(performance.now() - pushedAt);

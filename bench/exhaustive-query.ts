@@ -87,7 +87,13 @@ async function timedRun(): Promise<{ ms: number; stats: SearchStats }> {
 /** The daemon's search pool over the index, once every worker and the front end have mapped its shards. */
 async function startedPool(): Promise<SearchPool> {
   const config = validateConfig({ dataDir: dataDir!, repos: [linuxRepositoryConfig(corpus!)] }, 'bench');
-  const started = new SearchPool({ workers: os.availableParallelism(), maxQueuedSearches: 1, timeBudgetMs: environment.timeBudgetMs, publicUrl: environment.publicUrl, contexts: {} });
+  const started = new SearchPool({
+    workers: os.availableParallelism(),
+    maxQueuedSearches: 1,
+    timeBudgetMs: environment.timeBudgetMs,
+    publicUrl: environment.publicUrl,
+    contexts: {},
+  });
   started.setCatalog(loadCatalog(config));
   while (started.workerShardsMapped < shards.length || started.shardsMapped < shards.length) await new Promise((resolve) => setTimeout(resolve, 50));
   return started;

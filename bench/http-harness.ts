@@ -33,7 +33,10 @@ export interface Daemon {
 export async function startDaemon(config: object, env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []): Promise<Daemon> {
   const file = path.join(scratch, `config-${Date.now()}.json`);
   fs.writeFileSync(file, JSON.stringify({ auth: { anonymousAccess: true }, ...config, listen: { host: '127.0.0.1', port: 0 } }));
-  const child = spawn(process.execPath, [...nodeFlags, CLI, 'serve', '--config', file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TRAWL_LOG_LEVEL: 'error', ...env } });
+  const child = spawn(process.execPath, [...nodeFlags, CLI, 'serve', '--config', file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, TRAWL_LOG_LEVEL: 'error', ...env },
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const listen = (chunk: Buffer) => {
@@ -46,7 +49,7 @@ export async function startDaemon(config: object, env: NodeJS.ProcessEnv = {}, n
     child.stdout!.on('data', listen);
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
   });
-  for (let ready = false; !ready; ) {
+  for (let ready = false; !ready;) {
     ready = (await fetch(`${url}/api/health`)).status === 200;
     if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
   }

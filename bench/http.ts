@@ -20,7 +20,20 @@ import { parseBody, validator } from '../src/api/validate.js';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
-import { formatMs as format, MATCHES, median, pacedWrkScript, removeScratch, runPacedWrk, runWrk, scratch, searchBody, startDaemon, threadCpuSeconds, wrkScript } from './http-harness.js';
+import {
+  formatMs as format,
+  MATCHES,
+  median,
+  pacedWrkScript,
+  removeScratch,
+  runPacedWrk,
+  runWrk,
+  scratch,
+  searchBody,
+  startDaemon,
+  threadCpuSeconds,
+  wrkScript,
+} from './http-harness.js';
 import { poolLoad } from './pool-load.js';
 import { QUERY_CLASSES } from './queries.js';
 import { writeReportBlock } from './report.js';
@@ -54,7 +67,8 @@ function memory(pid: number): { anonMiB: number; fileMiB: number } {
 async function commitToSearchable(runs: number): Promise<number[]> {
   const repo = path.join(scratch, 'small');
   fs.mkdirSync(repo);
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', '-c', 'init.defaultBranch=main', ...args], { cwd: repo });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', '-c', 'init.defaultBranch=main', ...args], { cwd: repo });
   git('init', '-q');
   for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(repo, `file${i}.c`), `int function_${i}(void) { return ${i}; }\n`.repeat(20));
   git('add', '-A');
@@ -81,7 +95,6 @@ async function commitToSearchable(runs: number): Promise<number[]> {
   }
   return seconds;
 }
-
 
 const corpus = ensureLinuxCorpus();
 const dataDir = path.join(benchDirectory(), 'data-linux');
@@ -112,7 +125,9 @@ try {
       const cpuBefore = threadCpuSeconds(daemon.child.pid!);
       const result = await runWrk(daemon.url, script, connections, SECONDS);
       const cpu = threadCpuSeconds(daemon.child.pid!);
-      console.error(`${name} c=${connections}: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`);
+      console.error(
+        `${name} c=${connections}: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`,
+      );
       cells.push(`${result.rps.toFixed(0)} · ${format(result.p50)} / ${format(result.p99)}${result.failed ? ` (${result.failed} failed)` : ''}`);
       if (connections === 16) {
         const perRequest = (thread: 'main' | 'workers') => format(((cpu[thread] - cpuBefore[thread]) * 1000) / (result.rps * SECONDS));
@@ -126,15 +141,21 @@ try {
   const selectiveScript = wrkScript('search', '/api/search', selectiveBodies);
   for (let run = 0; run < TARGET_CELL_RUNS; run++) {
     const result = await runWrk(daemon.url, selectiveScript, TARGET_CONNECTIONS, SECONDS);
-    console.error(`${selective.name} c=${TARGET_CONNECTIONS}, run ${run + 1}: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`);
+    console.error(
+      `${selective.name} c=${TARGET_CONNECTIONS}, run ${run + 1}: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`,
+    );
     targetRuns.push(result);
   }
   const paced = pacedWrkScript('paced', '/api/search', selectiveBodies);
   for (const rate of FIXED_RATES) {
     const result = await runPacedWrk(daemon.url, paced, rate, FIXED_RATE_CONNECTIONS, FIXED_RATE_SECONDS);
-    console.error(`${selective.name} at ${rate}/s: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`);
+    console.error(
+      `${selective.name} at ${rate}/s: ${result.rps.toFixed(0)} req/s, p50 ${format(result.p50)} ms, p99 ${format(result.p99)} ms, failed ${result.failed}`,
+    );
     const failed = result.failed ? ` (${result.failed} failed)` : '';
-    fixedRateRows.push(`| ${rate} | ${result.rps.toFixed(0)}${failed} | ${format(result.p50)} | ${format(result.p90)} | ${format(result.p99)} | ${format(result.max)} |`);
+    fixedRateRows.push(
+      `| ${rate} | ${result.rps.toFixed(0)}${failed} | ${format(result.p50)} | ${format(result.p90)} | ${format(result.p99)} | ${format(result.max)} |`,
+    );
   }
 } finally {
   clearInterval(sample);
@@ -142,7 +163,9 @@ try {
 }
 const selectiveRequests = QUERY_CLASSES[0]!.queries.map((q) => parseBody(validator(SearchRequest), Buffer.from(searchBody(q))));
 const poolAlone = await poolLoad(config, selectiveRequests, POOL_IN_FLIGHT, SECONDS);
-console.error(`pool alone, ${POOL_IN_FLIGHT} in flight: ${poolAlone.searchesPerSecond.toFixed(0)} searches/s, p50 ${format(poolAlone.p50)} ms, p99 ${format(poolAlone.p99)} ms`);
+console.error(
+  `pool alone, ${POOL_IN_FLIGHT} in flight: ${poolAlone.searchesPerSecond.toFixed(0)} searches/s, p50 ${format(poolAlone.p50)} ms, p99 ${format(poolAlone.p99)} ms`,
+);
 const lags = await commitToSearchable(5);
 removeScratch();
 

@@ -97,7 +97,16 @@ function workerTask(request: SearchRequest) {
   const now = Date.now();
   const query = plan(request, config.contexts);
   const render = { request, publicUrl: PUBLIC_URL, startedEpochMs: now, plannedEpochMs: now };
-  const task = { generation: catalog.generation, shardFiles, query, contexts: config.contexts, wanted: request.matches + 1, deadlineEpochMs: now + 10_000, signal: createSignal(), render };
+  const task = {
+    generation: catalog.generation,
+    shardFiles,
+    query,
+    contexts: config.contexts,
+    wanted: request.matches + 1,
+    deadlineEpochMs: now + 10_000,
+    signal: createSignal(),
+    render,
+  };
   return structuredClone(task);
 }
 
@@ -140,7 +149,13 @@ function heapGrowthAfterScavenges(trace: string, pid: number): number {
 
 const kb = (value: number) => (Number.isNaN(value) ? '—' : value.toFixed(2));
 
-const pool = new SearchPool({ workers: 1, maxQueuedSearches: 1, timeBudgetMs: config.server.searchTimeBudgetMs, publicUrl: PUBLIC_URL, contexts: config.contexts });
+const pool = new SearchPool({
+  workers: 1,
+  maxQueuedSearches: 1,
+  timeBudgetMs: config.server.searchTimeBudgetMs,
+  publicUrl: PUBLIC_URL,
+  contexts: config.contexts,
+});
 pool.setCatalog(catalog);
 // The front end maps the shards in the background: their tables, allocated meanwhile, are not what a search leaves.
 while (pool.shardsMapped < shardFiles.length) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -21,7 +21,8 @@ export function commitDescription(): string {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { encoding: 'utf8' }).trim();
     // This report itself changes with every benchmark run: it does not make the code measured uncommitted.
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)docs/benchmarks.md'], { encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)docs/benchmarks.md'], { encoding: 'utf8' }).trim() !== '';
     return dirty ? `${commit} + uncommitted changes` : commit;
   } catch {
     return 'unknown commit';

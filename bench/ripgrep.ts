@@ -11,7 +11,11 @@ export function ripgrepOnce(corpus: string, q: BenchQuery): number {
     out.split('\n').filter((file) => q.rgPathRegex!.test(file));
   } else {
     // An explicit path and no stdin: with a piped stdin and no path, rg would search stdin.
-    const result = spawnSync('rg', [...common, '-c', ...q.rg!, '--', ...(q.rgPaths ?? ['.'])], { cwd: corpus, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'] });
+    const result = spawnSync('rg', [...common, '-c', ...q.rg!, '--', ...(q.rgPaths ?? ['.'])], {
+      cwd: corpus,
+      maxBuffer: 1 << 30,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     if (result.status !== 0 && result.status !== 1) throw new Error(`rg failed: ${result.stderr}`);
   }
   return performance.now() - started;

@@ -78,7 +78,10 @@ for (const { name, queries } of QUERY_CLASSES) {
     const daemon = (await runChild(dataDir, q, 'daemon')).outcome;
     const daemonCell = typeof daemon === 'string' ? daemon : `${format(percentile(daemon.runs, 50))} (${format(percentile(daemon.finding, 50))})`;
     ripgrepOnce(corpus, q);
-    const rg = percentile(Array.from({ length: RG_RUNS }, () => ripgrepOnce(corpus, q)), 50);
+    const rg = percentile(
+      Array.from({ length: RG_RUNS }, () => ripgrepOnce(corpus, q)),
+      50,
+    );
     const cells =
       typeof outcome === 'string'
         ? [outcome, '', jsonCell, daemonCell, '', '', '', `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`, format(rg), '']
@@ -86,7 +89,18 @@ for (const { name, queries } of QUERY_CLASSES) {
             const trawl = percentile(outcome.runs, 50);
             const ratio = rg / trawl;
             const files = outcome.files.toLocaleString('en');
-            return [format(trawl), format(percentile(outcome.finding, 50)), jsonCell, daemonCell, outcome.ranges.toLocaleString('en'), files, outcome.exhaustive ? 'yes' : 'no', `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`, format(rg), `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}×`];
+            return [
+              format(trawl),
+              format(percentile(outcome.finding, 50)),
+              jsonCell,
+              daemonCell,
+              outcome.ranges.toLocaleString('en'),
+              files,
+              outcome.exhaustive ? 'yes' : 'no',
+              `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`,
+              format(rg),
+              `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}×`,
+            ];
           })();
     rows.push(`| ${name} | \`${q.query}\` | ${cells.join(' | ')} |`);
     console.error(rows.at(-1));

@@ -38,11 +38,7 @@ const heapBefore = process.memoryUsage();
 
 function trawlOnce(q: BenchQuery): { ms: number; files: number; exhaustive: boolean } {
   const started = performance.now();
-  const response = search(
-    searchRequest(q, MATCHES),
-    shards,
-    { publicUrl: 'http://127.0.0.1:6070', contexts: {}, timeBudgetMs: 10_000 },
-  );
+  const response = search(searchRequest(q, MATCHES), shards, { publicUrl: 'http://127.0.0.1:6070', contexts: {}, timeBudgetMs: 10_000 });
   return { ms: performance.now() - started, files: response.files.length, exhaustive: response.isSearchExhaustive };
 }
 
@@ -61,9 +57,21 @@ for (const { name, queries } of QUERY_CLASSES) {
     rg.push(...rgRuns);
     const last = runs[runs.length - 1]!;
     details.push(
-      `| \`${q.query}\` | ${format(percentile(runs.map((r) => r.ms), 50))} | ${format(percentile(rgRuns, 50))} | ${last.files} | ${last.exhaustive ? 'yes' : 'no'} |`,
+      `| \`${q.query}\` | ${format(
+        percentile(
+          runs.map((r) => r.ms),
+          50,
+        ),
+      )} | ${format(percentile(rgRuns, 50))} | ${last.files} | ${last.exhaustive ? 'yes' : 'no'} |`,
     );
-    console.error(`${name}: ${q.query} trawl p50 ${format(percentile(runs.map((r) => r.ms), 50))} ms, rg p50 ${format(percentile(rgRuns, 50))} ms`);
+    console.error(
+      `${name}: ${q.query} trawl p50 ${format(
+        percentile(
+          runs.map((r) => r.ms),
+          50,
+        ),
+      )} ms, rg p50 ${format(percentile(rgRuns, 50))} ms`,
+    );
   }
   const ratio = percentile(rg, 50) / percentile(trawl, 50);
   rows.push(

@@ -148,10 +148,7 @@ export class NativeLoadError extends Error {
 function load(): NativeAddon {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const require = createRequire(import.meta.url);
-  const candidates = [
-    path.join(here, 'build', 'Release', 'trawl_native.node'),
-    path.join(here, '..', '..', 'native', 'build', 'Release', 'trawl_native.node'),
-  ];
+  const candidates = [path.join(here, 'build', 'Release', 'trawl_native.node'), path.join(here, '..', '..', 'native', 'build', 'Release', 'trawl_native.node')];
   const tried: { path: string; error: string }[] = [];
   for (const candidate of candidates) {
     try {

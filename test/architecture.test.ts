@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as prettier from 'prettier';
 
 // The layering of docs/architecture.md, as eslint.config.js encodes it (`npm run lint` runs the same check).
 const eslint = new ESLint({ cwd: fileURLToPath(new URL('..', import.meta.url)) });
@@ -18,7 +19,9 @@ t.test("src/ keeps its layering; src/, test/ and bench/ pass typescript-eslint's
 t.test('the rules refuse what the architecture forbids', async (t) => {
   // The snippets import names they never use: only the layering rule's verdict counts here.
   const refused = async (filePath: string, source: string) =>
-    (await eslint.lintText(source, { filePath })).flatMap((result) => result.messages.map((message) => message.ruleId)).filter((rule) => rule !== '@typescript-eslint/no-unused-vars');
+    (await eslint.lintText(source, { filePath }))
+      .flatMap((result) => result.messages.map((message) => message.ruleId))
+      .filter((rule) => rule !== '@typescript-eslint/no-unused-vars');
   const cases: [string, string, boolean][] = [
     ['src/query/planner.ts', "import { app } from '../server/app.js';", true],
     ['src/index/reader.ts', "import { auth } from '../auth/store.js';", true],
@@ -45,9 +48,29 @@ t.test('the rules refuse what the architecture forbids', async (t) => {
 
 t.test('the repository relies on nothing outside it: no tracked file points at a document beside the checkout', async (t) => {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter((file) => /\.(ts|js|md|json|sh)$|^\.ci\//.test(file));
+  const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })
+    .split('\0')
+    .filter((file) => /\.(ts|js|md|json|sh)$|^\.ci\//.test(file));
   const outside = /\.\.\/shared\/|\bshared\/(?:spec|notes|ARCHITECTURE)/;
   const offenders = tracked.filter((file) => fs.existsSync(path.join(root, file)) && outside.test(fs.readFileSync(path.join(root, file), 'utf8')));
   t.same(offenders, [], 'docs, code and tests cite files of this repository only');
   t.ok(tracked.length > 100, `every tracked text file was read (${tracked.length})`);
+});
+
+t.test('every TypeScript file is formatted as .prettierrc.json says (npm run format)', async (t) => {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const files = execFileSync('git', ['ls-files', '-z', '--', 'src/*.ts', 'test/*.ts', 'bench/*.ts', 'native/*.ts', 'eslint.config.js'], {
+    cwd: root,
+    encoding: 'utf8',
+  })
+    .split('\0')
+    .filter((file) => file && fs.existsSync(path.join(root, file)));
+  const unformatted: string[] = [];
+  for (const file of files) {
+    const filepath = path.join(root, file);
+    const options = await prettier.resolveConfig(filepath);
+    if (!(await prettier.check(fs.readFileSync(filepath, 'utf8'), { ...options, filepath }))) unformatted.push(file);
+  }
+  t.same(unformatted, [], 'no file differs from what the formatter writes');
+  t.ok(files.length > 100, `every tracked TypeScript file was read (${files.length})`);
 });

@@ -12,9 +12,19 @@ const ScopeRepository = Type.Object({ id: Type.Integer(), name: Type.String() })
 
 export const CreateTokenRequest = Type.Object(
   {
-    repos: Type.Optional(Type.Array(repositoryName, { minItems: 1, maxItems: AUTH_LIMITS.reposPerToken, description: 'Repositories the token reaches, by name (duplicates collapsed)' })),
+    repos: Type.Optional(
+      Type.Array(repositoryName, {
+        minItems: 1,
+        maxItems: AUTH_LIMITS.reposPerToken,
+        description: 'Repositories the token reaches, by name (duplicates collapsed)',
+      }),
+    ),
     repoIds: Type.Optional(
-      Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, maxItems: AUTH_LIMITS.reposPerToken, description: "The same by id (Sourcebot's form); send exactly one of the two" }),
+      Type.Array(Type.Integer({ minimum: 1 }), {
+        minItems: 1,
+        maxItems: AUTH_LIMITS.reposPerToken,
+        description: "The same by id (Sourcebot's form); send exactly one of the two",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -25,13 +35,25 @@ const tokenFields = {
   expiresAt: timestamp,
   repos: Type.Array(ScopeRepository),
 };
-export const CreatedToken = Type.Object({ ...tokenFields, repoIds: Type.Array(Type.Integer()), token: Type.String({ description: 'trawl_st_…: shown this once' }) });
+export const CreatedToken = Type.Object({
+  ...tokenFields,
+  repoIds: Type.Array(Type.Integer()),
+  token: Type.String({ description: 'trawl_st_…: shown this once' }),
+});
 export const TokenList = Type.Array(Type.Object({ ...tokenFields, revokedAt: Type.Optional(timestamp) }));
 
-const role = Type.Union(['owner', 'member', 'OWNER', 'MEMBER'].map((value) => Type.Literal(value)), { description: 'owner or member, in either case' });
+const role = Type.Union(
+  ['owner', 'member', 'OWNER', 'MEMBER'].map((value) => Type.Literal(value)),
+  { description: 'owner or member, in either case' },
+);
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$' });
-const password = (description: string) => Type.String({ minLength: AUTH_LIMITS.passwordMinCharacters, maxLength: AUTH_LIMITS.passwordMaxBytes, description: `${description} (${AUTH_LIMITS.passwordMinCharacters} characters or more)` });
+const password = (description: string) =>
+  Type.String({
+    minLength: AUTH_LIMITS.passwordMinCharacters,
+    maxLength: AUTH_LIMITS.passwordMaxBytes,
+    description: `${description} (${AUTH_LIMITS.passwordMinCharacters} characters or more)`,
+  });
 export const UserSchema = Type.Object({
   id: Type.String(),
   name: nullable(Type.String()),
@@ -56,7 +78,12 @@ export const AddUserRequest = Type.Object(
 export const SetRoleRequest = Type.Object({ userId: identifier('The user id'), role }, { additionalProperties: false });
 export const Success = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
-export const AuditQuery = Type.Object({ since: isoDate('ISO 8601; records at or after'), until: isoDate('ISO 8601; records at or before'), page, perPage: longPerPage });
+export const AuditQuery = Type.Object({
+  since: isoDate('ISO 8601; records at or after'),
+  until: isoDate('ISO 8601; records at or before'),
+  page,
+  perPage: longPerPage,
+});
 export const AuditList = Type.Array(
   Type.Object({
     id: Type.String(),
@@ -81,7 +108,9 @@ export const CreateApiKeyRequest = Type.Object(
 );
 const apiKeyFields = { id: Type.String(), userId: Type.String(), name: Type.String(), createdAt: timestamp };
 export const CreatedApiKey = Type.Object({ ...apiKeyFields, key: Type.String({ description: 'trawl_ak_…: shown this once' }) });
-export const ApiKeyList = Type.Array(Type.Object({ ...apiKeyFields, lastUsedAt: Type.Optional({ ...timestamp, description: 'Its last use since the daemon started' }) }));
+export const ApiKeyList = Type.Array(
+  Type.Object({ ...apiKeyFields, lastUsedAt: Type.Optional({ ...timestamp, description: 'Its last use since the daemon started' }) }),
+);
 export const ApiKeysQuery = Type.Object({ userId: Type.Optional(identifier('Owners only: list this user’s keys')) });
 
 const grantFields = { userId: identifier('The user'), repo: repositoryName };
@@ -90,7 +119,10 @@ export const GrantQuery = Type.Object(grantFields);
 
 export const Settings = Type.Object({ anonymousAccess: Type.Boolean() }, { additionalProperties: false });
 
-export const InstallLicenseRequest = Type.Object({ key: Type.String({ minLength: 1, maxLength: 8192, description: 'trawl_license_…' }) }, { additionalProperties: false });
+export const InstallLicenseRequest = Type.Object(
+  { key: Type.String({ minLength: 1, maxLength: 8192, description: 'trawl_license_…' }) },
+  { additionalProperties: false },
+);
 export const LicenseResponse = Type.Object({
   installed: Type.Boolean(),
   active: Type.Boolean(),
@@ -100,7 +132,10 @@ export const LicenseResponse = Type.Object({
   expiresAt: Type.Optional(timestamp),
 });
 
-export const SignInRequest = Type.Object({ email, password: Type.String({ minLength: 1, maxLength: AUTH_LIMITS.passwordMaxBytes }) }, { additionalProperties: false });
+export const SignInRequest = Type.Object(
+  { email, password: Type.String({ minLength: 1, maxLength: AUTH_LIMITS.passwordMaxBytes }) },
+  { additionalProperties: false },
+);
 export const SessionState = Type.Object({
   user: Type.Object({ id: Type.String(), name: Type.String(), email: Type.String(), role: Type.Union([Type.Literal('owner'), Type.Literal('member')]) }),
   sessionId: Type.String(),
@@ -111,6 +146,9 @@ export const SessionList = Type.Array(
   Type.Object({ id: Type.String(), createdAt: timestamp, lastSeenAt: timestamp, userAgent: Type.String(), address: Type.String(), current: Type.Boolean() }),
 );
 export const SetPasswordRequest = Type.Object(
-  { password: password('The new password'), currentPassword: Type.Optional(Type.String({ maxLength: AUTH_LIMITS.passwordMaxBytes, description: 'Required when you have a password' })) },
+  {
+    password: password('The new password'),
+    currentPassword: Type.Optional(Type.String({ maxLength: AUTH_LIMITS.passwordMaxBytes, description: 'Required when you have a password' })),
+  },
   { additionalProperties: false },
 );

@@ -122,7 +122,8 @@ function operationObject(operation: Operation): Json {
   // A stream's schema is that of each event's data.
   if (response.schema) success.content = { [response.contentType ?? 'application/json']: { schema: toOpenApiSchema(response.schema) } };
   // A JSON body without a schema of its own (a document, a protocol's metadata) is still an object.
-  else if (response.contentType) success.content = { [response.contentType]: { schema: { type: response.contentType === 'application/json' ? 'object' : 'string' } } };
+  else if (response.contentType)
+    success.content = { [response.contentType]: { schema: { type: response.contentType === 'application/json' ? 'object' : 'string' } } };
   if (response.headers) success.headers = Object.fromEntries(response.headers.map((header) => [header, { schema: { type: 'string' } }]));
   const credentials: Json[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }, { sourcebotApiKeyHeader: [] }];
   const session: Json[] = operation.access === 'apiKey' ? [] : [{ sessionCookie: [] }];
@@ -163,10 +164,24 @@ export function openApiDocument(operations: readonly Operation[], info: { versio
     components: {
       schemas,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (trawl_ak_…), a scoped access token (trawl_st_…) or an OAuth access token (trawl_oa_…, EE)' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key (trawl_ak_…), a scoped access token (trawl_st_…) or an OAuth access token (trawl_oa_…, EE)',
+        },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
-        sourcebotApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Sourcebot-Api-Key', description: 'The same API key under the name Sourcebot clients send' },
-        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'trawl_session', description: 'A signed-in browser session (POST /api/auth/sign_in); writes also need X-CSRF-Token (`__Host-trawl_session` when publicUrl is https)' },
+        sourcebotApiKeyHeader: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Sourcebot-Api-Key',
+          description: 'The same API key under the name Sourcebot clients send',
+        },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'trawl_session',
+          description: 'A signed-in browser session (POST /api/auth/sign_in); writes also need X-CSRF-Token (`__Host-trawl_session` when publicUrl is https)',
+        },
       },
     },
   };

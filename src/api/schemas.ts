@@ -57,7 +57,8 @@ export const Chunk = Type.Object({
 });
 
 /** A union of the literals of `values`, typed as such (Static gives the union of the strings). */
-const literals = <const T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)) as unknown as { -readonly [K in keyof T]: TLiteral<T[K]> });
+const literals = <const T extends readonly string[]>(values: T) =>
+  Type.Union(values.map((value) => Type.Literal(value)) as unknown as { -readonly [K in keyof T]: TLiteral<T[K]> });
 
 const CodeHostType = literals(CODE_HOST_TYPES);
 
@@ -105,7 +106,9 @@ export const SearchStats = Type.Object(
     matchTreeConstruction: Type.Integer({ minimum: 0, description: 'nanoseconds' }),
     matchTreeSearch: Type.Integer({ minimum: 0, description: 'nanoseconds' }),
     regexpsConsidered: count,
-    flushReason: Type.Union([Type.Literal('FLUSH_REASON_FINAL_FLUSH'), Type.Literal('FLUSH_REASON_MAX_SIZE'), Type.Literal('FLUSH_REASON_TIMER_EXPIRED')], { description: "Zoekt's names, as Sourcebot answers: all found, cut at the match cap, cut by the time budget" }),
+    flushReason: Type.Union([Type.Literal('FLUSH_REASON_FINAL_FLUSH'), Type.Literal('FLUSH_REASON_MAX_SIZE'), Type.Literal('FLUSH_REASON_TIMER_EXPIRED')], {
+      description: "Zoekt's names, as Sourcebot answers: all found, cut at the match cap, cut by the time budget",
+    }),
   },
   { $id: 'SearchStats' },
 );
@@ -143,7 +146,9 @@ export const FindSymbolResponse = Type.Object(
         matches: Type.Array(Type.Object({ lineContent: Type.String(), range: Type.Ref(Range) })),
       }),
     ),
-    repositoryInfo: Type.Array(Type.Object({ id: Type.Integer(), codeHostType: CodeHostType, name: Type.String(), displayName: Type.String(), webUrl: Type.String() })),
+    repositoryInfo: Type.Array(
+      Type.Object({ id: Type.Integer(), codeHostType: CodeHostType, name: Type.String(), displayName: Type.String(), webUrl: Type.String() }),
+    ),
   },
   { $id: 'FindSymbolResponse' },
 );
@@ -169,7 +174,11 @@ export const TreeNode = Type.Recursive(
 );
 export const TreeResponse = Type.Object({ tree: Type.Ref(TreeNode) }, { $id: 'TreeResponse' });
 
-export const SourceQuery = Type.Object({ repo: name('Repository name'), path: Type.String({ minLength: 1, maxLength: 4096 }), ref: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })) });
+export const SourceQuery = Type.Object({
+  repo: name('Repository name'),
+  path: Type.String({ minLength: 1, maxLength: 4096 }),
+  ref: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+});
 export const SourceResponse = Type.Object(
   {
     source: Type.String(),
@@ -198,7 +207,9 @@ export const ReposQuery = Type.Object({
   sort: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('pushed')], { default: 'name' })),
   direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
   query: Type.Optional(Type.String({ maxLength: 1024, description: 'Substring of the repository name (case-insensitive)' })),
-  connectionId: Type.Optional(Type.Integer({ minimum: 1, maximum: 999_999_999, description: 'Only the repositories of this connection (GET /api/connections)' })),
+  connectionId: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 999_999_999, description: 'Only the repositories of this connection (GET /api/connections)' }),
+  ),
 });
 export const Repository = Type.Object(
   {
@@ -283,9 +294,17 @@ export const BlameQuery = Type.Object({
 const gitPointer = Type.Object({ hash: Type.String(), path: Type.String() });
 export const BlameResponse = Type.Object(
   {
-    ranges: Type.Array(Type.Object({ hash: Type.String(), path: Type.String({ description: 'The path at that commit' }), startLine: Type.Integer({ minimum: 1 }), lineCount: Type.Integer({ minimum: 1 }) }), {
-      description: 'Contiguous, non-overlapping line ranges by startLine, each from one commit',
-    }),
+    ranges: Type.Array(
+      Type.Object({
+        hash: Type.String(),
+        path: Type.String({ description: 'The path at that commit' }),
+        startLine: Type.Integer({ minimum: 1 }),
+        lineCount: Type.Integer({ minimum: 1 }),
+      }),
+      {
+        description: 'Contiguous, non-overlapping line ranges by startLine, each from one commit',
+      },
+    ),
     commits: Type.Record(
       Type.String(),
       Type.Object({
@@ -316,7 +335,9 @@ export const ConnectionList = Type.Array(
           warnings: Type.Array(Type.String(), { description: 'Repositories left out, and why' }),
           repoCount: Type.Integer({ description: 'Repositories mirrored (fetched at least once)' }),
           failedRepoCount: Type.Integer({ description: 'Repositories whose last fetch failed' }),
-          failedRepos: Type.Optional(Type.Array(Type.Object({ repo: Type.String(), error: Type.String() }), { description: 'Owners only: the first 20 of them, and why' })),
+          failedRepos: Type.Optional(
+            Type.Array(Type.Object({ repo: Type.String(), error: Type.String() }), { description: 'Owners only: the first 20 of them, and why' }),
+          ),
         },
         { description: 'Configured connections only (absent for the code host type of configuration-file repositories)' },
       ),
@@ -345,12 +366,12 @@ export const DiffResponse = Type.Object(
   { $id: 'DiffResponse' },
 );
 
-export const HealthResponse = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('starting'), Type.Literal('stopping')]) }, { $id: 'HealthResponse' });
-export const VersionResponse = Type.Object({ version: Type.String() }, { $id: 'VersionResponse' });
-export const ErrorResponse = Type.Object(
-  { statusCode: Type.Integer(), errorCode: Type.String(), message: Type.String() },
-  { $id: 'PublicApiServiceError' },
+export const HealthResponse = Type.Object(
+  { status: Type.Union([Type.Literal('ok'), Type.Literal('starting'), Type.Literal('stopping')]) },
+  { $id: 'HealthResponse' },
 );
+export const VersionResponse = Type.Object({ version: Type.String() }, { $id: 'VersionResponse' });
+export const ErrorResponse = Type.Object({ statusCode: Type.Integer(), errorCode: Type.String(), message: Type.String() }, { $id: 'PublicApiServiceError' });
 
 /**
  * The `data` of one server-sent event of POST /api/stream_search: a chunk per shard group as it completes, then the
@@ -358,7 +379,10 @@ export const ErrorResponse = Type.Object(
  */
 export const StreamSearchEvent = Type.Union(
   [
-    Type.Object({ type: Type.Literal('chunk'), files: Type.Array(FileResult), repositoryInfo: Type.Array(RepositoryInfo), stats: Type.Ref(SearchStats) }, { title: 'StreamSearchChunk' }),
+    Type.Object(
+      { type: Type.Literal('chunk'), files: Type.Array(FileResult), repositoryInfo: Type.Array(RepositoryInfo), stats: Type.Ref(SearchStats) },
+      { title: 'StreamSearchChunk' },
+    ),
     Type.Object({ type: Type.Literal('final'), accumulatedStats: Type.Ref(SearchStats), isSearchExhaustive: Type.Boolean() }, { title: 'StreamSearchFinal' }),
     Type.Object({ type: Type.Literal('error'), error: ErrorResponse }, { title: 'StreamSearchError' }),
     Type.Literal('[DONE]', { title: 'StreamSearchDone' }),

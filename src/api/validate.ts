@@ -78,7 +78,8 @@ export function parseQuery<T extends TObject>(v: Validator<T>, rawQuery: string)
   }
   requireQueryParameters(v.schema, rawQuery);
   const converted = Value.Default(v.schema, Value.Convert(v.schema, value));
-  if (!v.check.Check(converted)) invalid('INVALID_QUERY_PARAMS', firstProblem(v, converted, 'query parameter').replace('query parameter field', 'query parameter'));
+  if (!v.check.Check(converted))
+    invalid('INVALID_QUERY_PARAMS', firstProblem(v, converted, 'query parameter').replace('query parameter field', 'query parameter'));
   return converted as Static<T>;
 }
 

@@ -194,7 +194,8 @@ export class AuditTrail {
       const repair = current ? '; the daemon will not start on it until `trawl admin --config FILE state repair` keeps every intact record and a copy' : '';
       report(String(from), `is damaged at bytes ${from}-${to} (a flipped bit, a bad sector): the intact records after it are listed all the same${repair}`);
     }
-    if (!current && segment.tailBytes > 0) report('tail', `ends with ${segment.tailBytes} bytes that are no record (a truncated or damaged file): the records before them are listed`);
+    if (!current && segment.tailBytes > 0)
+      report('tail', `ends with ${segment.tailBytes} bytes that are no record (a truncated or damaged file): the records before them are listed`);
     return segment;
   }
 
@@ -296,7 +297,8 @@ export class AuditTrail {
       total -= sizes[k]!;
       deleted++;
     }
-    if (deleted > 0) this.onError(new Error(`the closed audit segments were over ${maxBytes} bytes together: the oldest ${deleted} deleted before their retention`));
+    if (deleted > 0)
+      this.onError(new Error(`the closed audit segments were over ${maxBytes} bytes together: the oldest ${deleted} deleted before their retention`));
   }
 
   private deleteSegment(file: string): void {

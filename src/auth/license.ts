@@ -55,7 +55,8 @@ export function readLicense(text: string, trusted: readonly KeyObject[]): Licens
   if (!found) throw new LicenseError('not a trawl license key (expected trawl_license_<payload>.<signature>)');
   const payload = Buffer.from(found[1]!, 'base64url');
   const signature = Buffer.from(found[2]!, 'base64url');
-  if (!trusted.some((key) => verify(null, payload, key, signature))) throw new LicenseError('the license signature does not verify: this key was not issued for trawl');
+  if (!trusted.some((key) => verify(null, payload, key, signature)))
+    throw new LicenseError('the license signature does not verify: this key was not issued for trawl');
   let license: unknown;
   try {
     license = JSON.parse(payload.toString('utf8'));
@@ -63,7 +64,13 @@ export function readLicense(text: string, trusted: readonly KeyObject[]): Licens
     throw new LicenseError('the license payload is not JSON');
   }
   const { licensee, seats, expiresAt } = license as Partial<License>;
-  if (typeof licensee !== 'string' || !Number.isInteger(seats) || (seats as number) < 1 || typeof expiresAt !== 'string' || Number.isNaN(Date.parse(expiresAt))) {
+  if (
+    typeof licensee !== 'string' ||
+    !Number.isInteger(seats) ||
+    (seats as number) < 1 ||
+    typeof expiresAt !== 'string' ||
+    Number.isNaN(Date.parse(expiresAt))
+  ) {
     throw new LicenseError('the license payload lacks licensee, seats or expiresAt');
   }
   return { licensee, seats: seats as number, expiresAt };

@@ -128,7 +128,16 @@ export type AuthRecord =
   | { type: 'session.created'; sessionId: string; userId: string; digest: string; userAgent: string; address: string }
   | { type: 'session.seen' | 'session.ended'; sessionId: string }
   | { type: 'oauth.client.registered'; clientId: string; name: string; redirectUris: string[] }
-  | { type: 'oauth.grant.issued'; grantId: string; userId: string; clientId: string; accessDigest: string; refreshDigest: string; scope: string; familyId?: string }
+  | {
+      type: 'oauth.grant.issued';
+      grantId: string;
+      userId: string;
+      clientId: string;
+      accessDigest: string;
+      refreshDigest: string;
+      scope: string;
+      familyId?: string;
+    }
   | { type: 'oauth.grant.revoked'; grantId: string }
   | { type: 'settings.anonymousAccess'; enabled: boolean }
   | { type: 'license.installed'; key: string };
@@ -227,7 +236,14 @@ export class AuthState {
         this.deleteKey(r.keyId);
         break;
       case 'token.created':
-        this.tokens.set(r.tokenId, { id: r.tokenId, userId: r.userId, digest: r.digest, repoIds: [...r.repoIds], createdAt: record.at, expiresAt: record.at + SCOPED_TOKEN_LIFETIME_MS });
+        this.tokens.set(r.tokenId, {
+          id: r.tokenId,
+          userId: r.userId,
+          digest: r.digest,
+          repoIds: [...r.repoIds],
+          createdAt: record.at,
+          expiresAt: record.at + SCOPED_TOKEN_LIFETIME_MS,
+        });
         this.tokenByDigest.set(r.digest, r.tokenId);
         break;
       case 'token.revoked':
@@ -257,7 +273,9 @@ export class AuthState {
         break;
       case 'oauth.client.registered': {
         if (this.oauthClients.size >= MAX_OAUTH_CLIENTS) {
-          const unused = [...this.oauthClients.values()].find((client) => ![...this.oauthGrants.values()].some((grant) => grant.clientId === client.id && this.grantLive(grant, record.at)));
+          const unused = [...this.oauthClients.values()].find(
+            (client) => ![...this.oauthGrants.values()].some((grant) => grant.clientId === client.id && this.grantLive(grant, record.at)),
+          );
           if (unused) this.oauthClients.delete(unused.id);
         }
         this.oauthClients.set(r.clientId, { id: r.clientId, name: r.name, redirectUris: [...r.redirectUris], createdAt: record.at });
@@ -303,7 +321,10 @@ export class AuthState {
     }
     if (kind === 'oauth') {
       const grant = this.oauthGrants.get(this.grantByAccess.get(digest) ?? '');
-      const user = grant && sameDigest(grant.accessDigest, digest) && grant.revokedAt === undefined && now < grant.createdAt + OAUTH_ACCESS_LIFETIME_MS ? this.users.get(grant.userId) : undefined;
+      const user =
+        grant && sameDigest(grant.accessDigest, digest) && grant.revokedAt === undefined && now < grant.createdAt + OAUTH_ACCESS_LIFETIME_MS
+          ? this.users.get(grant.userId)
+          : undefined;
       return grant && user ? { kind, grant, user } : null;
     }
     if (kind === 'apiKey') {
@@ -425,7 +446,9 @@ export class AuthState {
       if (hash !== undefined) records.push(authRecord({ type: 'user.password', userId: user.id, hash }, now));
     }
     for (const client of this.oauthClients.values()) {
-      records.push(authRecord({ type: 'oauth.client.registered', clientId: client.id, name: client.name, redirectUris: client.redirectUris }, client.createdAt));
+      records.push(
+        authRecord({ type: 'oauth.client.registered', clientId: client.id, name: client.name, redirectUris: client.redirectUris }, client.createdAt),
+      );
     }
     for (const grant of this.oauthGrants.values()) {
       if (now >= grant.createdAt + OAUTH_REFRESH_LIFETIME_MS) continue;
@@ -440,10 +463,13 @@ export class AuthState {
       if (session.lastSeenAt !== session.createdAt) records.push(authRecord({ type: 'session.seen', sessionId }, session.lastSeenAt));
     }
     for (const [userId, repoIds] of this.grants) for (const repoId of repoIds) records.push(authRecord({ type: 'grant.added', userId, repoId }, now));
-    for (const key of this.apiKeys.values()) records.push(authRecord({ type: 'apikey.created', keyId: key.id, userId: key.userId, name: key.name, digest: key.digest }, key.createdAt));
+    for (const key of this.apiKeys.values())
+      records.push(authRecord({ type: 'apikey.created', keyId: key.id, userId: key.userId, name: key.name, digest: key.digest }, key.createdAt));
     for (const token of this.tokens.values()) {
       if (now >= token.expiresAt) continue;
-      records.push(authRecord({ type: 'token.created', tokenId: token.id, userId: token.userId, digest: token.digest, repoIds: token.repoIds }, token.createdAt));
+      records.push(
+        authRecord({ type: 'token.created', tokenId: token.id, userId: token.userId, digest: token.digest, repoIds: token.repoIds }, token.createdAt),
+      );
       if (token.revokedAt !== undefined) records.push(authRecord({ type: 'token.revoked', tokenId: token.id }, token.revokedAt));
     }
     return records;

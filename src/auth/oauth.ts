@@ -53,7 +53,8 @@ interface GrantUser {
 }
 
 /** The library's refusals as OAuthFailure; anything else as it was. */
-const asFailure = (Library: Library, error: unknown): unknown => (error instanceof Library.OAuthError ? new OAuthFailure(error.name, error.message, error.code) : error);
+const asFailure = (Library: Library, error: unknown): unknown =>
+  error instanceof Library.OAuthError ? new OAuthFailure(error.name, error.message, error.code) : error;
 
 /** The library, loaded at the first OAuth step, not at start (it costs the start ~45 ms). */
 type Library = typeof OAuth2Server;
@@ -115,9 +116,11 @@ export class OAuthServer {
     const client = this.client(params.client_id ?? '');
     if (!client) throw new OAuthFailure('invalid_client', `unknown client_id ${JSON.stringify(params.client_id ?? '')}: register first`);
     const redirectUri = params.redirect_uri ?? client.redirectUris[0]!;
-    if (!client.redirectUris.includes(redirectUri)) throw new OAuthFailure('invalid_request', `redirect_uri ${JSON.stringify(redirectUri)} is not one this client registered`);
+    if (!client.redirectUris.includes(redirectUri))
+      throw new OAuthFailure('invalid_request', `redirect_uri ${JSON.stringify(redirectUri)} is not one this client registered`);
     if (params.response_type !== 'code') throw new OAuthFailure('unsupported_response_type', 'response_type must be code');
-    if (!params.code_challenge || params.code_challenge_method !== 'S256') throw new OAuthFailure('invalid_request', 'PKCE is required: code_challenge with code_challenge_method=S256');
+    if (!params.code_challenge || params.code_challenge_method !== 'S256')
+      throw new OAuthFailure('invalid_request', 'PKCE is required: code_challenge with code_challenge_method=S256');
     return { client, redirectUri };
   }
 
@@ -130,7 +133,8 @@ export class OAuthServer {
   async authorize(params: Record<string, string>, userId: string, approved: boolean): Promise<string> {
     this.checkRequest(params);
     this.sweep();
-    if (this.codes.size >= MAX_PENDING_CODES) throw new OAuthFailure('temporarily_unavailable', 'too many authorizations under way; try again in a minute', 503);
+    if (this.codes.size >= MAX_PENDING_CODES)
+      throw new OAuthFailure('temporarily_unavailable', 'too many authorizations under way; try again in a minute', 503);
     const { oauth, Library } = await this.library();
     const request = new Library.Request({ method: 'GET', headers: {}, query: { ...params, allowed: approved ? 'true' : 'false' }, body: {} });
     const response = new Library.Response({ headers: {} });
@@ -148,7 +152,12 @@ export class OAuthServer {
   /** Answers the token endpoint (form fields `fields`): the token response, or OAuthFailure. */
   async token(fields: Record<string, string>): Promise<Record<string, unknown>> {
     const { oauth, Library } = await this.library();
-    const request = new Library.Request({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '1' }, query: {}, body: fields });
+    const request = new Library.Request({
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '1' },
+      query: {},
+      body: fields,
+    });
     const response = new Library.Response({ headers: {} });
     try {
       await oauth.token(request, response);
@@ -166,7 +175,11 @@ export class OAuthServer {
 
   private model(): OAuth2Server.AuthorizationCodeModel & OAuth2Server.RefreshTokenModel {
     const { store } = this;
-    const clientOf = (client: OAuthClient): OAuth2Server.Client => ({ id: client.id, redirectUris: client.redirectUris, grants: ['authorization_code', 'refresh_token'] });
+    const clientOf = (client: OAuthClient): OAuth2Server.Client => ({
+      id: client.id,
+      redirectUris: client.redirectUris,
+      grants: ['authorization_code', 'refresh_token'],
+    });
     return {
       getClient: async (clientId: string) => {
         const client = this.client(clientId);
@@ -215,7 +228,14 @@ export class OAuthServer {
           return null;
         }
         const owner: GrantUser = { id: grant.userId, familyId: grant.familyId };
-        return { refreshToken, refreshTokenExpiresAt: new Date(grant.createdAt + OAUTH_REFRESH_LIFETIME_MS), scope: grant.scope.split(' '), client: clientOf(client), user: owner, grantId: grant.id };
+        return {
+          refreshToken,
+          refreshTokenExpiresAt: new Date(grant.createdAt + OAUTH_REFRESH_LIFETIME_MS),
+          scope: grant.scope.split(' '),
+          client: clientOf(client),
+          user: owner,
+          grantId: grant.id,
+        };
       },
       // False when another refresh with the same token got there first: the library then refuses this one.
       revokeToken: async (token) => {

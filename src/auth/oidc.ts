@@ -109,7 +109,12 @@ export class OidcSignIn {
     try {
       const configuration = await this.discover();
       const client = await this.library;
-      const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, { pkceCodeVerifier: login.verifier, expectedState: state, expectedNonce: login.nonce, idTokenExpected: true });
+      const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
+        pkceCodeVerifier: login.verifier,
+        expectedState: state,
+        expectedNonce: login.nonce,
+        idTokenExpected: true,
+      });
       const idToken = tokens.claims()!;
       // Many providers put the scopes' claims (email, groups) in the user info only (OpenID Connect Core 5.4).
       const userInfo = configuration.serverMetadata().userinfo_endpoint ? await client.fetchUserInfo(configuration, tokens.access_token, idToken.sub) : {};
@@ -135,7 +140,10 @@ export class OidcSignIn {
         .then((client) => {
           // The ID token's signature is checked against the provider's published keys, whatever the transport.
           const execute = [...(issuer.protocol === 'http:' ? [client.allowInsecureRequests] : []), client.enableNonRepudiationChecks];
-          return client.discovery(issuer, this.config.clientId, undefined, client.ClientSecretBasic(this.clientSecret), { execute, timeout: PROVIDER_TIMEOUT_SECONDS });
+          return client.discovery(issuer, this.config.clientId, undefined, client.ClientSecretBasic(this.clientSecret), {
+            execute,
+            timeout: PROVIDER_TIMEOUT_SECONDS,
+          });
         })
         .catch((error: Error) => {
           this.configuration = null; // the next sign-in tries again
@@ -144,7 +152,6 @@ export class OidcSignIn {
     }
     return this.configuration;
   }
-
 }
 
 /**
@@ -157,9 +164,11 @@ export class OidcSignIn {
  */
 export async function memberFor(store: AuthStore, config: OidcConfig, claims: Claims): Promise<User> {
   const email = typeof claims.email === 'string' ? claims.email : '';
-  if (email === '' || claims.email_verified !== true) throw new OidcError('unverified_email', 'the identity provider did not vouch for an email address (email and email_verified claims)');
+  if (email === '' || claims.email_verified !== true)
+    throw new OidcError('unverified_email', 'the identity provider did not vouch for an email address (email and email_verified claims)');
   const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-  if (config.allowedEmailDomains.length > 0 && !config.allowedEmailDomains.includes(domain)) throw new OidcError('domain', `${domain} is not among the allowed email domains`);
+  if (config.allowedEmailDomains.length > 0 && !config.allowedEmailDomains.includes(domain))
+    throw new OidcError('domain', `${domain} is not among the allowed email domains`);
   const role = roleFrom(config, claims);
   const identity = { issuer: String(claims.iss), subject: String(claims.sub) };
   const existing = store.state.userOfIdentity(identity) ?? (await bindByEmail(store, email, identity));
@@ -189,7 +198,8 @@ async function bindByEmail(store: AuthStore, email: string, identity: SingleSign
   try {
     await store.bindIdentity(member.id, identity);
   } catch (error) {
-    if (error instanceof AuthError && error.code === 'IDENTITY_TAKEN') throw new OidcError('identity', `${email} signs in as another account of the identity provider`);
+    if (error instanceof AuthError && error.code === 'IDENTITY_TAKEN')
+      throw new OidcError('identity', `${email} signs in as another account of the identity provider`);
     throw error;
   }
   return member;

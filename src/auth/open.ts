@@ -17,7 +17,8 @@ export interface OpenedAuth {
  */
 export async function openAuth(config: Pick<Config, 'dataDir' | 'auth'>, logger: Logger): Promise<OpenedAuth> {
   const directory = stateDirectory(config.dataDir);
-  if (process.env[TEST_LICENSE_KEY_VARIABLE]) logger.warn({ variable: TEST_LICENSE_KEY_VARIABLE }, 'licenses signed with a test key are trusted: for tests only');
+  if (process.env[TEST_LICENSE_KEY_VARIABLE])
+    logger.warn({ variable: TEST_LICENSE_KEY_VARIABLE }, 'licenses signed with a test key are trusted: for tests only');
   const { store, repair } = await AuthStore.open({
     directory,
     trustedLicenseKeys: trustedLicenseKeys(),

@@ -63,7 +63,9 @@ export function stateRepairFollowUp(choice: RepairChoice, now: number, report: s
     const records = dropped.flatMap(droppedRecords);
     records.forEach((record, i) => {
       const what = record.types.length > 0 ? `${record.types.join(', ')}${record.whole ? '' : ' among unreadable bytes'}` : 'type unreadable';
-      report.push(`dropped record ${i + 1}: ${what}${record.ids.length > 0 ? ` (ids ${record.ids.join(', ')})` : ''}${risky(record) ? ': could have ended access' : ''}`);
+      report.push(
+        `dropped record ${i + 1}: ${what}${record.ids.length > 0 ? ` (ids ${record.ids.join(', ')})` : ''}${risky(record) ? ': could have ended access' : ''}`,
+      );
     });
     const dangerous = records.filter(risky);
     if (dangerous.length === 0 || choice === 'accept-risk') return [];
@@ -106,12 +108,17 @@ function endingRecords(kept: StateRecord[], dangerous: DroppedRecord[], now: num
   }
   const concerned = (userId: string, id: string) => !removed.has(userId) && (users.has(userId) || ids.has(id));
   for (const key of state.apiKeys.values()) if (concerned(key.userId, key.id)) records.push({ type: 'apikey.deleted', keyId: key.id });
-  for (const token of state.tokens.values()) if (token.revokedAt === undefined && concerned(token.userId, token.id)) records.push({ type: 'token.revoked', tokenId: token.id });
+  for (const token of state.tokens.values())
+    if (token.revokedAt === undefined && concerned(token.userId, token.id)) records.push({ type: 'token.revoked', tokenId: token.id });
   for (const session of state.sessions.values()) if (concerned(session.userId, session.id)) records.push({ type: 'session.ended', sessionId: session.id });
-  for (const grant of state.oauthGrants.values()) if (grant.revokedAt === undefined && concerned(grant.userId, grant.id)) records.push({ type: 'oauth.grant.revoked', grantId: grant.id });
-  if (dangerous.some((record) => !record.whole || record.types.includes('settings.anonymousAccess')) && state.anonymousAccess !== false) records.push({ type: 'settings.anonymousAccess', enabled: false });
+  for (const grant of state.oauthGrants.values())
+    if (grant.revokedAt === undefined && concerned(grant.userId, grant.id)) records.push({ type: 'oauth.grant.revoked', grantId: grant.id });
+  if (dangerous.some((record) => !record.whole || record.types.includes('settings.anonymousAccess')) && state.anonymousAccess !== false)
+    records.push({ type: 'settings.anonymousAccess', enabled: false });
   const counts = new Map<string, number>();
   for (const record of records) counts.set(record.type, (counts.get(record.type) ?? 0) + 1);
-  report.push(`ended, for ${everyone ? 'every user (a dropped record is unreadable or names no one still known)' : `${users.size} user(s) and the ids named`}: ${[...counts].map(([type, count]) => `${count} × ${type}`).join(', ') || 'nothing was live'}`);
+  report.push(
+    `ended, for ${everyone ? 'every user (a dropped record is unreadable or names no one still known)' : `${users.size} user(s) and the ids named`}: ${[...counts].map(([type, count]) => `${count} × ${type}`).join(', ') || 'nothing was live'}`,
+  );
   return records.map((record) => authRecord(record, now));
 }

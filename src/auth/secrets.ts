@@ -10,7 +10,13 @@ import path from 'node:path';
 
 export type SecretKind = 'apiKey' | 'scopedToken' | 'session' | 'oauthAccess' | 'oauthRefresh';
 
-const PREFIX: Record<SecretKind, string> = { apiKey: 'trawl_ak_', scopedToken: 'trawl_st_', session: 'trawl_ss_', oauthAccess: 'trawl_oa_', oauthRefresh: 'trawl_or_' };
+const PREFIX: Record<SecretKind, string> = {
+  apiKey: 'trawl_ak_',
+  scopedToken: 'trawl_st_',
+  session: 'trawl_ss_',
+  oauthAccess: 'trawl_oa_',
+  oauthRefresh: 'trawl_or_',
+};
 const KIND_BY_TAG: Record<string, SecretKind> = { ak: 'apiKey', st: 'scopedToken', ss: 'session', oa: 'oauthAccess', or: 'oauthRefresh' };
 const SECRET_PATTERN = /^trawl_(ak|st|ss|oa|or)_[0-9a-f]{64}$/;
 const INSTANCE_KEY_FILE = 'instance.key';

@@ -62,7 +62,10 @@ const WRITE_FAILURES: Record<string, string> = {
 /** Records that could not be written (the disk full, read-only, failing): none of them is in the log. */
 export class StateLogWriteError extends Error {
   constructor(cause: NodeJS.ErrnoException) {
-    super(`nothing was saved: ${(cause.code && WRITE_FAILURES[cause.code]) ?? "the server's data directory could not be written"} (${cause.code ?? cause.message})`, { cause });
+    super(
+      `nothing was saved: ${(cause.code && WRITE_FAILURES[cause.code]) ?? "the server's data directory could not be written"} (${cause.code ?? cause.message})`,
+      { cause },
+    );
     this.name = 'StateLogWriteError';
   }
 }
@@ -95,7 +98,10 @@ export async function repairLog(
     const bytes = fs.readFileSync(file);
     const { records, skipped } = salvageRecords(bytes);
     if (skipped.length === 0) return { copy: null, kept: records.length, appended: 0, dropped: [] };
-    const appended = followUp(records, skipped.map((range) => bytes.subarray(range.from, range.to)));
+    const appended = followUp(
+      records,
+      skipped.map((range) => bytes.subarray(range.from, range.to)),
+    );
     const copy = `${file}.corrupt-${Date.now()}`;
     fs.copyFileSync(file, copy, fs.constants.COPYFILE_EXCL);
     const temporary = `${file}.repair`;
@@ -151,7 +157,11 @@ export class StateLog {
    * records are checked, not decoded or returned) and cuts off a bad tail.
    * Throws StateLogLockedError when another process holds the log.
    */
-  static async open(directory: string, name = 'state', options: { replay?: boolean } = {}): Promise<{ log: StateLog; records: StateRecord[]; repair: TailRepair | null }> {
+  static async open(
+    directory: string,
+    name = 'state',
+    options: { replay?: boolean } = {},
+  ): Promise<{ log: StateLog; records: StateRecord[]; repair: TailRepair | null }> {
     fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
     const lockFd = lockLog(directory, name);
     try {
@@ -292,7 +302,7 @@ export class StateLog {
     const batch = this.pending.splice(0);
     const bytes = Buffer.concat(batch.map((append) => append.bytes));
     try {
-      for (let written = 0; written < bytes.length; ) written += (await this.handle.write(bytes, written)).bytesWritten;
+      for (let written = 0; written < bytes.length;) written += (await this.handle.write(bytes, written)).bytesWritten;
       await this.handle.datasync();
       this.syncs++;
       this.size += bytes.length;

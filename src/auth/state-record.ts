@@ -133,7 +133,7 @@ export function recordOffsets(bytes: Buffer): { offsets: number[]; damaged: { fr
     offsets.push(at);
     return null;
   };
-  for (let at = 0; ; ) {
+  for (let at = 0; ;) {
     const { goodBytes } = scanRecords(bytes, keep, at);
     let next = goodBytes + 1;
     while (next < bytes.length && !intactRecordAt(bytes, next)) next++;
@@ -169,7 +169,7 @@ export function legibleIn(bytes: Buffer): { words: Set<string>; ids: Set<string>
  */
 export function framesIn(bytes: Buffer): Buffer[] | null {
   const bodies: Buffer[] = [];
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     if (bytes.length - at < RECORD_HEADER_BYTES) return null;
     const length = bytes.readUInt32LE(at);
     if (length === 0 || length > bytes.length - at - RECORD_HEADER_BYTES) return null;
@@ -184,4 +184,3 @@ function isRecord(value: unknown): value is StateRecord {
   const { v, type, at } = value as Record<string, unknown>;
   return Number.isInteger(v) && typeof type === 'string' && typeof at === 'number';
 }
-

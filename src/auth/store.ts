@@ -11,7 +11,22 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { AuthError } from './errors.js';
 import { licenseActive, readLicense, type License } from './license.js';
-import { AuthState, authRecord, credentialRecord, type ApiKey, type AuthRecord, type Credential, type OAuthGrant, type Role, type ScopedToken, type Session, type SessionLimits, type SingleSignOnIdentity, type User, type VisibleRepository } from './model.js';
+import {
+  AuthState,
+  authRecord,
+  credentialRecord,
+  type ApiKey,
+  type AuthRecord,
+  type Credential,
+  type OAuthGrant,
+  type Role,
+  type ScopedToken,
+  type Session,
+  type SessionLimits,
+  type SingleSignOnIdentity,
+  type User,
+  type VisibleRepository,
+} from './model.js';
 import { hashPassword, passwordProblem, UNUSABLE_HASH, verifyPassword } from './password.js';
 import { csrfToken, derivedKey, loadInstanceKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
 import { StateLog, type TailRepair } from './state-log.js';
@@ -138,7 +153,16 @@ export class AuthStore {
   async saveOAuthGrant(userId: string, clientId: string, scope: string, accessToken: string, refreshToken: string, familyId: string): Promise<OAuthGrant> {
     this.member(userId);
     const grantId = randomUUID();
-    await this.commit({ type: 'oauth.grant.issued', grantId, userId, clientId, accessDigest: secretDigest(this.instanceKey, accessToken), refreshDigest: secretDigest(this.instanceKey, refreshToken), scope, familyId });
+    await this.commit({
+      type: 'oauth.grant.issued',
+      grantId,
+      userId,
+      clientId,
+      accessDigest: secretDigest(this.instanceKey, accessToken),
+      refreshDigest: secretDigest(this.instanceKey, refreshToken),
+      scope,
+      familyId,
+    });
     return this.state.oauthGrants.get(grantId)!;
   }
 
@@ -240,7 +264,9 @@ export class AuthStore {
   /** The live sessions of a user, most recently used first. */
   sessionsOf(userId: string): Session[] {
     const now = this.now();
-    return [...this.state.sessions.values()].filter((session) => session.userId === userId && this.state.sessionLive(session, now)).sort((a, b) => b.lastSeenAt - a.lastSeenAt);
+    return [...this.state.sessions.values()]
+      .filter((session) => session.userId === userId && this.state.sessionLive(session, now))
+      .sort((a, b) => b.lastSeenAt - a.lastSeenAt);
   }
 
   /** Sets (or replaces) a member's password; AuthError WEAK_PASSWORD when it is too short or too long. */
@@ -311,7 +337,10 @@ export class AuthStore {
       const license = this.activeLicense();
       const seats = license?.seats ?? UNLICENSED_SEATS;
       if (this.state.users.size >= seats) {
-        throw new AuthError('NO_FREE_SEAT', `every seat is taken (${seats}${license ? ' in the license' : ' without a license'}): remove a user or install a license with more seats`);
+        throw new AuthError(
+          'NO_FREE_SEAT',
+          `every seat is taken (${seats}${license ? ' in the license' : ' without a license'}): remove a user or install a license with more seats`,
+        );
       }
       // Compared without case, as sign-in finds a member by email.
       if (this.state.userByEmail(fields.email)) {
@@ -328,7 +357,8 @@ export class AuthStore {
   async bindIdentity(userId: string, identity: SingleSignOnIdentity): Promise<void> {
     return this.exclusively(async () => {
       this.member(userId);
-      if (this.state.identityOf(userId) || this.state.userOfIdentity(identity)) throw new AuthError('IDENTITY_TAKEN', 'this member or this account of the identity provider is bound already');
+      if (this.state.identityOf(userId) || this.state.userOfIdentity(identity))
+        throw new AuthError('IDENTITY_TAKEN', 'this member or this account of the identity provider is bound already');
       await this.commit({ type: 'user.identity', userId, ...identity });
     });
   }
@@ -420,7 +450,8 @@ export class AuthStore {
 
   /** AuthError LAST_OWNER when `user` is the only owner (removing or demoting them would leave none). */
   private refuseLastOwner(user: User): void {
-    if (user.role === 'owner' && this.state.owners().length === 1) throw new AuthError('LAST_OWNER', `${user.email} is the last owner: make another user an owner first`);
+    if (user.role === 'owner' && this.state.owners().length === 1)
+      throw new AuthError('LAST_OWNER', `${user.email} is the last owner: make another user an owner first`);
   }
 
   /** Appends a record, applies it once it is on disk, tells the listeners. */
@@ -428,7 +459,8 @@ export class AuthStore {
     const stamped = authRecord(record, this.now());
     await this.log.append(stamped);
     this.state.apply(stamped);
-    if (++this.appendsSinceCompaction >= COMPACT_AFTER_APPENDS) void this.compact().catch((error: Error) => this.options.onBackgroundError?.(error, 'compaction'));
+    if (++this.appendsSinceCompaction >= COMPACT_AFTER_APPENDS)
+      void this.compact().catch((error: Error) => this.options.onBackgroundError?.(error, 'compaction'));
     for (const listener of this.listeners) listener();
   }
 

@@ -31,7 +31,13 @@ export function memberView(user: User, lastActivityAt: number | undefined) {
 }
 
 export function apiKeyView(key: ApiKey, lastUsedAt?: number) {
-  return { id: key.id, userId: key.userId, name: key.name, createdAt: iso(key.createdAt), ...(lastUsedAt !== undefined ? { lastUsedAt: iso(lastUsedAt) } : {}) };
+  return {
+    id: key.id,
+    userId: key.userId,
+    name: key.name,
+    createdAt: iso(key.createdAt),
+    ...(lastUsedAt !== undefined ? { lastUsedAt: iso(lastUsedAt) } : {}),
+  };
 }
 
 /** trawl serves one organization; Sourcebot's audit records name theirs. */

@@ -58,7 +58,8 @@ export function onlineAdmin(url: string, apiKey: string): AdminBackend {
     }
     const text = await response.text();
     const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);
-    if (!response.ok) throw new AdminError(`${response.status} ${(parsed as { errorCode?: string })?.errorCode ?? ''}: ${(parsed as { message?: string })?.message ?? text}`);
+    if (!response.ok)
+      throw new AdminError(`${response.status} ${(parsed as { errorCode?: string })?.errorCode ?? ''}: ${(parsed as { message?: string })?.message ?? text}`);
     return parsed as T;
   };
   const query = (params: Record<string, string | undefined>) => {
@@ -72,7 +73,8 @@ export function onlineAdmin(url: string, apiKey: string): AdminBackend {
     listKeys: (userId) => call('GET', `/api/admin/api_keys${query({ userId })}`),
     createKey: (name, userId) => call('POST', '/api/admin/api_keys', { name, ...(userId === undefined ? {} : { userId }) }),
     deleteKey: (keyId) => call('DELETE', `/api/admin/api_keys/${encodeURIComponent(keyId)}`),
-    setGrant: (userId, repo, granted) => (granted ? call('POST', '/api/admin/grants', { userId, repo }) : call('DELETE', `/api/admin/grants${query({ userId, repo })}`)),
+    setGrant: (userId, repo, granted) =>
+      granted ? call('POST', '/api/admin/grants', { userId, repo }) : call('DELETE', `/api/admin/grants${query({ userId, repo })}`),
     setAnonymousAccess: (anonymousAccess) => call('POST', '/api/admin/settings', { anonymousAccess }),
     installLicense: (key) => call('POST', '/api/admin/license', { key }),
     showLicense: () => call('GET', '/api/admin/license'),

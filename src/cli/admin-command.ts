@@ -117,7 +117,11 @@ export const adminCommand: Command = {
 };
 
 /** `state repair`: offline, before anything opens (and refuses) the damaged logs. */
-async function repairState(configPath: string | undefined, url: string | undefined, values: { config?: string; 'end-credentials'?: boolean; 'accept-risk'?: boolean }): Promise<number> {
+async function repairState(
+  configPath: string | undefined,
+  url: string | undefined,
+  values: { config?: string; 'end-credentials'?: boolean; 'accept-risk'?: boolean },
+): Promise<number> {
   try {
     if (url !== undefined) throw new UsageError('state repair works offline only: stop the daemon and run it with --config');
     if (values['end-credentials'] && values['accept-risk']) throw new UsageError('--end-credentials and --accept-risk exclude each other');
@@ -128,13 +132,19 @@ async function repairState(configPath: string | undefined, url: string | undefin
     for (const name of ['state', AUDIT_LOG_NAME]) {
       const report: string[] = [];
       try {
-        const { copy, kept, appended, dropped } = await repairLog(directory, name, name === 'state' ? stateRepairFollowUp(choice, Date.now(), report) : undefined);
+        const { copy, kept, appended, dropped } = await repairLog(
+          directory,
+          name,
+          name === 'state' ? stateRepairFollowUp(choice, Date.now(), report) : undefined,
+        );
         if (!copy) {
           console.log(`${name}.log: intact (${kept} records)`);
           continue;
         }
         const bytes = dropped.reduce((sum, range) => sum + range.to - range.from, 0);
-        console.log(`${name}.log: kept ${kept} intact records, dropped ${bytes} damaged bytes (${dropped.map((range) => `${range.from}-${range.to}`).join(', ')})${appended > 0 ? `, appended ${appended} records ending credentials` : ''}; the whole file as it was is in ${copy}`);
+        console.log(
+          `${name}.log: kept ${kept} intact records, dropped ${bytes} damaged bytes (${dropped.map((range) => `${range.from}-${range.to}`).join(', ')})${appended > 0 ? `, appended ${appended} records ending credentials` : ''}; the whole file as it was is in ${copy}`,
+        );
       } finally {
         for (const line of report) console.log(`  ${name}.log: ${line}`);
       }
@@ -241,7 +251,13 @@ async function init(backend: AdminBackend, values: Values): Promise<void> {
 
 function table(rows: string[][]): void {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const row of rows) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+  for (const row of rows)
+    console.log(
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    );
 }
 
 function printUsers(users: UserView[]): void {
@@ -257,5 +273,7 @@ function printLicense(license: LicenseView): void {
     console.log(`no license installed (${license.seatsUsed} of 1 seat in use)`);
     return;
   }
-  console.log(`licensee: ${license.licensee}\nseats: ${license.seatsUsed} of ${license.seats} in use\nexpires: ${license.expiresAt}\nstatus: ${license.active ? 'active' : 'EXPIRED'}`);
+  console.log(
+    `licensee: ${license.licensee}\nseats: ${license.seatsUsed} of ${license.seats} in use\nexpires: ${license.expiresAt}\nstatus: ${license.active ? 'active' : 'EXPIRED'}`,
+  );
 }

@@ -19,14 +19,7 @@ const commands: Record<string, () => Promise<Command>> = {
 async function overview(): Promise<string> {
   const width = Math.max(...Object.keys(commands).map((name) => name.length));
   const summaries = await Promise.all(Object.entries(commands).map(async ([name, load]) => `  ${name.padEnd(width)}  ${(await load()).summary}`));
-  return [
-    'Usage: trawl <command> [options]',
-    '',
-    'Commands:',
-    ...summaries,
-    '',
-    'Run `trawl <command> --help` for the options of a command.',
-  ].join('\n');
+  return ['Usage: trawl <command> [options]', '', 'Commands:', ...summaries, '', 'Run `trawl <command> --help` for the options of a command.'].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -86,11 +86,11 @@ stops early (\`| head\`) ends the output quietly.`,
     const started = process.hrtime.bigint();
     let response;
     try {
-      response = search(
-        { query: positionals[0]!, matches, contextLines, isRegexEnabled: values.regex, isCaseSensitivityEnabled: values.case },
-        shards,
-        { publicUrl: config.publicUrl, contexts: config.contexts, timeBudgetMs: TIME_BUDGET_MS },
-      );
+      response = search({ query: positionals[0]!, matches, contextLines, isRegexEnabled: values.regex, isCaseSensitivityEnabled: values.case }, shards, {
+        publicUrl: config.publicUrl,
+        contexts: config.contexts,
+        timeBudgetMs: TIME_BUDGET_MS,
+      });
     } catch (error) {
       if (error instanceof QueryParseError || error instanceof UnknownSearchContextError) return usageError(error.message);
       throw error;

@@ -9,7 +9,6 @@ import { globToRegExp } from './glob.js';
 import { secureOrLoopback } from './loopback.js';
 import { keysOf, OPTIONS, type OptionPath, type OptionSpec } from './options.js';
 
-
 export interface RepositoryConfig {
   /** Unique name, by convention host/owner/name. */
   name: string;
@@ -84,7 +83,14 @@ export interface Config {
   publicUrl: string;
   repos: RepositoryConfig[];
   contexts: Record<string, SearchContextConfig>;
-  auth: { anonymousAccess: boolean; sessionIdleHours: number; sessionMaxAgeDays: number; oidc: OidcConfig | null; auditRetentionDays: number; auditMaxMegabytes: number };
+  auth: {
+    anonymousAccess: boolean;
+    sessionIdleHours: number;
+    sessionMaxAgeDays: number;
+    oidc: OidcConfig | null;
+    auditRetentionDays: number;
+    auditMaxMegabytes: number;
+  };
   index: IndexConfig;
   connections: ConnectionConfig[];
   sync: SyncConfig;
@@ -105,7 +111,10 @@ export interface OidcConfig {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly problems: string[], source: string) {
+  constructor(
+    readonly problems: string[],
+    source: string,
+  ) {
     super(`invalid configuration in ${source}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }
@@ -168,7 +177,7 @@ export class Reader {
 
   /** An object option: its keys checked against the option table. */
   section(value: Json, path: string, at = path): Record<string, Json> {
-    return value === undefined ? {} : this.object(value, at, keysOf(path)) ?? {};
+    return value === undefined ? {} : (this.object(value, at, keysOf(path)) ?? {});
   }
 
   integerOption(path: OptionPath, value: Json, at: string = path): number {
@@ -250,11 +259,14 @@ export function validateConfig(raw: Json, source: string): Config {
     seen.add(repo.name);
   });
   const contexts: Record<string, SearchContextConfig> = {};
-  const contextsRaw = top.contexts === undefined ? {} : r.object(top.contexts, 'contexts', Object.keys(top.contexts as object)) ?? {};
+  const contextsRaw = top.contexts === undefined ? {} : (r.object(top.contexts, 'contexts', Object.keys(top.contexts as object)) ?? {});
   for (const [name, value] of Object.entries(contextsRaw)) {
     const at = `contexts.${name}`;
     const context = r.section(value, 'contexts.NAME', at);
-    contexts[name] = { include: r.stringsOption('contexts.NAME.include', context.include, `${at}.include`), exclude: r.stringsOption('contexts.NAME.exclude', context.exclude, `${at}.exclude`) };
+    contexts[name] = {
+      include: r.stringsOption('contexts.NAME.include', context.include, `${at}.include`),
+      exclude: r.stringsOption('contexts.NAME.exclude', context.exclude, `${at}.exclude`),
+    };
   }
   const authRaw = r.section(top.auth, 'auth');
   const indexRaw = r.section(top.index, 'index');
@@ -274,7 +286,17 @@ export function validateConfig(raw: Json, source: string): Config {
       mcpSessions: r.integerOption('server.mcpSessions', serverRaw.mcpSessions),
       mcpSessionsPerCaller: r.integerOption('server.mcpSessionsPerCaller', serverRaw.mcpSessionsPerCaller),
       mcpSessionIdleSeconds: r.integerOption('server.mcpSessionIdleSeconds', serverRaw.mcpSessionIdleSeconds),
-      allowedHosts: r.stringsOption('server.allowedHosts', serverRaw.allowedHosts).map((host, i) => (HOST_VALUE.test(host) ? host.toLowerCase() : r.fail(`server.allowedHosts[${i}]`, `${JSON.stringify(host)} is not a host name or address with an optional port (e.g. code.example.com, 10.0.0.5:6070, [fd00::1])`, ''))),
+      allowedHosts: r
+        .stringsOption('server.allowedHosts', serverRaw.allowedHosts)
+        .map((host, i) =>
+          HOST_VALUE.test(host)
+            ? host.toLowerCase()
+            : r.fail(
+                `server.allowedHosts[${i}]`,
+                `${JSON.stringify(host)} is not a host name or address with an optional port (e.g. code.example.com, 10.0.0.5:6070, [fd00::1])`,
+                '',
+              ),
+        ),
     },
     publicUrl,
     repos,
@@ -331,7 +353,9 @@ function readRepository(r: Reader, raw: Json, at: string): RepositoryConfig {
   const repo = r.section(raw, 'repos[]', at);
   const webUrl = repo.webUrl === undefined ? undefined : r.stringOption('repos[].webUrl', repo.webUrl, `${at}.webUrl`, absoluteHttpUrl);
   const config: RepositoryConfig = {
-    name: r.stringOption('repos[].name', repo.name, `${at}.name`, (name) => (/[\x00-\x1f\s]/.test(name) ? 'must not contain spaces or control characters' : null)),
+    name: r.stringOption('repos[].name', repo.name, `${at}.name`, (name) =>
+      /[\x00-\x1f\s]/.test(name) ? 'must not contain spaces or control characters' : null,
+    ),
     path: r.stringOption('repos[].path', repo.path, `${at}.path`),
     branches: r.stringsOption('repos[].branches', repo.branches, `${at}.branches`),
     codeHostType: r.oneOf(repo.codeHostType, `${at}.codeHostType`, OPTIONS['repos[].codeHostType'].values, OPTIONS['repos[].codeHostType'].default),

@@ -101,11 +101,14 @@ function readConnection(r: Reader, name: string, value: Json, at: string): Conne
   const { options, exclude: excludeKeys } = TYPE_OPTIONS[type];
   const raw = r.object(value, at, [...COMMON, ...options]) ?? {};
   const strings = (key: string) => r.strings(raw[key], `${at}.${key}`, []);
-  const excludeRaw = raw.exclude === undefined ? {} : r.object(raw.exclude, `${at}.exclude`, excludeKeys) ?? {};
-  const sizeRaw = excludeRaw.size === undefined ? {} : r.object(excludeRaw.size, `${at}.exclude.size`, ['min', 'max']) ?? {};
-  const revisionsRaw = raw.revisions === undefined ? {} : r.object(raw.revisions, `${at}.revisions`, ['branches', 'tags']) ?? {};
+  const excludeRaw = raw.exclude === undefined ? {} : (r.object(raw.exclude, `${at}.exclude`, excludeKeys) ?? {});
+  const sizeRaw = excludeRaw.size === undefined ? {} : (r.object(excludeRaw.size, `${at}.exclude.size`, ['min', 'max']) ?? {});
+  const revisionsRaw = raw.revisions === undefined ? {} : (r.object(raw.revisions, `${at}.revisions`, ['branches', 'tags']) ?? {});
   const defaultUrl = DEFAULT_URLS[type];
-  const url = raw.url === undefined && defaultUrl === undefined ? r.fail(`${at}.url`, `required for a ${type} connection`, '') : r.string(raw.url, `${at}.url`, defaultUrl, type === 'git' ? gitUrl : hostUrl);
+  const url =
+    raw.url === undefined && defaultUrl === undefined
+      ? r.fail(`${at}.url`, `required for a ${type} connection`, '')
+      : r.string(raw.url, `${at}.url`, defaultUrl, type === 'git' ? gitUrl : hostUrl);
   const config: ConnectionConfig = {
     name,
     type,
@@ -137,22 +140,27 @@ function readConnection(r: Reader, name: string, value: Json, at: string): Conne
     syncIntervalMinutes: r.integerOption('connections.NAME.syncIntervalMinutes', raw.syncIntervalMinutes, `${at}.syncIntervalMinutes`),
   };
   if (raw.token !== undefined) config.token = readSecretSource(r, raw.token, `${at}.token`);
-  if (raw.user !== undefined) config.user = r.string(raw.user, `${at}.user`, undefined, (user) => (/[\x00-\x1f\x7f]/.test(user) ? 'must not contain control characters' : null));
+  if (raw.user !== undefined)
+    config.user = r.string(raw.user, `${at}.user`, undefined, (user) => (/[\x00-\x1f\x7f]/.test(user) ? 'must not contain control characters' : null));
   if (type === 'gerrit' && config.token) r.fail(`${at}.token`, 'gerrit connections read anonymously', null);
   return config;
 }
 
 function readSecretSource(r: Reader, raw: Json, at: string): SecretSource | undefined {
-  if (typeof raw === 'string') return r.fail(at, 'a token is never written in the configuration: name it as {"env": "VARIABLE"} or {"file": "path"}', undefined);
+  if (typeof raw === 'string')
+    return r.fail(at, 'a token is never written in the configuration: name it as {"env": "VARIABLE"} or {"file": "path"}', undefined);
   const source = r.object(raw, at, ['env', 'file']);
   if (!source) return undefined;
   if ((source.env === undefined) === (source.file === undefined)) return r.fail(at, 'give exactly one of "env" and "file"', undefined);
-  if (source.env !== undefined) return { env: r.string(source.env, `${at}.env`, undefined, (name) => (ENV_NAME.test(name) ? null : 'must be an environment variable name')) };
+  if (source.env !== undefined)
+    return { env: r.string(source.env, `${at}.env`, undefined, (name) => (ENV_NAME.test(name) ? null : 'must be an environment variable name')) };
   return { file: r.string(source.file, `${at}.file`) };
 }
 
 function hostUrl(value: string): string | null {
-  return /^https?:\/\/[^\s/]+/.test(value) && URL.canParse(value) && !new URL(value).username && !new URL(value).password ? null : 'must be an absolute http(s) URL without a user or password';
+  return /^https?:\/\/[^\s/]+/.test(value) && URL.canParse(value) && !new URL(value).username && !new URL(value).password
+    ? null
+    : 'must be an absolute http(s) URL without a user or password';
 }
 
 function gitUrl(value: string): string | null {

@@ -31,7 +31,9 @@ function defaultOf(spec: OptionSpec): string {
 
 /** The reference as a Markdown table, one row per option. */
 export function configReference(): string {
-  const rows = Object.entries(OPTIONS).map(([option, spec]: [string, OptionSpec]) => `| \`${option}\` | ${typeOf(spec)} | ${defaultOf(spec)} | ${spec.meaning} |`);
+  const rows = Object.entries(OPTIONS).map(
+    ([option, spec]: [string, OptionSpec]) => `| \`${option}\` | ${typeOf(spec)} | ${defaultOf(spec)} | ${spec.meaning} |`,
+  );
   return ['| option | type | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 

@@ -34,7 +34,13 @@ export function refusal(status: number, url: URL | string): string {
  * Every item of a paged listing: `items` reads one page's body, `next` says where the following page is
  * (null: the last). Yields as it reads, so a caller that stops early reads no further page.
  */
-export async function* pages<T>(fetch: HostFetch, first: URL, items: (body: unknown) => T[], next: (body: unknown, response: Response, url: URL) => URL | null, prefix = ''): AsyncGenerator<T> {
+export async function* pages<T>(
+  fetch: HostFetch,
+  first: URL,
+  items: (body: unknown) => T[],
+  next: (body: unknown, response: Response, url: URL) => URL | null,
+  prefix = '',
+): AsyncGenerator<T> {
   let url: URL | null = first;
   for (let page = 0; url; page++) {
     if (page >= MAX_PAGES) throw new ConnectionError(`${safeUrl(first)}: more than ${MAX_PAGES} pages`);

@@ -33,7 +33,7 @@ export function hostFetch(options: HostFetchOptions): HostFetch {
     let url = new URL(request ? request.url : input.toString());
     const headers = new Headers(request?.headers ?? init.headers);
     for (const [name, value] of Object.entries(options.headers)) headers.set(name, value);
-    for (let attempt = 1, redirects = 0; ; ) {
+    for (let attempt = 1, redirects = 0; ;) {
       if (url.origin !== options.origin) throw new ConnectionError(`the host sent trawl to ${url.origin}, not ${options.origin}; not followed`);
       const response = await send(url, { method: init.method ?? request?.method ?? 'GET', headers, body: init.body ?? null }, options);
       if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
@@ -58,7 +58,9 @@ async function send(url: URL, init: { method: string; headers: Headers; body: Bo
     response = await fetch(url, { ...init, redirect: 'manual', signal });
   } catch (error) {
     if (options.signal.aborted) throw error;
-    const reason = signal.aborted ? `no answer within ${options.timeoutMs / 1000} s` : ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+    const reason = signal.aborted
+      ? `no answer within ${options.timeoutMs / 1000} s`
+      : (((error as Error).cause as Error | undefined)?.message ?? (error as Error).message);
     throw new ConnectionError(`${init.method} ${safeUrl(url)}: ${reason}`);
   }
   const declared = Number(response.headers.get('content-length') ?? 0);
@@ -77,7 +79,9 @@ async function send(url: URL, init: { method: string; headers: Headers; body: Bo
   } catch (error) {
     await response.body?.cancel().catch(() => {});
     if (error instanceof ConnectionError || options.signal.aborted) throw error;
-    throw new ConnectionError(`${safeUrl(url)}: the answer broke off (${signal.aborted ? `no answer within ${options.timeoutMs / 1000} s` : (error as Error).message})`);
+    throw new ConnectionError(
+      `${safeUrl(url)}: the answer broke off (${signal.aborted ? `no answer within ${options.timeoutMs / 1000} s` : (error as Error).message})`,
+    );
   }
   const nullBody = response.status === 204 || response.status === 304;
   const answer = new Response(nullBody ? null : Buffer.concat(chunks), { status: response.status, statusText: response.statusText, headers: response.headers });
@@ -87,7 +91,8 @@ async function send(url: URL, init: { method: string; headers: Headers; body: Bo
 
 /** How long the host asks to wait before the next request, or null when `response` is not a rate limit. */
 export function rateLimitWait(response: Response, now = Date.now()): number | null {
-  const limited = response.status === 429 || (response.status === 403 && (response.headers.get('x-ratelimit-remaining') === '0' || response.headers.has('retry-after')));
+  const limited =
+    response.status === 429 || (response.status === 403 && (response.headers.get('x-ratelimit-remaining') === '0' || response.headers.has('retry-after')));
   if (!limited) return null;
   const retryAfter = response.headers.get('retry-after');
   if (retryAfter !== null) {

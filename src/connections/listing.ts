@@ -63,14 +63,23 @@ export class Listing {
     const name = `${this.host}/${repo.path.replace(/\.git$/, '')}`;
     if (this.byName.has(name)) return;
     if (this.byName.size >= this.maxRepositories) {
-      throw new ConnectionError(`the host lists more than ${this.maxRepositories} repositories (sync.maxRepositories); narrow the connection with exclude or raise the bound`);
+      throw new ConnectionError(
+        `the host lists more than ${this.maxRepositories} repositories (sync.maxRepositories); narrow the connection with exclude or raise the bound`,
+      );
     }
     this.byName.set(name, { ...repo, name });
   }
 
   private isExcluded(repo: RemoteRepository): boolean {
     const { exclude, topics } = this.connection;
-    if ((exclude.forks && repo.fork) || (exclude.archived && repo.archived) || (exclude.readOnly && repo.readOnly) || (exclude.hidden && repo.hidden) || (exclude.disabled && repo.disabled)) return true;
+    if (
+      (exclude.forks && repo.fork) ||
+      (exclude.archived && repo.archived) ||
+      (exclude.readOnly && repo.readOnly) ||
+      (exclude.hidden && repo.hidden) ||
+      (exclude.disabled && repo.disabled)
+    )
+      return true;
     if (repo.sizeBytes !== undefined && (repo.sizeBytes < exclude.minSizeBytes || repo.sizeBytes > exclude.maxSizeBytes)) return true;
     if (this.excluded.some((glob) => glob.test(repo.path))) return true;
     const repoTopics = repo.topics ?? [];

@@ -66,9 +66,15 @@ export async function fetchMirror(fetch: MirrorFetch): Promise<FetchOutcome> {
     const sizeBefore = packBytes(directory);
     const stale = [...wanted].filter(([ref, id]) => before.get(ref) !== id).map(([ref]) => `+${ref}:${ref}`);
     if (stale.length > 0) {
-      await git(['-C', directory, '-c', 'fetch.unpackLimit=1', 'fetch', '--no-tags', '--no-write-fetch-head', '-q', fetch.url, ...stale], fetch, deadline, () => {
-        if (packBytes(directory) > fetch.maxBytes) throw new ConnectionError(`the repository grew past ${fetch.maxBytes >> 20} MiB (sync.maxRepositoryMegabytes); its fetch was ended`);
-      });
+      await git(
+        ['-C', directory, '-c', 'fetch.unpackLimit=1', 'fetch', '--no-tags', '--no-write-fetch-head', '-q', fetch.url, ...stale],
+        fetch,
+        deadline,
+        () => {
+          if (packBytes(directory) > fetch.maxBytes)
+            throw new ConnectionError(`the repository grew past ${fetch.maxBytes >> 20} MiB (sync.maxRepositoryMegabytes); its fetch was ended`);
+        },
+      );
     }
     const gone = [...before.keys()].filter((ref) => !wanted.has(ref));
     if (gone.length > 0) await git(['-C', directory, 'update-ref', '--stdin'], fetch, deadline, undefined, gone.map((ref) => `delete ${ref}\n`).join(''));
@@ -210,7 +216,9 @@ function git(args: string[], fetch: MirrorFetch, deadline: AbortSignal, tick?: (
 
 /** Why a git process was ended, or not started: the daemon stopping, or the fetch's time budget spent. */
 function stoppedError(fetch: MirrorFetch): ConnectionError {
-  return new ConnectionError(fetch.signal.aborted ? 'the sync was stopped' : `git ran past ${fetch.timeoutMs / 1000} s (sync.fetchTimeoutSeconds) and was ended`);
+  return new ConnectionError(
+    fetch.signal.aborted ? 'the sync was stopped' : `git ran past ${fetch.timeoutMs / 1000} s (sync.fetchTimeoutSeconds) and was ended`,
+  );
 }
 
 /** git's environment: nothing of the daemon's (its other tokens), no prompts, no user or system config, only the allowed protocols. */
@@ -239,8 +247,16 @@ function gitEnvironment(fetch: MirrorFetch): NodeJS.ProcessEnv {
 function gitFailure(args: string[], stderr: string, fetch: MirrorFetch): string {
   let text = stderr.replace(/:\/\/[^/@\s]*@/g, '://');
   if (fetch.credential?.password) text = text.split(fetch.credential.password).join('***');
-  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
-  const command = args.includes('ls-remote') ? 'listing the refs' : args.includes('fetch') ? 'fetching' : `git ${args.find((arg) => !arg.startsWith('-') && !arg.includes('/')) ?? ''}`;
-  if (lines.some((line) => /Authentication failed|could not read (Username|Password)|HTTP 401|403/.test(line))) return `${command}: the host refused the credentials (check the token)`;
+  const lines = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const command = args.includes('ls-remote')
+    ? 'listing the refs'
+    : args.includes('fetch')
+      ? 'fetching'
+      : `git ${args.find((arg) => !arg.startsWith('-') && !arg.includes('/')) ?? ''}`;
+  if (lines.some((line) => /Authentication failed|could not read (Username|Password)|HTTP 401|403/.test(line)))
+    return `${command}: the host refused the credentials (check the token)`;
   return `${command}: ${lines.slice(-2).join(' ').slice(0, 400) || 'git failed'}`;
 }

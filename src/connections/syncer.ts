@@ -172,7 +172,10 @@ export class ConnectionSyncer {
           warnings: record.warnings,
           repoCount: record.repos.filter((repo) => repo.fetchedAt !== undefined).length,
           failedRepoCount: record.repos.filter((repo) => repo.error !== undefined).length,
-          failedRepos: record.repos.filter((repo) => repo.error !== undefined).slice(0, 20).map((repo) => ({ repo: repo.name, error: repo.error! })),
+          failedRepos: record.repos
+            .filter((repo) => repo.error !== undefined)
+            .slice(0, 20)
+            .map((repo) => ({ repo: repo.name, error: repo.error! })),
         },
       };
     });
@@ -242,7 +245,12 @@ export class ConnectionSyncer {
     try {
       const token = readToken(connection);
       try {
-        const listed = await discover(connection, { token, timeoutMs: this.config.sync.apiTimeoutSeconds * 1000, maxRepositories: this.config.sync.maxRepositories, signal: this.closing.signal });
+        const listed = await discover(connection, {
+          token,
+          timeoutMs: this.config.sync.apiTimeoutSeconds * 1000,
+          maxRepositories: this.config.sync.maxRepositories,
+          signal: this.closing.signal,
+        });
         this.reconcile(connection, record, listed.repositories, listed.warnings);
         delete record.error;
       } catch (error) {
@@ -285,7 +293,10 @@ export class ConnectionSyncer {
       Object.assign(live.totals, { syncs: live.totals.syncs + 1, bytes: live.totals.bytes + bytes, seconds: live.totals.seconds + seconds });
       live.syncing = false;
       if (!this.closing.signal.aborted) {
-        this.options.logger.info({ connection: name, repositories: record.repos.length, fetched, failed, bytes, seconds: Math.round(seconds * 10) / 10 }, 'connection synced');
+        this.options.logger.info(
+          { connection: name, repositories: record.repos.length, fetched, failed, bytes, seconds: Math.round(seconds * 10) / 10 },
+          'connection synced',
+        );
         this.schedule(name, live.again ? 0 : nextDelayMs);
         live.again = false;
       }
@@ -306,7 +317,14 @@ export class ConnectionSyncer {
         continue;
       }
       const known = (item.hostId !== undefined ? byHostId.get(item.hostId) : undefined) ?? byName.get(item.name);
-      const repo: MirroredRepository = known ?? { name: item.name, path: item.path, cloneUrl: item.cloneUrl, archived: false, fork: false, mirror: mirrorName(item) };
+      const repo: MirroredRepository = known ?? {
+        name: item.name,
+        path: item.path,
+        cloneUrl: item.cloneUrl,
+        archived: false,
+        fork: false,
+        mirror: mirrorName(item),
+      };
       delete repo.renamedFrom;
       if (repo.name !== item.name) {
         this.options.logger.info({ connection: connection.name, from: repo.name, to: item.name }, 'repository renamed on its host');
@@ -325,7 +343,9 @@ export class ConnectionSyncer {
   }
 
   private otherConnectionsNames(name: string): string[] {
-    return this.config.connections.filter((connection) => connection.name !== name).flatMap((connection) => this.state.record(connection.name).repos.map((repo) => repo.name));
+    return this.config.connections
+      .filter((connection) => connection.name !== name)
+      .flatMap((connection) => this.state.record(connection.name).repos.map((repo) => repo.name));
   }
 
   /** Fetches one mirror; the bytes it grew by, or null when it failed (recorded on the repository). */
@@ -434,7 +454,10 @@ function repositoryConfig(dataDir: string, connection: ConnectionConfig, repo: M
 
 /** A mirror's directory name: from the host's id when it has one (a rename keeps it), else from the clone URL. */
 function mirrorName(repo: ListedRepository): string {
-  return `${createHash('sha256').update(repo.hostId !== undefined ? `id:${repo.hostId}` : `url:${repo.cloneUrl}`).digest('hex').slice(0, 32)}.git`;
+  return `${createHash('sha256')
+    .update(repo.hostId !== undefined ? `id:${repo.hostId}` : `url:${repo.cloneUrl}`)
+    .digest('hex')
+    .slice(0, 32)}.git`;
 }
 
 function messageOf(error: unknown): string {

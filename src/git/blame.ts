@@ -60,8 +60,16 @@ const BLAME_NICENESS = 10;
  * one of `slots` once `caller`'s turn comes; git is killed when
  * `limit.signal` fires (the deadline, or the client gone).
  */
-export function blameFile(repositoryPath: string, commit: string, filePath: string, limit: ReadLimit, slots: { slots: ProcessSlots; caller: string }): Promise<Blame> {
-  return slots.slots.run(slots.caller, limit, `the blame of ${filePath}`, 'blame a smaller file, or retry', () => runBlame(repositoryPath, commit, filePath, limit));
+export function blameFile(
+  repositoryPath: string,
+  commit: string,
+  filePath: string,
+  limit: ReadLimit,
+  slots: { slots: ProcessSlots; caller: string },
+): Promise<Blame> {
+  return slots.slots.run(slots.caller, limit, `the blame of ${filePath}`, 'blame a smaller file, or retry', () =>
+    runBlame(repositoryPath, commit, filePath, limit),
+  );
 }
 
 function runBlame(repositoryPath: string, commit: string, filePath: string, limit: ReadLimit): Promise<Blame> {

@@ -39,7 +39,9 @@ export class BlobStream {
     this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     this.child.stdin.on('error', () => {}); // reported through 'exit' / 'error'
     this.child.on('error', (error) => this.fail(new Error(`git cat-file could not run: ${error.message}`)));
-    this.child.on('exit', (code, signal) => this.fail(new Error(`git cat-file exited (${signal ?? `code ${code}`})${stderr ? `: ${stderr.trim().slice(0, 500)}` : ''}`)));
+    this.child.on('exit', (code, signal) =>
+      this.fail(new Error(`git cat-file exited (${signal ?? `code ${code}`})${stderr ? `: ${stderr.trim().slice(0, 500)}` : ''}`)),
+    );
   }
 
   /** The bytes of the blob `oid` (40 hex digits). */

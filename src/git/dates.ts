@@ -16,7 +16,10 @@ export function parseGitDate(text: string, now: number = Date.now()): Date | nul
     const date = new Date(trimmed);
     return Number.isNaN(date.getTime()) ? null : date;
   }
-  const words = trimmed.toLowerCase().split(/[\s.,_]+/).filter(Boolean);
+  const words = trimmed
+    .toLowerCase()
+    .split(/[\s.,_]+/)
+    .filter(Boolean);
   if (words.length === 1 && (words[0] === 'now' || words[0] === 'today')) return new Date(now);
   if (words.length === 1 && words[0] === 'yesterday') return new Date(now - MS_PER.day!);
   if (words[words.length - 1] === 'ago') words.pop();

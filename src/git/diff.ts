@@ -29,7 +29,13 @@ export interface DiffFile {
  * Renames are detected. Throws GitReadStoppedError once `limit` fires, or before the patches are made
  * when the changed files' versions hold more than MAX_DIFF_SOURCE_BYTES.
  */
-export async function diffCommits(repository: GitRepository, base: NodeGit.Commit, head: NodeGit.Commit, filePath: string | undefined, limit: ReadLimit): Promise<DiffFile[]> {
+export async function diffCommits(
+  repository: GitRepository,
+  base: NodeGit.Commit,
+  head: NodeGit.Commit,
+  filePath: string | undefined,
+  limit: ReadLimit,
+): Promise<DiffFile[]> {
   const options: NodeGit.DiffOptions = { flags: nodegit().Diff.OPTION.DISABLE_PATHSPEC_MATCH };
   if (filePath !== undefined) options.pathspec = [filePath];
   const diff = await nodegit().Diff.treeToTree(repository, await base.getTree(), await head.getTree(), options);

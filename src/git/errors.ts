@@ -14,7 +14,10 @@ export class InvalidRefError extends Error {
 
 /** A path that is malformed or not in the tree at that revision. */
 export class PathNotFoundError extends Error {
-  constructor(readonly filePath: string, reason: string) {
+  constructor(
+    readonly filePath: string,
+    reason: string,
+  ) {
     super(`${JSON.stringify(filePath)} ${reason}`);
     this.name = 'PathNotFoundError';
   }

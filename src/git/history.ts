@@ -47,7 +47,13 @@ export interface Page {
  * first, and a child before its parent when both have the same time
  * (libgit2's time sort leaves such ties in any order).
  */
-async function walkCommits(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, limit: ReadLimit, visit: (commit: NodeGit.Commit) => void): Promise<void> {
+async function walkCommits(
+  repository: GitRepository,
+  start: NodeGit.Commit,
+  filter: CommitFilter,
+  limit: ReadLimit,
+  visit: (commit: NodeGit.Commit) => void,
+): Promise<void> {
   const walk = repository.createRevWalk();
   walk.sorting(nodegit().Revwalk.SORT.TIME);
   walk.push(start.id());
@@ -140,7 +146,13 @@ class MinHeap {
  * The commits reachable from `start`, newest first, that pass `filter`: the
  * page asked for and how many passed in all.
  */
-export async function listCommits(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, page: Page, limit: ReadLimit): Promise<{ total: number; commits: CommitSummary[] }> {
+export async function listCommits(
+  repository: GitRepository,
+  start: NodeGit.Commit,
+  filter: CommitFilter,
+  page: Page,
+  limit: ReadLimit,
+): Promise<{ total: number; commits: CommitSummary[] }> {
   const refs = await refsByCommit(repository);
   const from = (page.number - 1) * page.size;
   const commits: CommitSummary[] = [];
@@ -163,7 +175,13 @@ export interface CommitAuthor {
  * per name and email as `git shortlog -sne` counts them: most commits first,
  * then by `Name <email>`. The page asked for and how many in all.
  */
-export async function listAuthors(repository: GitRepository, start: NodeGit.Commit, filter: CommitFilter, page: Page, limit: ReadLimit): Promise<{ total: number; authors: CommitAuthor[] }> {
+export async function listAuthors(
+  repository: GitRepository,
+  start: NodeGit.Commit,
+  filter: CommitFilter,
+  page: Page,
+  limit: ReadLimit,
+): Promise<{ total: number; authors: CommitAuthor[] }> {
   const byIdentity = new Map<string, CommitAuthor>();
   await walkCommits(repository, start, filter, limit, (commit) => {
     const author = commit.author();
@@ -172,7 +190,9 @@ export async function listAuthors(repository: GitRepository, start: NodeGit.Comm
     if (known) known.commitCount++;
     else byIdentity.set(key, { name: author.name(), email: author.email(), commitCount: 1 });
   });
-  const authors = [...byIdentity].sort(([a, first], [b, second]) => second.commitCount - first.commitCount || (a < b ? -1 : a > b ? 1 : 0)).map(([, author]) => author);
+  const authors = [...byIdentity]
+    .sort(([a, first], [b, second]) => second.commitCount - first.commitCount || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, author]) => author);
   const from = (page.number - 1) * page.size;
   return { total: authors.length, authors: authors.slice(from, from + page.size) };
 }
@@ -187,7 +207,13 @@ function summarize(commit: NodeGit.Commit, refs: Map<string, string>): CommitSum
   const text = commit.message();
   const newline = text.indexOf('\n');
   const message = newline === -1 ? text : text.slice(0, newline);
-  const body = newline === -1 ? '' : text.slice(newline + 1).replace(/^\n+/, '').replace(/\s+$/, '');
+  const body =
+    newline === -1
+      ? ''
+      : text
+          .slice(newline + 1)
+          .replace(/^\n+/, '')
+          .replace(/\s+$/, '');
   const author = commit.author();
   return {
     hash: commit.sha(),

@@ -41,7 +41,8 @@ export async function readInside(root: string, relative: string, maxBytes = Infi
 /** The file at `rawPath` of the directory `root`, with the id git would give its content. PathNotFoundError for anything but a file in it. */
 export async function directoryFileAt(root: string, rawPath: string): Promise<BlobAtPath> {
   const filePath = normalizeTreePath(rawPath);
-  if (filePath === '' || filePath.split('/').some((segment) => SKIPPED_DIRECTORIES.has(segment))) throw new PathNotFoundError(rawPath, 'is not a file of this directory');
+  if (filePath === '' || filePath.split('/').some((segment) => SKIPPED_DIRECTORIES.has(segment)))
+    throw new PathNotFoundError(rawPath, 'is not a file of this directory');
   let content: Buffer;
   try {
     content = await readInside(await fs.realpath(root), filePath, MAX_BLOB_BYTES);

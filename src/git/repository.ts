@@ -86,7 +86,10 @@ export async function resolveBranches(
   const warnings: string[] = [];
   const refNames = await repository.getReferenceNames(nodegit().Reference.TYPE.ALL);
   const take = async (kind: 'branch' | 'tag', prefix: string, globs: readonly string[]) => {
-    const names = refNames.filter((ref) => ref.startsWith(prefix)).map((ref) => ref.slice(prefix.length)).sort();
+    const names = refNames
+      .filter((ref) => ref.startsWith(prefix))
+      .map((ref) => ref.slice(prefix.length))
+      .sort();
     for (const pattern of globs) {
       const matcher = globToRegExp(pattern);
       const matches = names.filter((name) => matcher.test(name));
@@ -106,7 +109,9 @@ export async function resolveBranches(
 
 /** The repository's local branches with the time of their last commit, newest first (then by name). */
 export async function localBranchesByDate(repository: GitRepository): Promise<{ name: string; committedAt: Date }[]> {
-  const branches = await Promise.all((await localBranchNames(repository)).map(async (name) => ({ name, committedAt: (await repository.getBranchCommit(name)).date() })));
+  const branches = await Promise.all(
+    (await localBranchNames(repository)).map(async (name) => ({ name, committedAt: (await repository.getBranchCommit(name)).date() })),
+  );
   return branches.sort((a, b) => b.committedAt.getTime() - a.committedAt.getTime() || (a.name < b.name ? -1 : 1));
 }
 
@@ -122,7 +127,10 @@ export async function localBranchNames(repository: GitRepository): Promise<strin
  * Every regular file of a commit's tree, in no particular order, and the directories whose tree object is
  * missing (a damaged repository, a partial clone): their files cannot be listed, the rest can.
  */
-export async function listTreeFiles(repository: GitRepository, commitId: string): Promise<{ files: TreeFile[]; unreadable: { path: string; error: GitObjectMissingError }[] }> {
+export async function listTreeFiles(
+  repository: GitRepository,
+  commitId: string,
+): Promise<{ files: TreeFile[]; unreadable: { path: string; error: GitObjectMissingError }[] }> {
   const commit = await repository.getCommit(commitId);
   const files: TreeFile[] = [];
   const unreadable: { path: string; error: GitObjectMissingError }[] = [];

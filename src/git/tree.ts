@@ -29,7 +29,9 @@ export async function expandedTree(list: ListDirectory, paths: readonly string[]
   const root: TreeNode = { type: 'tree', path: '', name: '', children: [] };
   const expanded = new Set<string>(['']);
   const expand = async (node: TreeNode) => {
-    node.children = (await list(node.path)).map(({ name, type }) => ({ type, path: node.path ? `${node.path}/${name}` : name, name, children: [] })).sort(compareNodes);
+    node.children = (await list(node.path))
+      .map(({ name, type }) => ({ type, path: node.path ? `${node.path}/${name}` : name, name, children: [] }))
+      .sort(compareNodes);
   };
   await expand(root);
   for (const raw of paths) {

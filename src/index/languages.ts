@@ -60,10 +60,15 @@ const primaryExtensions = new Map<string, string>();
 const byNameOrAlias = new Map<string, string>();
 
 (function buildTables() {
-  const rows = LANGUAGE_ROWS.map(([name, type, aliases, extensions, filenames, interpreters]): LanguageData => ({ name, type, aliases, extensions, filenames, interpreters }));
-  const languages = rows.sort(
-    (a, b) => TYPE_ORDER.indexOf(a.type) - TYPE_ORDER.indexOf(b.type) || (a.name < b.name ? -1 : 1),
-  );
+  const rows = LANGUAGE_ROWS.map(([name, type, aliases, extensions, filenames, interpreters]): LanguageData => ({
+    name,
+    type,
+    aliases,
+    extensions,
+    filenames,
+    interpreters,
+  }));
+  const languages = rows.sort((a, b) => TYPE_ORDER.indexOf(a.type) - TYPE_ORDER.indexOf(b.type) || (a.name < b.name ? -1 : 1));
   const claim = (table: Map<string, string>, key: string, name: string) => table.has(key) || table.set(key, name);
   // A language's primary (first) extension outranks an extension another language merely lists.
   for (const language of languages) {

@@ -51,7 +51,7 @@ export function forEachOverlapping(spans: SpansByStart, sorted: readonly number[
   const highest = furthestEnd[pairs - 1]!;
   // Only items starting after lowest − longest can end after `lowest`.
   let item = spans.first;
-  for (let high = spans.end; item < high; ) {
+  for (let high = spans.end; item < high;) {
     const mid = (item + high) >>> 1;
     if (spans.startOf(mid) < lowest - spans.longest + 1) item = mid + 1;
     else high = mid;

@@ -6,7 +6,8 @@
  */
 
 const VENDORED = /(^|\/)(vendor|vendored|node_modules|third[_-]?party|external|deps|bower_components)\//i;
-const GENERATED = /(\.min\.(js|css)$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|\/)generated\/|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum)$)/i;
+const GENERATED =
+  /(\.min\.(js|css)$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|\/)generated\/|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum)$)/i;
 const TEST = /((^|\/)(tests?|__tests__|spec|testdata|testing)\/|(^|\/)test_[^/]*$|[._-](test|spec)\.[^/]+$|_test\.[^/]+$)/i;
 
 /** Lower is better. */
@@ -21,10 +22,7 @@ function pathPenalty(path: string): number {
 export function sortByStaticRank<T extends { path: string }>(items: T[]): T[] {
   const keyed = items.map((item) => ({ item, penalty: pathPenalty(item.path) }));
   keyed.sort(
-    (a, b) =>
-      a.penalty - b.penalty ||
-      a.item.path.length - b.item.path.length ||
-      (a.item.path < b.item.path ? -1 : a.item.path > b.item.path ? 1 : 0),
+    (a, b) => a.penalty - b.penalty || a.item.path.length - b.item.path.length || (a.item.path < b.item.path ? -1 : a.item.path > b.item.path ? 1 : 0),
   );
   keyed.forEach((entry, i) => (items[i] = entry.item));
   return items;

@@ -345,11 +345,12 @@ export class Shard {
 
   private validateBlocks(): void {
     if (this.blockBytes === 0) throw corrupt('BLKS: block size 0');
-    if (this.firstBlocks[0] !== 0) throw corrupt('BLKS: the first document\'s blocks do not start at 0');
+    if (this.firstBlocks[0] !== 0) throw corrupt("BLKS: the first document's blocks do not start at 0");
     for (let doc = 0; doc < this.documentCount; doc++) {
       const count = this.firstBlocks[doc + 1]! - this.firstBlocks[doc]!;
       const contentLength = this.documents[doc * DOCUMENT_RECORD_WORDS + F.contentLength]!;
-      if (count !== 0 && count !== Math.ceil(contentLength / this.blockBytes)) throw corrupt(`BLKS: document ${doc} has ${count} blocks for ${contentLength} bytes`);
+      if (count !== 0 && count !== Math.ceil(contentLength / this.blockBytes))
+        throw corrupt(`BLKS: document ${doc} has ${count} blocks for ${contentLength} bytes`);
     }
   }
 
@@ -368,7 +369,14 @@ export class Shard {
       for (let s = first * SYMBOL_RECORD_WORDS; s < end; s += SYMBOL_RECORD_WORDS) {
         const start = r[s + S.start]!;
         const length = r[s + S.end]! - start;
-        if (start < previousStart || length < 0 || start + length > contentLength || r[s + S.kind]! >= kinds || r[s + S.parentKind]! > kinds || r[s + S.parentName]! > parentNames) {
+        if (
+          start < previousStart ||
+          length < 0 ||
+          start + length > contentLength ||
+          r[s + S.kind]! >= kinds ||
+          r[s + S.parentKind]! > kinds ||
+          r[s + S.parentName]! > parentNames
+        ) {
           throw badSymbol(s / SYMBOL_RECORD_WORDS, r, contentLength, previousStart, kinds);
         }
         previousStart = start;

@@ -150,4 +150,3 @@ async function* inOrder<T, R>(items: readonly T[], concurrency: number, map: (it
     yield result;
   }
 }
-

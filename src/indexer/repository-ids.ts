@@ -29,7 +29,12 @@ interface RepositoryIds {
  * before it is returned). A malformed file is an error, never replaced: the
  * grants depend on it.
  */
-export function assignRepositoryIds(dataDir: string, names: readonly string[], manifest: Manifest, renamed: ReadonlyMap<string, string> = new Map()): Map<string, number> {
+export function assignRepositoryIds(
+  dataDir: string,
+  names: readonly string[],
+  manifest: Manifest,
+  renamed: ReadonlyMap<string, string> = new Map(),
+): Map<string, number> {
   const directory = stateDirectory(dataDir);
   const file = path.join(directory, IDS_FILE);
   const record = readIds(file) ?? seededFrom(manifest);

@@ -48,7 +48,12 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}, opt
     if (!native.tryLockExclusive(lock)) throw new DataDirectoryLockedError(config.dataDir);
     const manifest = readManifest(config.dataDir);
     const renamed = new Map(config.repos.flatMap((repo) => (repo.renamedFrom ? [[repo.name, repo.renamedFrom] as const] : [])));
-    const ids = assignRepositoryIds(config.dataDir, config.repos.map((repo) => repo.name), manifest, renamed);
+    const ids = assignRepositoryIds(
+      config.dataDir,
+      config.repos.map((repo) => repo.name),
+      manifest,
+      renamed,
+    );
     const symbols = config.index.ctagsCommand ? new SymbolExtractor(config.index) : null;
     const outcomes: RepositoryOutcome[] = [];
     try {
@@ -88,7 +93,8 @@ async function indexRepository(
     // Shards carry the id: ones written under another id (a manifest older than the id file) are rebuilt.
     if (previous?.id === id && isUnchanged(previous, snapshot.branches, fingerprint, shardDirectory)) {
       // HEAD may name another branch at the same commit: the entry changes, the shards do not.
-      if (previous.defaultBranch !== head.defaultBranch || previous.pushedAt !== head.pushedAt) publish(manifest, config.dataDir, repo.name, { ...previous, ...head });
+      if (previous.defaultBranch !== head.defaultBranch || previous.pushedAt !== head.pushedAt)
+        publish(manifest, config.dataDir, repo.name, { ...previous, ...head });
       return { name: repo.name, status: 'unchanged' };
     }
     const generation = manifest.generation + 1;

@@ -117,7 +117,8 @@ export class IndexScheduler {
     const watcher = watchRepository(repo.path, {
       maxDirectories: config.index.maxWatchedDirectories,
       onChange: () => this.changed(repo.name),
-      onLimit: (watched) => logger.warn({ repo: repo.name, watched }, 'index.maxWatchedDirectories reached: the rest of this directory is covered by the periodic rescan only'),
+      onLimit: (watched) =>
+        logger.warn({ repo: repo.name, watched }, 'index.maxWatchedDirectories reached: the rest of this directory is covered by the periodic rescan only'),
       onError: (error) => logger.warn({ repo: repo.name, err: error }, 'watcher error; the periodic rescan still covers this repository'),
     });
     this.watchers.set(repo.name, watcher);

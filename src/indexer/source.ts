@@ -76,11 +76,13 @@ async function gitSnapshot(repo: RepositoryConfig): Promise<Snapshot> {
           if (known) known.branchMask |= mask;
           else byPathAndBlob.set(key, { ...file, branchMask: mask });
         }
-        for (const { path: directory, error } of listed.unreadable) unreadable.set(`${directory}\0${error.oid}`, `${directory}/: not indexed, its tree cannot be read (${error.message})`);
+        for (const { path: directory, error } of listed.unreadable)
+          unreadable.set(`${directory}\0${error.oid}`, `${directory}/: not indexed, its tree cannot be read (${error.message})`);
       }
       const directories = [...unreadable.values()];
       warnings.push(...directories.slice(0, MAX_LISTED_WARNINGS));
-      if (directories.length > MAX_LISTED_WARNINGS) warnings.push(`${directories.length - MAX_LISTED_WARNINGS} more directories not indexed, their trees cannot be read`);
+      if (directories.length > MAX_LISTED_WARNINGS)
+        warnings.push(`${directories.length - MAX_LISTED_WARNINGS} more directories not indexed, their trees cannot be read`);
       return [...byPathAndBlob.values()].map((file) => ({
         path: file.path,
         branchMask: file.branchMask,

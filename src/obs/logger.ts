@@ -16,7 +16,9 @@ export function createCommandLogger(command: string, defaultLevel: pino.LevelWit
   const plain = {
     write(line: string) {
       const { level, msg, time: _time, pid: _pid, hostname: _hostname, name: _name, err, ...fields } = JSON.parse(line) as Record<string, unknown>;
-      const details = Object.entries({ ...fields, ...(err ? { error: (err as { message?: string }).message } : {}) }).map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+      const details = Object.entries({ ...fields, ...(err ? { error: (err as { message?: string }).message } : {}) }).map(
+        ([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`,
+      );
       process.stderr.write(`${command}: ${labels[level as number] ?? 'log'}: ${String(msg)}${details.length > 0 ? ` (${details.join(', ')})` : ''}\n`);
     },
   };

@@ -28,7 +28,12 @@ export interface MetricsSources {
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: 'trawl_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['route', 'status'], registers: [this.registry] });
+  readonly requests = new Counter({
+    name: 'trawl_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['route', 'status'],
+    registers: [this.registry],
+  });
   readonly requestSeconds = new Histogram({
     name: 'trawl_http_request_duration_seconds',
     help: 'HTTP request latency by route',
@@ -57,9 +62,13 @@ export class Metrics {
       });
     mirror('trawl_search_queue_depth', 'Searches in flight', () => sources.searchesInFlight());
     mirror('trawl_shards_loaded', 'Shards mapped by the front end', () => sources.shardsMapped());
-    mirror('trawl_worker_shards_loaded', 'Shards of the current generation mapped by the search worker that has mapped the fewest', () => sources.workerShardsMapped());
+    mirror('trawl_worker_shards_loaded', 'Shards of the current generation mapped by the search worker that has mapped the fewest', () =>
+      sources.workerShardsMapped(),
+    );
     mirror('trawl_git_reads_waiting', 'Git reads (blame) waiting for a git process slot, served caller by caller in turn', () => sources.gitReadsWaiting());
-    mirror('trawl_render_slots_in_use', 'Shared-memory slots held by searches in flight and by responses not yet written (0 at rest)', () => sources.renderSlotsInUse());
+    mirror('trawl_render_slots_in_use', 'Shared-memory slots held by searches in flight and by responses not yet written (0 at rest)', () =>
+      sources.renderSlotsInUse(),
+    );
     new Gauge({
       name: 'trawl_index_lag_seconds',
       help: 'How far each repository index is behind its last seen change',
@@ -85,10 +94,20 @@ export class Metrics {
       });
     };
     total('trawl_worker_crashes_total', 'Search tasks that failed in a worker', () => sources.failedSearchTasks());
-    total('trawl_search_tasks_yielded_total', "Search tasks that gave their worker up to another caller's, the rest of their shards queued as a task of their own", () => sources.yieldedSearchTasks());
-    total('trawl_searches_displaced_total', "Searches that gave their place in a full queue to another caller's (503 for them)", () => sources.displacedSearches());
+    total(
+      'trawl_search_tasks_yielded_total',
+      "Search tasks that gave their worker up to another caller's, the rest of their shards queued as a task of their own",
+      () => sources.yieldedSearchTasks(),
+    );
+    total('trawl_searches_displaced_total', "Searches that gave their place in a full queue to another caller's (503 for them)", () =>
+      sources.displacedSearches(),
+    );
     /** A counter per connection that reads the syncer's running totals when scraped. */
-    const perConnection = (name: string, help: string, read: (totals: ReturnType<MetricsSources['connectionTotals']> extends Map<string, infer T> ? T : never) => number) => {
+    const perConnection = (
+      name: string,
+      help: string,
+      read: (totals: ReturnType<MetricsSources['connectionTotals']> extends Map<string, infer T> ? T : never) => number,
+    ) => {
       const counted = new Map<string, number>();
       new Counter({
         name,
@@ -105,11 +124,23 @@ export class Metrics {
       });
     };
     perConnection('trawl_connection_syncs_total', 'Syncs of each code host connection (a listing and a fetch of every repository)', (totals) => totals.syncs);
-    perConnection('trawl_connection_sync_failures_total', "Syncs whose listing of the host's repositories failed (the repositories were kept as they were)", (totals) => totals.failures);
-    perConnection('trawl_connection_fetch_failures_total', 'Repository fetches that failed (the mirror kept its last good state)', (totals) => totals.fetchFailures);
+    perConnection(
+      'trawl_connection_sync_failures_total',
+      "Syncs whose listing of the host's repositories failed (the repositories were kept as they were)",
+      (totals) => totals.failures,
+    );
+    perConnection(
+      'trawl_connection_fetch_failures_total',
+      'Repository fetches that failed (the mirror kept its last good state)',
+      (totals) => totals.fetchFailures,
+    );
     perConnection('trawl_connection_fetched_bytes_total', "Bytes the connection's mirrors grew by through fetches", (totals) => totals.bytes);
     perConnection('trawl_connection_sync_seconds_total', "Time spent in the connection's syncs", (totals) => totals.seconds);
-    total('trawl_shard_failures_total', 'Shards a search could not read (corrupt, missing, or changed under its mapping), once per search: their results are missing from it', () => sources.failedShards());
+    total(
+      'trawl_shard_failures_total',
+      'Shards a search could not read (corrupt, missing, or changed under its mapping), once per search: their results are missing from it',
+      () => sources.failedShards(),
+    );
   }
 
   /** The exposition text, with the per-repository series of only the repositories `visible` names. */

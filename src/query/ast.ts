@@ -76,17 +76,7 @@ export interface NotNode {
 }
 
 export type QueryNode =
-  | PatternNode
-  | AllBranchesNode
-  | LanguageNode
-  | ContextNode
-  | RepoSetNode
-  | RepositoryFlagNode
-  | VisibilityNode
-  | ResultTypeNode
-  | AndNode
-  | OrNode
-  | NotNode;
+  PatternNode | AllBranchesNode | LanguageNode | ContextNode | RepoSetNode | RepositoryFlagNode | VisibilityNode | ResultTypeNode | AndNode | OrNode | NotNode;
 
 /** The query that matches nothing. */
 export const MATCH_NOTHING: OrNode = { type: 'or', operands: [] };

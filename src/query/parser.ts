@@ -292,7 +292,8 @@ class Parser {
       case 'type': {
         // It applies to the whole query wherever it stands (as in Zoekt), so a query has one.
         const resultType = this.oneOf(name, value, ['file', 'repo'] as const, termStart);
-        if (this.resultType !== undefined && this.resultType !== resultType) throw this.error(`type:${resultType} after type:${this.resultType}: type: applies to the whole query, so it may have one value`, termStart);
+        if (this.resultType !== undefined && this.resultType !== resultType)
+          throw this.error(`type:${resultType} after type:${this.resultType}: type: applies to the whole query, so it may have one value`, termStart);
         this.resultType = resultType;
         return { node: { type: 'resultType', value: resultType } };
       }

@@ -35,5 +35,14 @@ export function searchInto<T>(files: () => FileSink<T>, request: SearchRequest, 
   const planned = performance.now();
   const limits = { wanted: request.matches + 1, deadline: started + environment.timeBudgetMs, signal: environment.signal ?? createSignal() };
   const outcome = searchShards(query, shards, environment.contexts, limits);
-  return buildLocalResponse(files, request, query, outcome, shards, environment.publicUrl, { started, planned, searched: performance.now() }, environment.responseContentBytes);
+  return buildLocalResponse(
+    files,
+    request,
+    query,
+    outcome,
+    shards,
+    environment.publicUrl,
+    { started, planned, searched: performance.now() },
+    environment.responseContentBytes,
+  );
 }

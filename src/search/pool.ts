@@ -37,7 +37,21 @@ import type {
 } from '../worker/search-protocol.js';
 import { Admissions, type Admission } from './admissions.js';
 import { groupShards, shardFiles, type Catalog } from './catalog.js';
-import { accumulateStats, buildResponse, buildsOnFrontEnd, collectFiles, emptyStats, renderFiles, responseJson, responseOpening, responsePieces, timeStats, type Built, type FileSink, type Found } from './response/build.js';
+import {
+  accumulateStats,
+  buildResponse,
+  buildsOnFrontEnd,
+  collectFiles,
+  emptyStats,
+  renderFiles,
+  responseJson,
+  responseOpening,
+  responsePieces,
+  timeStats,
+  type Built,
+  type FileSink,
+  type Found,
+} from './response/build.js';
 import { mergeRenderedFiles, type MergedFiles } from './response/rendered-files.js';
 import { PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
@@ -102,7 +116,11 @@ export interface SearchJson {
 }
 
 /** A search's response rendered by a worker, or its groups' files rendered by theirs, or what is left to render here: a small one's, or a failed worker's. */
-type Rendering = { waitMs: number } & ({ rendered: RenderedResponse } | { files: MergedFiles } | { here: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } });
+type Rendering = { waitMs: number } & (
+  | { rendered: RenderedResponse }
+  | { files: MergedFiles }
+  | { here: { matches: ScoredMatch[]; shardFiles: string[]; outcomes: Omit<ShardsOutcome, 'matches'>[] } }
+);
 
 /** Told each outcome of a search's tasks as it comes, with the shard files its matches index, and the files it rendered. */
 type OnOutcome = (outcome: ShardsOutcome, shardFiles: string[], rendered?: RenderedFiles) => void;
@@ -145,7 +163,13 @@ function mergedOutcomes(): MergedOutcomes {
 
 /** The task doing the rest of `task`'s shards from where it gave its worker up; the response is rendered from every part. */
 function resumed(task: SearchTask, resume: NonNullable<ShardsOutcome['resume']>): SearchTask {
-  return { ...task, shardFiles: task.shardFiles.slice(resume.shard), resume: { at: resume.at, found: resume.found }, render: undefined, renderFiles: undefined };
+  return {
+    ...task,
+    shardFiles: task.shardFiles.slice(resume.shard),
+    resume: { at: resume.at, found: resume.found },
+    render: undefined,
+    renderFiles: undefined,
+  };
 }
 
 /** A task's outcome, whether or not it rendered its files. */
@@ -312,25 +336,34 @@ export class SearchPool {
       // type:repo: a repository's shards may fall in several groups, so the groups' outcomes make one part, holding
       // each repository's first file in index order as an unsplit search does (response/build.ts).
       const repositories = resultTypeOf(query) === 'repo' ? mergedOutcomes() : undefined;
-      const waitMs = await this.runGroups(request, query, signal, searchRun, this.groupsFor(call), repositories?.add ?? (({ matches, ...outcome }, shardFiles) => {
-        const partRequest = { ...request, matches: Math.max(budget, 0) };
-        if (budget <= 0) {
-          // `matches` is spent: the group's matches are counted, not returned.
-          take(this.partHere(partRequest, query, [], [outcome], shardFiles, searchRun));
-          isSearchExhaustive &&= matches.length === 0 && outcome.stop === 'complete';
-        } else if (buildsOnFrontEnd(request, query, Math.min(budget, outcome.totalRanges))) {
-          const part = this.partHere(partRequest, query, matches, [outcome], shardFiles, searchRun);
-          budget -= part.counted;
-          take(part);
-        } else {
-          // The worker's part holds this many unless the content bound cuts it shorter.
-          budget -= Math.min(budget, outcome.totalRanges);
-          const built = this.partByWorker(partRequest, query, matches, outcome, shardFiles, searchRun).then(take);
-          built.catch(() => {}); // awaited below, unless another group's task failed first (the pool closing)
-          building.push(built);
-        }
-      }));
-      if (repositories && repositories.outcomes.length > 0) take(this.partHere(request, query, repositories.matches, repositories.outcomes, repositories.shardFiles, searchRun));
+      const waitMs = await this.runGroups(
+        request,
+        query,
+        signal,
+        searchRun,
+        this.groupsFor(call),
+        repositories?.add ??
+          (({ matches, ...outcome }, shardFiles) => {
+            const partRequest = { ...request, matches: Math.max(budget, 0) };
+            if (budget <= 0) {
+              // `matches` is spent: the group's matches are counted, not returned.
+              take(this.partHere(partRequest, query, [], [outcome], shardFiles, searchRun));
+              isSearchExhaustive &&= matches.length === 0 && outcome.stop === 'complete';
+            } else if (buildsOnFrontEnd(request, query, Math.min(budget, outcome.totalRanges))) {
+              const part = this.partHere(partRequest, query, matches, [outcome], shardFiles, searchRun);
+              budget -= part.counted;
+              take(part);
+            } else {
+              // The worker's part holds this many unless the content bound cuts it shorter.
+              budget -= Math.min(budget, outcome.totalRanges);
+              const built = this.partByWorker(partRequest, query, matches, outcome, shardFiles, searchRun).then(take);
+              built.catch(() => {}); // awaited below, unless another group's task failed first (the pool closing)
+              building.push(built);
+            }
+          }),
+      );
+      if (repositories && repositories.outcomes.length > 0)
+        take(this.partHere(request, query, repositories.matches, repositories.outcomes, repositories.shardFiles, searchRun));
       await Promise.all(building);
       accumulatedStats.wait = nanoseconds(waitMs);
       accumulatedStats.duration = nanoseconds(performance.now() - searchRun.started);
@@ -344,7 +377,14 @@ export class SearchPool {
    * A stream's part built on this thread from `outcomes` (their matches index `shardFiles`), with the results it
    * counts against `matches`: match ranges, or files for type:file and type:repo.
    */
-  private partHere(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcomes: Omit<ShardsOutcome, 'matches'>[], shardFiles: string[], searchRun: SearchRun): StreamPart & { counted: number } {
+  private partHere(
+    request: SearchRequest,
+    query: QueryNode,
+    matches: ScoredMatch[],
+    outcomes: Omit<ShardsOutcome, 'matches'>[],
+    shardFiles: string[],
+    searchRun: SearchRun,
+  ): StreamPart & { counted: number } {
     const found = this.shards.resolve(matches, shardFiles, outcomes[0]!.stats);
     let filesReturned = 0;
     const countedFiles = (): FileSink<Buffer[]> => {
@@ -360,13 +400,31 @@ export class SearchPool {
     const part = buildResponse(countedFiles, request, query, found, outcomes, this.options.publicUrl, searchedNow(searchRun));
     const { stats, repositoryInfo, isSearchExhaustive } = part;
     // A copy: the files were written into the scratch the next response reuses.
-    return { stats, files: Buffer.concat(part.files), repositoryInfo, isSearchExhaustive, counted: resultTypeOf(query) ? filesReturned : stats.actualMatchCount };
+    return {
+      stats,
+      files: Buffer.concat(part.files),
+      repositoryInfo,
+      isSearchExhaustive,
+      counted: resultTypeOf(query) ? filesReturned : stats.actualMatchCount,
+    };
   }
 
   /** A stream's part built by a worker (renderPart); here when that fails (its worker died). */
-  private async partByWorker(request: SearchRequest, query: QueryNode, matches: ScoredMatch[], outcome: Omit<ShardsOutcome, 'matches'>, shardFiles: string[], searchRun: SearchRun): Promise<StreamPart> {
+  private async partByWorker(
+    request: SearchRequest,
+    query: QueryNode,
+    matches: ScoredMatch[],
+    outcome: Omit<ShardsOutcome, 'matches'>,
+    shardFiles: string[],
+    searchRun: SearchRun,
+  ): Promise<StreamPart> {
     const { timeOrigin } = performance;
-    const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + searchRun.started, plannedEpochMs: timeOrigin + searchRun.planned };
+    const render = {
+      request,
+      publicUrl: this.options.publicUrl,
+      startedEpochMs: timeOrigin + searchRun.started,
+      plannedEpochMs: timeOrigin + searchRun.planned,
+    };
     const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes: [outcome], render };
     try {
       return (await this.workers.run(task, 'renderPart', searchRun.caller)) as RenderedPart;
@@ -387,12 +445,21 @@ export class SearchPool {
       const groups = this.groupsFor(call);
       const { timeOrigin } = performance;
       const slot = this.renderSlots.acquire();
-      const render = { request, publicUrl: this.options.publicUrl, startedEpochMs: timeOrigin + searchRun.started, plannedEpochMs: timeOrigin + searchRun.planned, slot };
+      const render = {
+        request,
+        publicUrl: this.options.publicUrl,
+        startedEpochMs: timeOrigin + searchRun.started,
+        plannedEpochMs: timeOrigin + searchRun.planned,
+        slot,
+      };
       // The slot goes with a response written into it; otherwise it is free again once the task answered
       // (a task that failed, its worker dying say, writes nothing after that).
       let slotHandedOver = false;
       try {
-        const answer = groups.length === 1 ? await this.searchRendered(request, query, signal, searchRun, groups[0]!, render) : await this.fanOutRendered(request, query, signal, searchRun, groups, render);
+        const answer =
+          groups.length === 1
+            ? await this.searchRendered(request, query, signal, searchRun, groups[0]!, render)
+            : await this.fanOutRendered(request, query, signal, searchRun, groups, render);
         if ('rendered' in answer) {
           slotHandedOver = answer.rendered.results === null;
           return this.renderedJson(answer.rendered, answer.waitMs, slot);
@@ -405,7 +472,17 @@ export class SearchPool {
           return { stats, body: responsePieces(answer.files), release: noRelease };
         }
         const { matches, shardFiles, outcomes } = answer.here;
-        return jsonOf(this.respond(() => renderFiles(this.renderScratch), request, query, this.shards.resolve(matches, shardFiles, outcomes[0]!.stats), outcomes, searchRun, answer.waitMs));
+        return jsonOf(
+          this.respond(
+            () => renderFiles(this.renderScratch),
+            request,
+            query,
+            this.shards.resolve(matches, shardFiles, outcomes[0]!.stats),
+            outcomes,
+            searchRun,
+            answer.waitMs,
+          ),
+        );
       } finally {
         if (slot !== undefined && !slotHandedOver) this.renderSlots.release(slot);
       }
@@ -416,7 +493,14 @@ export class SearchPool {
    * The search as one task that renders its response; a crash outcome (its worker failed) when it could not.
    * A task that gave its worker up is resumed by others, and their outcomes rendered as `fanOutRendered`'s.
    */
-  private async searchRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, shardFiles: string[], render: RenderSpec): Promise<Rendering> {
+  private async searchRendered(
+    request: SearchRequest,
+    query: QueryNode,
+    signal: SearchSignal,
+    searchRun: SearchRun,
+    shardFiles: string[],
+    render: RenderSpec,
+  ): Promise<Rendering> {
     const submitted = performance.now();
     const task = this.task(request, query, signal, searchRun, shardFiles, render);
     const result = await this.runTask(task, searchRun);
@@ -436,7 +520,14 @@ export class SearchPool {
    * rendering the groups' merged outcomes unless the response is small (`buildsOnFrontEnd`); when it is, or
    * that task fails, those outcomes (the matches indexing every group's files, one group's after the other's).
    */
-  private async fanOutRendered(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], render: RenderSpec): Promise<Rendering> {
+  private async fanOutRendered(
+    request: SearchRequest,
+    query: QueryNode,
+    signal: SearchSignal,
+    searchRun: SearchRun,
+    groups: string[][],
+    render: RenderSpec,
+  ): Promise<Rendering> {
     const merged = mergedOutcomes();
     const waitMs = await this.runGroups(request, query, signal, searchRun, groups, merged.add, { ...render, slot: undefined });
     const files = merged.rendered.length === merged.outcomes.length ? this.mergedFiles(request, merged) : undefined;
@@ -452,13 +543,28 @@ export class SearchPool {
       const match = findPackedMatch(files.packedMatches, files.shards[file]!, files.docs[file]!, shardOffset);
       return match && this.shards.resolve([match], merged.shardFiles, emptyEvaluationStats())[0];
     };
-    return mergeRenderedFiles(merged.rendered.map((part) => part.files), request, this.options.publicUrl, matchOf);
+    return mergeRenderedFiles(
+      merged.rendered.map((part) => part.files),
+      request,
+      this.options.publicUrl,
+      matchOf,
+    );
   }
 
   /** `merged` rendered by a worker, or left to render here (see `fanOutRendered`). */
-  private async renderMerged(request: SearchRequest, query: QueryNode, searchRun: SearchRun, merged: MergedOutcomes, render: RenderSpec, waitMs: number): Promise<Rendering> {
+  private async renderMerged(
+    request: SearchRequest,
+    query: QueryNode,
+    searchRun: SearchRun,
+    merged: MergedOutcomes,
+    render: RenderSpec,
+    waitMs: number,
+  ): Promise<Rendering> {
     const { matches, shardFiles, outcomes } = merged;
-    const ranges = Math.min(request.matches, outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0));
+    const ranges = Math.min(
+      request.matches,
+      outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0),
+    );
     if (buildsOnFrontEnd(request, query, ranges)) return { here: { matches, shardFiles, outcomes }, waitMs };
     const task: RenderMergedTask = { generation: this.catalog.generation, shardFiles, query, matches, outcomes, render };
     try {
@@ -539,7 +645,15 @@ export class SearchPool {
   }
 
   /** One literal, not a spread plus members: docs/design.md, "The hot path's memory". */
-  private task(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, shardFiles: string[], render?: RenderSpec, renderFiles?: RenderSpec): SearchTask {
+  private task(
+    request: SearchRequest,
+    query: QueryNode,
+    signal: SearchSignal,
+    searchRun: SearchRun,
+    shardFiles: string[],
+    render?: RenderSpec,
+    renderFiles?: RenderSpec,
+  ): SearchTask {
     return {
       generation: this.catalog.generation,
       shardFiles,
@@ -565,8 +679,18 @@ export class SearchPool {
   }
 
   /** One task per group (`runGroup`), rendering its files with `renderFiles`; each outcome goes to `onOutcome` as it comes. Resolves with the longest wait for a task. */
-  private async runGroups(request: SearchRequest, query: QueryNode, signal: SearchSignal, searchRun: SearchRun, groups: string[][], onOutcome: OnOutcome, renderFiles?: RenderSpec): Promise<number> {
-    const waits = await Promise.all(groups.map((shardFiles) => this.runGroup(this.task(request, query, signal, searchRun, shardFiles, undefined, renderFiles), searchRun, onOutcome)));
+  private async runGroups(
+    request: SearchRequest,
+    query: QueryNode,
+    signal: SearchSignal,
+    searchRun: SearchRun,
+    groups: string[][],
+    onOutcome: OnOutcome,
+    renderFiles?: RenderSpec,
+  ): Promise<number> {
+    const waits = await Promise.all(
+      groups.map((shardFiles) => this.runGroup(this.task(request, query, signal, searchRun, shardFiles, undefined, renderFiles), searchRun, onOutcome)),
+    );
     return Math.max(0, ...waits);
   }
 
@@ -576,7 +700,7 @@ export class SearchPool {
    */
   private async runGroup(task: SearchTask, searchRun: SearchRun, onOutcome: OnOutcome): Promise<number> {
     let waitMs = 0;
-    for (let next: SearchTask | undefined = task; next !== undefined; ) {
+    for (let next: SearchTask | undefined = task; next !== undefined;) {
       const submitted = performance.now();
       const result = await this.runTask(next, searchRun);
       if (result.kind === 'rendered') throw new Error('a search task without `render` answered a rendered response');
@@ -588,7 +712,15 @@ export class SearchPool {
     return waitMs;
   }
 
-  private respond<T>(files: () => FileSink<T>, request: SearchRequest, query: QueryNode, found: Found[], outcomes: Omit<ShardsOutcome, 'matches'>[], searchRun: SearchRun, waitMs: number): Built<T> {
+  private respond<T>(
+    files: () => FileSink<T>,
+    request: SearchRequest,
+    query: QueryNode,
+    found: Found[],
+    outcomes: Omit<ShardsOutcome, 'matches'>[],
+    searchRun: SearchRun,
+    waitMs: number,
+  ): Built<T> {
     const response = buildResponse(files, request, query, found, outcomes, this.options.publicUrl, searchedNow(searchRun));
     response.stats.wait = nanoseconds(waitMs);
     this.shardFailures += response.stats.crashes;

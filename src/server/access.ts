@@ -63,7 +63,13 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
     // Past the address's budget: 429, and no audit record (4 MB in 5 s from one connection before).
     failedAuthentications.takeFor(addressKey(request.remoteAddress));
     const header = bearer !== undefined ? 'authorization' : keyHeader!.toLowerCase();
-    audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { header, path: request.path, remoteAddress: request.remoteAddress, requestId: request.requestId });
+    audit(
+      context,
+      anonymousCaller,
+      'auth.failed',
+      { id: null, type: null },
+      { header, path: request.path, remoteAddress: request.remoteAddress, requestId: request.requestId },
+    );
   }
   if (credential?.kind === 'scopedToken' && bearer === undefined) {
     throw new ApiError('NOT_AUTHENTICATED', `${keyHeader} takes API keys only; send a scoped access token as Authorization: Bearer <token>`);
@@ -73,13 +79,17 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
     const why = secret === undefined && cookie === undefined ? 'no credential was sent' : 'the credential is invalid, expired or revoked';
     const anonymous = operation.access === 'read' ? 'anonymous access is off' : 'this endpoint never allows anonymous access';
     // MCP clients find the OAuth authorization server from this challenge (RFC 9728, the MCP authorization specification).
-    const challenge: Record<string, string> = request.path === MCP_RESOURCE_PATH ? { 'WWW-Authenticate': `Bearer resource_metadata="${context.config.publicUrl}${PROTECTED_RESOURCE_METADATA_PATH}"` } : {};
+    const challenge: Record<string, string> =
+      request.path === MCP_RESOURCE_PATH
+        ? { 'WWW-Authenticate': `Bearer resource_metadata="${context.config.publicUrl}${PROTECTED_RESOURCE_METADATA_PATH}"` }
+        : {};
     throw new ApiError('NOT_AUTHENTICATED', `${why} and ${anonymous}: send Authorization: Bearer <API key>, or sign in`, challenge);
   }
   if (credential.kind === 'session' && !SAFE_METHODS.has(request.method)) checkCsrf(context, request, cookie!);
   if (!ACCEPTS[operation.access].includes(credential.kind)) throw new ApiError('INSUFFICIENT_PERMISSIONS', REFUSAL[operation.access]);
   if (operation.access === 'owner' && credential.user.role !== 'owner') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'only owners may call this endpoint');
-  if (operation.ee && !auth.activeLicense()) throw new ApiError('INSUFFICIENT_PERMISSIONS', 'this is an enterprise endpoint and the instance has no active license (trawl admin license install)');
+  if (operation.ee && !auth.activeLicense())
+    throw new ApiError('INSUFFICIENT_PERMISSIONS', 'this is an enterprise endpoint and the instance has no active license (trawl admin license install)');
   return {
     kind: credential.kind,
     credential,
@@ -119,7 +129,11 @@ function checkCsrf(context: ServerContext, request: Request, sessionSecret: stri
   }
 }
 
-const failedAuthentications = new RateLimiter(FAILED_AUTHENTICATIONS.perSecond, FAILED_AUTHENTICATIONS.burst, 'failed authentications per second from this address');
+const failedAuthentications = new RateLimiter(
+  FAILED_AUTHENTICATIONS.perSecond,
+  FAILED_AUTHENTICATIONS.burst,
+  'failed authentications per second from this address',
+);
 
 /** The caller without a credential. */
 export const anonymousCaller: Caller = { kind: 'anonymous', credential: null, user: null, canSee: (repo) => repo.public, stillValid: () => true };
@@ -142,7 +156,13 @@ export function actorOf(caller: Caller): { actorId: string | null; actorType: 'u
 }
 
 /** Records what `caller` did to a target in the audit trail. */
-export function audit(context: ServerContext, caller: Caller, action: AuditAction, target: { id: string | null; type: string | null }, metadata: Record<string, unknown> = {}): void {
+export function audit(
+  context: ServerContext,
+  caller: Caller,
+  action: AuditAction,
+  target: { id: string | null; type: string | null },
+  metadata: Record<string, unknown> = {},
+): void {
   const credential = caller.credential ? { credential: caller.credential.kind, credentialId: credentialRecord(caller.credential).id } : {};
   context.audit.record({ action, ...actorOf(caller), targetId: target.id, targetType: target.type, metadata: { ...credential, ...metadata } });
 }

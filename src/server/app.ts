@@ -43,7 +43,11 @@ export class HttpServer {
     const app = uWS.App();
     let server: HttpServer | undefined;
     const track = { started: () => server && server.inFlight++, finished: () => server?.requestFinished() };
-    const origins: OriginPolicy = { port: () => server?.port ?? options.port, publicUrl: () => options.context.config.publicUrl, allowedHosts: () => options.context.config.server.allowedHosts };
+    const origins: OriginPolicy = {
+      port: () => server?.port ?? options.port,
+      publicUrl: () => options.context.config.publicUrl,
+      allowedHosts: () => options.context.config.server.allowedHosts,
+    };
     register(app, options, track, origins);
     return new Promise((resolve, reject) => {
       app.listen(options.host, options.port, (socket) => {
@@ -141,7 +145,8 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
   const { web } = options;
   if (web) {
     const page = async () => web.page;
-    for (const pattern of ['/', '/search', '/browse/*', '/sign-in', '/settings', '/settings/*', '/oauth/authorize']) app.get(pattern, (res, req) => handle(res, req, 'web', page));
+    for (const pattern of ['/', '/search', '/browse/*', '/sign-in', '/settings', '/settings/*', '/oauth/authorize'])
+      app.get(pattern, (res, req) => handle(res, req, 'web', page));
     app.get('/assets/*', (res, req) =>
       handle(res, req, 'web', async (request) => {
         const asset = web.assets.get(request.path.slice('/assets/'.length));
@@ -153,7 +158,8 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
   app.any('/*', (res, req) => {
     handle(res, req, 'unknown', async (request) => {
       // A browser asking for a page the app does not have gets the app, which says so in words.
-      if (web && request.method === 'get' && !request.path.startsWith('/api/') && /\btext\/html\b/.test(request.headers.accept ?? '')) return { ...web.page, status: 404 };
+      if (web && request.method === 'get' && !request.path.startsWith('/api/') && /\btext\/html\b/.test(request.headers.accept ?? ''))
+        return { ...web.page, status: 404 };
       const what = request.path.startsWith('/api/') ? 'This API endpoint does not exist' : 'Not found';
       throw new ApiError('NOT_FOUND', `${what}: ${request.path}`);
     });

@@ -77,7 +77,13 @@ export class Daemon {
     auth.store.onChange(endSessionsOfDeadCredentials);
     let syncer: ConnectionSyncer;
     try {
-      syncer = ConnectionSyncer.open({ config, logger, onRepositories: () => void daemon?.connectionsChanged().catch((error: unknown) => logger.error({ err: error }, "the connections' repositories could not be applied")), onFetched: (name) => scheduler.changed(name) });
+      syncer = ConnectionSyncer.open({
+        config,
+        logger,
+        onRepositories: () =>
+          void daemon?.connectionsChanged().catch((error: unknown) => logger.error({ err: error }, "the connections' repositories could not be applied")),
+        onFetched: (name) => scheduler.changed(name),
+      });
     } catch (error) {
       await Promise.all([pool.close(), auth.close()]);
       throw error;
@@ -100,7 +106,11 @@ export class Daemon {
       await Promise.all([pool.close(), scheduler.close(), syncer.close(), auth.close()]);
       throw error;
     }
-    const context = serverContext(() => daemon?.config ?? config, () => daemon?.status ?? 'starting', { pool, catalog, scheduler, auth, singleSignOn, syncer, logger, version });
+    const context = serverContext(
+      () => daemon?.config ?? config,
+      () => daemon?.status ?? 'starting',
+      { pool, catalog, scheduler, auth, singleSignOn, syncer, logger, version },
+    );
     let server: HttpServer;
     try {
       server = await HttpServer.listen({
@@ -122,7 +132,20 @@ export class Daemon {
       config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
       pool.configure(searchSettings(config));
     }
-    daemon = new Daemon(initial, config, logger, auth, pool, catalog, scheduler, singleSignOn, server, startWatchdog(pool, logger, config.server.searchTimeBudgetMs), syncer, initial);
+    daemon = new Daemon(
+      initial,
+      config,
+      logger,
+      auth,
+      pool,
+      catalog,
+      scheduler,
+      singleSignOn,
+      server,
+      startWatchdog(pool, logger, config.server.searchTimeBudgetMs),
+      syncer,
+      initial,
+    );
     void scheduler.start().then(() => daemon.ready());
     syncer.start();
     return daemon;
@@ -148,7 +171,10 @@ export class Daemon {
   async reload(next: Config): Promise<void> {
     if (this.status === 'stopping') return;
     const { initial } = this;
-    if (JSON.stringify([next.listen, next.server, next.dataDir, next.index, next.sync]) !== JSON.stringify([initial.listen, initial.server, initial.dataDir, initial.index, initial.sync])) {
+    if (
+      JSON.stringify([next.listen, next.server, next.dataDir, next.index, next.sync]) !==
+      JSON.stringify([initial.listen, initial.server, initial.dataDir, initial.index, initial.sync])
+    ) {
       this.logger.warn('SIGHUP: listen, server, dataDir, index and sync settings take effect at the next restart');
     }
     const publicUrl = initial.listen.port === 0 && next.publicUrl === initial.publicUrl ? this.config.publicUrl : next.publicUrl;
@@ -224,7 +250,8 @@ class SingleSignOn {
   configure(oidc: OidcConfig | null): void {
     const settings = JSON.stringify(oidc);
     if (settings === this.settings) return;
-    this.current = oidc && new OidcSignIn(oidc, readClientSecret(oidc.clientSecretFile), () => `${this.config().publicUrl}/api/auth/oidc/callback`, this.stateKey);
+    this.current =
+      oidc && new OidcSignIn(oidc, readClientSecret(oidc.clientSecretFile), () => `${this.config().publicUrl}/api/auth/oidc/callback`, this.stateKey);
     this.settings = settings;
   }
 }
@@ -245,7 +272,16 @@ class CatalogHolder {
 function serverContext(
   config: () => Config,
   status: () => Status,
-  parts: { pool: SearchPool; catalog: CatalogHolder; scheduler: IndexScheduler; auth: OpenedAuth; singleSignOn: SingleSignOn; syncer: ConnectionSyncer; logger: Logger; version: string },
+  parts: {
+    pool: SearchPool;
+    catalog: CatalogHolder;
+    scheduler: IndexScheduler;
+    auth: OpenedAuth;
+    singleSignOn: SingleSignOn;
+    syncer: ConnectionSyncer;
+    logger: Logger;
+    version: string;
+  },
 ): ServerContext {
   const { pool, catalog, scheduler, auth, singleSignOn, syncer, logger, version } = parts;
   const initial = config();
@@ -279,7 +315,8 @@ function serverContext(
     gitProcesses,
     oidc: () => singleSignOn.current,
     connections: syncer,
-    indexState: (name) => (scheduler.isIndexing(name) ? 'indexing' : catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
+    indexState: (name) =>
+      scheduler.isIndexing(name) ? 'indexing' : (catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
   };
 }
 

@@ -57,7 +57,8 @@ export function asApiError(thrown: unknown): unknown {
   if (error instanceof SearchPoolClosingError) return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '5' });
   if (error instanceof InvalidRefError) return new ApiError('INVALID_GIT_REF', error.message);
   if (error instanceof GitReadStoppedError) return new ApiError('SERVICE_UNAVAILABLE', error.message, error.bound === 'time' ? { 'Retry-After': '1' } : {});
-  if (error instanceof BlameError || error instanceof GitObjectMissingError || error instanceof StateLogWriteError) return new ApiError('UNEXPECTED_ERROR', error.message);
+  if (error instanceof BlameError || error instanceof GitObjectMissingError || error instanceof StateLogWriteError)
+    return new ApiError('UNEXPECTED_ERROR', error.message);
   if (error instanceof PathNotFoundError) return new ApiError('FILE_NOT_FOUND', `file not found: ${error.message}`);
   return error;
 }

@@ -44,7 +44,10 @@ export function checkHostAndOrigin(headers: Record<string, string>, policy: Orig
   if (host !== undefined && !hosts.has(host)) {
     if (host.includes(',')) throw new ApiError('INVALID_REQUEST_HEADERS', 'the request has more than one Host header');
     const port = policy.port();
-    throw new ApiError('INSUFFICIENT_PERMISSIONS', `Host ${JSON.stringify(host)} is not this server's: use publicUrl's host, 127.0.0.1:${port} or localhost:${port} from this machine, or list the name in server.allowedHosts`);
+    throw new ApiError(
+      'INSUFFICIENT_PERMISSIONS',
+      `Host ${JSON.stringify(host)} is not this server's: use publicUrl's host, 127.0.0.1:${port} or localhost:${port} from this machine, or list the name in server.allowedHosts`,
+    );
   }
   const origin = headers.origin;
   if (origin === undefined) return;

@@ -30,7 +30,13 @@ export function requestedPage(params: { page?: number; perPage?: number }): Page
 }
 
 /** The requested page of `all`, with the headers that describe it. */
-export function paginate<T>(all: T[], params: { page?: number; perPage?: number }, publicUrl: string, path: string, rawQuery: string): { items: T[]; headers: Record<string, string> } {
+export function paginate<T>(
+  all: T[],
+  params: { page?: number; perPage?: number },
+  publicUrl: string,
+  path: string,
+  rawQuery: string,
+): { items: T[]; headers: Record<string, string> } {
   const page = requestedPage(params);
   return { items: all.slice((page.number - 1) * page.size, page.number * page.size), headers: pageHeaders(all.length, page, publicUrl, path, rawQuery) };
 }

@@ -81,7 +81,9 @@ export class RateLimiter {
     const bucket = this.bucket(key);
     if (bucket.tokens < 1) {
       const retryAfter = Math.ceil((1 - bucket.tokens) / this.perSecond);
-      throw new ApiError('RATE_LIMITED', `more than ${+this.perSecond.toPrecision(2)} ${this.what}; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
+      throw new ApiError('RATE_LIMITED', `more than ${+this.perSecond.toPrecision(2)} ${this.what}; retry in ${retryAfter} s`, {
+        'Retry-After': String(retryAfter),
+      });
     }
     return bucket;
   }

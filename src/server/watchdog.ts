@@ -14,7 +14,10 @@ export function startWatchdog(pool: SearchPool, logger: Logger, searchTimeBudget
   if (!Number.isFinite(usec) || usec <= 0) return null;
   const intervalMs = Math.max(100, usec / 2000);
   if (searchTimeBudgetMs >= intervalMs) {
-    logger.warn({ searchTimeBudgetMs, intervalMs }, 'server.searchTimeBudgetMs is not below half of WatchdogSec: one long search can make a busy pool look wedged');
+    logger.warn(
+      { searchTimeBudgetMs, intervalMs },
+      'server.searchTimeBudgetMs is not below half of WatchdogSec: one long search can make a busy pool look wedged',
+    );
   }
   const timer = setInterval(() => {
     void pool.responsive(intervalMs).then((alive) => {

@@ -67,12 +67,33 @@ export async function deleteAt(path: string): Promise<void> {
 }
 
 async function send(method: 'POST' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
-  const response = await fetch(path, { method, headers: headers(body !== undefined, true), signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const response = await fetch(path, {
+    method,
+    headers: headers(body !== undefined, true),
+    signal,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   if (!response.ok) throw await failure(response);
   return response;
 }
 
-export type { ApiKeyInfo, AuditRecord, Chunk, CreatedApiKey, FileResult, InstanceSettings, LicenseInfo, Member, Position, Range, ScopedTokenInfo, SearchResponse, SessionInfo, SessionState, TreeNode } from '../api/types.js';
+export type {
+  ApiKeyInfo,
+  AuditRecord,
+  Chunk,
+  CreatedApiKey,
+  FileResult,
+  InstanceSettings,
+  LicenseInfo,
+  Member,
+  Position,
+  Range,
+  ScopedTokenInfo,
+  SearchResponse,
+  SessionInfo,
+  SessionState,
+  TreeNode,
+} from '../api/types.js';
 
 export interface Source {
   source: string;

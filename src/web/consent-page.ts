@@ -44,7 +44,11 @@ export async function renderConsent(main: HTMLElement, session: SessionState): P
         h('dt', {}, 'Registered'),
         h('dd', {}, new Date(request.registeredAt).toLocaleString()),
       ),
-      h('p', {}, 'Allow only if you started this from an application you trust. It will search code and read the files and history you can see, through trawl’s MCP server and API, until you sign it out or it stays unused for 30 days. It cannot change anything or create keys.'),
+      h(
+        'p',
+        {},
+        'Allow only if you started this from an application you trust. It will search code and read the files and history you can see, through trawl’s MCP server and API, until you sign it out or it stays unused for 30 days. It cannot change anything or create keys.',
+      ),
       h('p', { class: 'actions' }, allow, deny),
       problem,
     ),

@@ -18,7 +18,13 @@ export async function renderBlob(main: HTMLElement, repo: string, branch: string
   const code = source.encoding === 'base64' ? h('p', { class: 'binary' }, 'Binary file — not shown.') : codeView(source);
   const symbols = h('aside', { class: 'symbols', id: 'symbols', hidden: true });
   main.append(
-    h('div', { class: 'browse' }, treeView(tree.tree, repo, branch, path), h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path), code), symbols),
+    h(
+      'div',
+      { class: 'browse' },
+      treeView(tree.tree, repo, branch, path),
+      h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path), code),
+      symbols,
+    ),
   );
   if (source.encoding === 'utf-8') {
     markMatches(source.source);
@@ -31,8 +37,14 @@ export async function renderTree(main: HTMLElement, repo: string, branch: string
   const { tree } = await postJson<{ tree: TreeNode }>('/api/tree', { repoName: repo, revisionName: branch, paths: path ? [...ancestors(path), path] : [] });
   clear(main);
   const here = path ? findNode(tree, path) : tree;
-  const listing = h('ul', { class: 'listing', id: 'listing' }, ...(here?.children ?? []).map((child) => h('li', { class: `node-${child.type}` }, nodeLink(child, repo, branch))));
-  main.append(h('div', { class: 'browse' }, treeView(tree, repo, branch, path), h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path), listing)));
+  const listing = h(
+    'ul',
+    { class: 'listing', id: 'listing' },
+    ...(here?.children ?? []).map((child) => h('li', { class: `node-${child.type}` }, nodeLink(child, repo, branch))),
+  );
+  main.append(
+    h('div', { class: 'browse' }, treeView(tree, repo, branch, path), h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path), listing)),
+  );
 }
 
 /** Every directory on the way to `path` (its own directory included). */
@@ -51,7 +63,11 @@ function findNode(node: TreeNode, path: string): TreeNode | undefined {
 
 function nodeLink(node: TreeNode, repo: string, branch: string): HTMLElement {
   if (node.type === 'commit') return h('span', { class: 'submodule' }, `${node.name} (submodule)`);
-  return h('a', { href: node.type === 'tree' ? treeUrl(repo, branch, node.path) : blobUrl(repo, branch, node.path) }, node.type === 'tree' ? `${node.name}/` : node.name);
+  return h(
+    'a',
+    { href: node.type === 'tree' ? treeUrl(repo, branch, node.path) : blobUrl(repo, branch, node.path) },
+    node.type === 'tree' ? `${node.name}/` : node.name,
+  );
 }
 
 function treeView(root: TreeNode, repo: string, branch: string, current: string): HTMLElement {
@@ -60,7 +76,12 @@ function treeView(root: TreeNode, repo: string, branch: string, current: string)
       'ul',
       {},
       ...node.children.map((child) =>
-        h('li', { class: child.path === current ? `node-${child.type} current` : `node-${child.type}` }, nodeLink(child, repo, branch), child.children.length > 0 ? list(child) : null),
+        h(
+          'li',
+          { class: child.path === current ? `node-${child.type} current` : `node-${child.type}` },
+          nodeLink(child, repo, branch),
+          child.children.length > 0 ? list(child) : null,
+        ),
       ),
     );
   return h('nav', { class: 'tree', id: 'tree', 'aria-label': 'Files' }, h('a', { class: 'tree-root', href: treeUrl(repo, branch, '') }, repo), list(root));
@@ -82,7 +103,9 @@ function codeView(source: Source): HTMLElement {
     const number = i + 1;
     const code = h('span', { class: 'code' });
     code.innerHTML = html; // highlight.js output: the source's text escaped, its own spans only
-    container.append(h('div', { class: 'line', id: `L${number}` }, h('a', { class: 'ln', href: `#L${number}`, 'data-line': String(number) }, String(number)), code));
+    container.append(
+      h('div', { class: 'line', id: `L${number}` }, h('a', { class: 'ln', href: `#L${number}`, 'data-line': String(number) }, String(number)), code),
+    );
   });
   container.addEventListener('click', (event) => {
     const link = (event.target as Element).closest('a.ln');
@@ -171,7 +194,12 @@ async function showSymbol(event: MouseEvent, panel: HTMLElement, repo: string, b
         {},
         ...found.files.flatMap((file) =>
           file.matches.map((match) =>
-            h('li', {}, h('a', { href: `${localPath(file.webUrl)}#L${match.range.start.lineNumber}` }, `${file.fileName}:${match.range.start.lineNumber}`), h('code', {}, match.lineContent.trim())),
+            h(
+              'li',
+              {},
+              h('a', { href: `${localPath(file.webUrl)}#L${match.range.start.lineNumber}` }, `${file.fileName}:${match.range.start.lineNumber}`),
+              h('code', {}, match.lineContent.trim()),
+            ),
           ),
         ),
       ),

@@ -49,7 +49,8 @@ function showAccount(): void {
   clear(account);
   if (!session) {
     // No member has a password and there is no single sign-on (the zero-config default): there is no one to sign in as.
-    if (providers?.password || providers?.oidc) account.append(h('a', { href: `/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, id: 'sign-in-link' }, 'Sign in'));
+    if (providers?.password || providers?.oidc)
+      account.append(h('a', { href: `/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, id: 'sign-in-link' }, 'Sign in'));
     return;
   }
   const signOut = h('button', { type: 'button', id: 'sign-out' }, 'Sign out');
@@ -82,7 +83,11 @@ const SINGLE_SIGN_ON_FAILURES: Record<string, string> = {
 async function renderSignIn(): Promise<void> {
   document.title = 'Sign in — trawl';
   const reason = new URLSearchParams(location.search).get('error');
-  const problem = h('p', { class: 'error', role: 'alert', id: 'sign-in-error', hidden: reason === null }, reason === null ? '' : (SINGLE_SIGN_ON_FAILURES[reason] ?? 'The sign-in failed.'));
+  const problem = h(
+    'p',
+    { class: 'error', role: 'alert', id: 'sign-in-error', hidden: reason === null },
+    reason === null ? '' : (SINGLE_SIGN_ON_FAILURES[reason] ?? 'The sign-in failed.'),
+  );
   const signInForm = h(
     'form',
     { id: 'sign-in', class: 'settings-form sign-in' },
@@ -109,7 +114,10 @@ async function renderSignIn(): Promise<void> {
   providers = await getJson<Providers>('/api/auth/providers');
   if (providers.oidc) {
     const start = `${providers.oidc.start}?${new URLSearchParams({ next: nextPath() })}`;
-    signInForm.insertBefore(h('p', {}, h('a', { href: start, id: 'single-sign-on', class: 'button', 'data-external': true }, `Sign in with ${providers.oidc.name}`)), signInForm.children[1]!);
+    signInForm.insertBefore(
+      h('p', {}, h('a', { href: start, id: 'single-sign-on', class: 'button', 'data-external': true }, `Sign in with ${providers.oidc.name}`)),
+      signInForm.children[1]!,
+    );
     signInForm.insertBefore(h('p', { class: 'summary' }, 'or with your email and password:'), signInForm.children[2]!);
   }
   (signInForm.querySelector('input') as HTMLInputElement).focus();
@@ -134,7 +142,18 @@ async function homePage(): Promise<void> {
       'section',
       { class: 'repos', id: 'repos' },
       h('h2', {}, 'Repositories'),
-      h('ul', {}, ...repos.map((repo) => h('li', {}, h('a', { href: treeUrl(repo.repoName, 'HEAD', '') }, repo.repoDisplayName ?? repo.repoName), h('span', { class: `state ${repo.indexState}` }, repo.indexState)))),
+      h(
+        'ul',
+        {},
+        ...repos.map((repo) =>
+          h(
+            'li',
+            {},
+            h('a', { href: treeUrl(repo.repoName, 'HEAD', '') }, repo.repoDisplayName ?? repo.repoName),
+            h('span', { class: `state ${repo.indexState}` }, repo.indexState),
+          ),
+        ),
+      ),
     ),
   );
 }
@@ -159,11 +178,19 @@ async function route(): Promise<void> {
       regexInput.checked = params.get('regex') === '1';
       caseInput.checked = params.get('case') === '1';
       document.title = queryInput.value ? `${queryInput.value} — trawl` : 'trawl';
-      if (queryInput.value) await renderSearch(main, { query: queryInput.value, regex: regexInput.checked, caseSensitive: caseInput.checked, matches: FIRST_PAGE }, showError);
+      if (queryInput.value)
+        await renderSearch(main, { query: queryInput.value, regex: regexInput.checked, caseSensitive: caseInput.checked, matches: FIRST_PAGE }, showError);
       else await homePage();
     } else if (place.kind === 'unknown') {
       document.title = 'Page not found — trawl';
-      main.append(h('section', { class: 'not-found', id: 'not-found' }, h('h2', {}, 'Page not found'), h('p', {}, `trawl has no page at ${location.pathname}. Search above, or go to `, h('a', { href: '/' }, 'the repositories'), '.')));
+      main.append(
+        h(
+          'section',
+          { class: 'not-found', id: 'not-found' },
+          h('h2', {}, 'Page not found'),
+          h('p', {}, `trawl has no page at ${location.pathname}. Search above, or go to `, h('a', { href: '/' }, 'the repositories'), '.'),
+        ),
+      );
     } else if (place.kind === 'blob') {
       document.title = `${place.path} — trawl`;
       await renderBlob(main, place.repo, place.branch, place.path);

@@ -53,8 +53,22 @@ export async function renderSearch(main: HTMLElement, input: SearchInput, onErro
 
 function fileItem(file: FileResult): HTMLElement {
   const href = localPath(file.webUrl);
-  const name = h('a', { class: 'file-name result-link', href }, ...marked(file.fileName.text, file.fileName.matchRanges.map((r) => [r.start.column - 1, r.end.column - 1])));
-  const header = h('div', { class: 'file-header' }, name, h('span', { class: 'repo' }, file.repository), file.language ? h('span', { class: 'lang' }, file.language) : null, file.branches?.[0] && file.branches[0] !== 'HEAD' ? h('span', { class: 'branch' }, file.branches[0]) : null);
+  const name = h(
+    'a',
+    { class: 'file-name result-link', href },
+    ...marked(
+      file.fileName.text,
+      file.fileName.matchRanges.map((r) => [r.start.column - 1, r.end.column - 1]),
+    ),
+  );
+  const header = h(
+    'div',
+    { class: 'file-header' },
+    name,
+    h('span', { class: 'repo' }, file.repository),
+    file.language ? h('span', { class: 'lang' }, file.language) : null,
+    file.branches?.[0] && file.branches[0] !== 'HEAD' ? h('span', { class: 'branch' }, file.branches[0]) : null,
+  );
   return h('li', { class: 'file' }, header, ...file.chunks.map((chunk) => chunkView(chunk, href)));
 }
 

@@ -17,7 +17,12 @@ interface Section {
 }
 
 /** A form of labelled inputs; `submit` gets their values by name, and its failure is shown in the form. */
-function form(id: string, fields: { name: string; label: string; type?: string; options?: string[]; required?: boolean }[], action: string, submit: (values: Record<string, string>) => Promise<void>): HTMLFormElement {
+function form(
+  id: string,
+  fields: { name: string; label: string; type?: string; options?: string[]; required?: boolean }[],
+  action: string,
+  submit: (values: Record<string, string>) => Promise<void>,
+): HTMLFormElement {
   const problem = h('p', { class: 'error', role: 'alert', hidden: true });
   const element = h(
     'form',
@@ -29,7 +34,12 @@ function form(id: string, fields: { name: string; label: string; type?: string; 
         field.label,
         field.options
           ? h('select', { name: field.name }, ...field.options.map((option) => h('option', { value: option }, option)))
-          : h('input', { name: field.name, type: field.type ?? 'text', required: field.required ?? true, autocomplete: field.type === 'password' ? 'new-password' : 'off' }),
+          : h('input', {
+              name: field.name,
+              type: field.type ?? 'text',
+              required: field.required ?? true,
+              autocomplete: field.type === 'password' ? 'new-password' : 'off',
+            }),
       ),
     ),
     h('button', { type: 'submit' }, action),
@@ -52,7 +62,12 @@ function table(id: string, headings: string[], rows: (Node | string)[][]): HTMLE
   return h(
     'div',
     { class: 'table-scroll' },
-    h('table', { id, class: 'settings-table' }, h('thead', {}, h('tr', {}, ...headings.map((heading) => h('th', { scope: 'col' }, heading)))), h('tbody', {}, ...rows.map((row) => h('tr', {}, ...row.map((cell) => h('td', {}, cell)))))),
+    h(
+      'table',
+      { id, class: 'settings-table' },
+      h('thead', {}, h('tr', {}, ...headings.map((heading) => h('th', { scope: 'col' }, heading)))),
+      h('tbody', {}, ...rows.map((row) => h('tr', {}, ...row.map((cell) => h('td', {}, cell))))),
+    ),
   );
 }
 
@@ -81,9 +96,31 @@ const SECTIONS: Record<string, Section> = {
         form('create-key', [{ name: 'name', label: 'Name' }], 'Create API key', async ({ name }) => {
           const key = await postJson<CreatedApiKey>('/api/admin/api_keys', { name });
           // Shown once: the daemon keeps only its digest.
-          refresh(h('div', { id: 'created-key', role: 'status' }, h('p', {}, `Your new key “${key.name}”: copy it now, it is not shown again.`), h('code', { id: 'new-key', class: 'secret', tabindex: '0' }, key.key)));
+          refresh(
+            h(
+              'div',
+              { id: 'created-key', role: 'status' },
+              h('p', {}, `Your new key “${key.name}”: copy it now, it is not shown again.`),
+              h('code', { id: 'new-key', class: 'secret', tabindex: '0' }, key.key),
+            ),
+          );
         }),
-        table('api-keys', ['Name', 'Created', 'Last used', ''], keys.filter((key) => key.userId === session.user.id).map((key) => [key.name, when(key.createdAt), when(key.lastUsedAt), button(`Delete ${key.name}`, async () => (await deleteAt(`/api/admin/api_keys/${encodeURIComponent(key.id)}`), refresh()), `Delete the API key “${key.name}”? Whatever uses it stops working.`)])),
+        table(
+          'api-keys',
+          ['Name', 'Created', 'Last used', ''],
+          keys
+            .filter((key) => key.userId === session.user.id)
+            .map((key) => [
+              key.name,
+              when(key.createdAt),
+              when(key.lastUsedAt),
+              button(
+                `Delete ${key.name}`,
+                async () => (await deleteAt(`/api/admin/api_keys/${encodeURIComponent(key.id)}`), refresh()),
+                `Delete the API key “${key.name}”? Whatever uses it stops working.`,
+              ),
+            ]),
+        ),
       );
     },
   },
@@ -94,7 +131,16 @@ const SECTIONS: Record<string, Section> = {
       const live = (token: ScopedTokenInfo) => !token.revokedAt && Date.parse(token.expiresAt) > Date.now();
       body.append(
         h('p', { class: 'summary' }, 'Scoped access tokens are created with an API key (POST /api/ee/scoped_access_token) and last one hour.'),
-        table('tokens', ['Repositories', 'Created', 'Expires', ''], tokens.map((token) => [token.repos.map((repo) => repo.name).join(', '), when(token.createdAt), token.revokedAt ? `revoked ${when(token.revokedAt)}` : when(token.expiresAt), live(token) ? button('Revoke', async () => (await deleteAt(`/api/ee/scoped_access_token/${encodeURIComponent(token.id)}`), refresh())) : ''])),
+        table(
+          'tokens',
+          ['Repositories', 'Created', 'Expires', ''],
+          tokens.map((token) => [
+            token.repos.map((repo) => repo.name).join(', '),
+            when(token.createdAt),
+            token.revokedAt ? `revoked ${when(token.revokedAt)}` : when(token.expiresAt),
+            live(token) ? button('Revoke', async () => (await deleteAt(`/api/ee/scoped_access_token/${encodeURIComponent(token.id)}`), refresh())) : '',
+          ]),
+        ),
       );
     },
   },
@@ -103,7 +149,19 @@ const SECTIONS: Record<string, Section> = {
     async render(body, _session, refresh) {
       const sessions = await getJson<SessionInfo[]>('/api/auth/sessions');
       body.append(
-        table('sessions', ['Browser', 'Address', 'Signed in', 'Last seen', ''], sessions.map((session) => [session.userAgent || 'unknown', session.address, when(session.createdAt), when(session.lastSeenAt), session.current ? 'this browser' : button('Sign out', async () => (await deleteAt(`/api/auth/sessions/${encodeURIComponent(session.id)}`), refresh()))])),
+        table(
+          'sessions',
+          ['Browser', 'Address', 'Signed in', 'Last seen', ''],
+          sessions.map((session) => [
+            session.userAgent || 'unknown',
+            session.address,
+            when(session.createdAt),
+            when(session.lastSeenAt),
+            session.current
+              ? 'this browser'
+              : button('Sign out', async () => (await deleteAt(`/api/auth/sessions/${encodeURIComponent(session.id)}`), refresh())),
+          ]),
+        ),
         sessions.length > 1 ? button('Sign out all other sessions', async () => (await deleteAt('/api/auth/sessions'), refresh())) : '',
       );
     },
@@ -113,9 +171,19 @@ const SECTIONS: Record<string, Section> = {
     async render(body) {
       const done = h('p', { id: 'password-changed', role: 'status' });
       body.append(
-        form('change-password', [{ name: 'currentPassword', label: 'Current password', type: 'password', required: false }, { name: 'password', label: 'New password (10 characters or more)', type: 'password' }], 'Change password', async ({ currentPassword, password }) => {
-          done.textContent = (await postJson<{ message: string }>('/api/auth/password', { password, ...(currentPassword ? { currentPassword } : {}) })).message;
-        }),
+        form(
+          'change-password',
+          [
+            { name: 'currentPassword', label: 'Current password', type: 'password', required: false },
+            { name: 'password', label: 'New password (10 characters or more)', type: 'password' },
+          ],
+          'Change password',
+          async ({ currentPassword, password }) => {
+            done.textContent = (
+              await postJson<{ message: string }>('/api/auth/password', { password, ...(currentPassword ? { currentPassword } : {}) })
+            ).message;
+          },
+        ),
         done,
       );
     },
@@ -134,17 +202,42 @@ const SECTIONS: Record<string, Section> = {
             const actions = h(
               'span',
               { class: 'actions' },
-              button(`Make ${member.email} ${other === 'owner' ? 'an owner' : 'a member'}`, async () => (await postJson('/api/ee/user/role', { userId: member.id, role: other }), refresh())),
-              member.id === session.user.id ? '' : button(`Remove ${member.email}`, async () => (await deleteAt(`/api/ee/user?userId=${encodeURIComponent(member.id)}`), refresh()), `Remove ${member.email}? Their keys, tokens and sessions end at once.`),
+              button(
+                `Make ${member.email} ${other === 'owner' ? 'an owner' : 'a member'}`,
+                async () => (await postJson('/api/ee/user/role', { userId: member.id, role: other }), refresh()),
+              ),
+              member.id === session.user.id
+                ? ''
+                : button(
+                    `Remove ${member.email}`,
+                    async () => (await deleteAt(`/api/ee/user?userId=${encodeURIComponent(member.id)}`), refresh()),
+                    `Remove ${member.email}? Their keys, tokens and sessions end at once.`,
+                  ),
             );
-            return [member.email, member.name ?? '', member.id === session.user.id ? `${member.role.toLowerCase()} (you)` : member.role.toLowerCase(), when(member.lastActivityAt), actions];
+            return [
+              member.email,
+              member.name ?? '',
+              member.id === session.user.id ? `${member.role.toLowerCase()} (you)` : member.role.toLowerCase(),
+              when(member.lastActivityAt),
+              actions,
+            ];
           }),
         ),
         h('h3', {}, 'Add a member'),
-        form('add-member', [{ name: 'email', label: 'Email', type: 'email' }, { name: 'name', label: 'Name' }, { name: 'role', label: 'Role', options: ['member', 'owner'] }, { name: 'password', label: 'Password (10 characters or more)', type: 'password' }], 'Add member', async (values) => {
-          await postJson('/api/ee/users', values);
-          refresh();
-        }),
+        form(
+          'add-member',
+          [
+            { name: 'email', label: 'Email', type: 'email' },
+            { name: 'name', label: 'Name' },
+            { name: 'role', label: 'Role', options: ['member', 'owner'] },
+            { name: 'password', label: 'Password (10 characters or more)', type: 'password' },
+          ],
+          'Add member',
+          async (values) => {
+            await postJson('/api/ee/users', values);
+            refresh();
+          },
+        ),
       );
     },
   },
@@ -153,8 +246,18 @@ const SECTIONS: Record<string, Section> = {
     ownersOnly: true,
     async render(body, _session, refresh) {
       const license = await getJson<LicenseInfo>('/api/admin/license');
-      const state = license.installed ? `${license.active ? 'Active' : 'Not active'}: ${license.licensee ?? ''}, ${license.seatsUsed} of ${license.seats ?? '?'} seats, until ${when(license.expiresAt)}` : `No license installed (${license.seatsUsed} seat in use).`;
-      body.append(h('p', { id: 'license-state' }, state), form('install-license', [{ name: 'key', label: 'License key' }], 'Install license', async ({ key }) => (await postJson('/api/admin/license', { key }), refresh())));
+      const state = license.installed
+        ? `${license.active ? 'Active' : 'Not active'}: ${license.licensee ?? ''}, ${license.seatsUsed} of ${license.seats ?? '?'} seats, until ${when(license.expiresAt)}`
+        : `No license installed (${license.seatsUsed} seat in use).`;
+      body.append(
+        h('p', { id: 'license-state' }, state),
+        form(
+          'install-license',
+          [{ name: 'key', label: 'License key' }],
+          'Install license',
+          async ({ key }) => (await postJson('/api/admin/license', { key }), refresh()),
+        ),
+      );
     },
   },
   access: {
@@ -163,8 +266,15 @@ const SECTIONS: Record<string, Section> = {
     async render(body, _session, refresh) {
       const settings = await getJson<InstanceSettings>('/api/admin/settings');
       body.append(
-        h('p', { id: 'anonymous-state' }, settings.anonymousAccess ? 'Anyone may read public repositories without signing in.' : 'Reading needs a sign-in or a key.'),
-        button(settings.anonymousAccess ? 'Turn anonymous access off' : 'Turn anonymous access on', async () => (await postJson('/api/admin/settings', { anonymousAccess: !settings.anonymousAccess }), refresh())),
+        h(
+          'p',
+          { id: 'anonymous-state' },
+          settings.anonymousAccess ? 'Anyone may read public repositories without signing in.' : 'Reading needs a sign-in or a key.',
+        ),
+        button(
+          settings.anonymousAccess ? 'Turn anonymous access off' : 'Turn anonymous access on',
+          async () => (await postJson('/api/admin/settings', { anonymousAccess: !settings.anonymousAccess }), refresh()),
+        ),
       );
     },
   },
@@ -184,10 +294,21 @@ const SECTIONS: Record<string, Section> = {
         h('label', {}, 'Until', h('input', { name: 'until', type: 'date', value: params.get('until') ?? undefined })),
         h('button', { type: 'submit' }, 'Filter'),
       );
-      const link = (to: number, label: string) => h('a', { href: `/settings/audit?${new URLSearchParams({ ...Object.fromEntries(params), page: String(to) })}` }, label);
+      const link = (to: number, label: string) =>
+        h('a', { href: `/settings/audit?${new URLSearchParams({ ...Object.fromEntries(params), page: String(to) })}` }, label);
       body.append(
         filters,
-        table('audit', ['When', 'Action', 'Actor', 'Target', 'Details'], records.map((record) => [when(record.timestamp), record.action, record.actorId || record.actorType, record.targetId ? `${record.targetType} ${record.targetId}` : '', JSON.stringify(record.metadata ?? {})])),
+        table(
+          'audit',
+          ['When', 'Action', 'Actor', 'Target', 'Details'],
+          records.map((record) => [
+            when(record.timestamp),
+            record.action,
+            record.actorId || record.actorType,
+            record.targetId ? `${record.targetType} ${record.targetId}` : '',
+            JSON.stringify(record.metadata ?? {}),
+          ]),
+        ),
         h('nav', { class: 'pager' }, page > 1 ? link(page - 1, '← Newer') : '', records.length === 50 ? link(page + 1, 'Older →') : ''),
       );
     },
@@ -203,13 +324,27 @@ export async function renderSettings(main: HTMLElement, section: string, session
   const refresh = (notice?: Node) => {
     clear(body);
     if (notice) body.append(notice);
-    current.render(body, session, refresh).catch((error: unknown) => body.append(h('p', { class: 'error', role: 'alert' }, error instanceof ApiFailure ? `${error.errorCode}: ${error.message}` : String(error))));
+    current
+      .render(body, session, refresh)
+      .catch((error: unknown) =>
+        body.append(h('p', { class: 'error', role: 'alert' }, error instanceof ApiFailure ? `${error.errorCode}: ${error.message}` : String(error))),
+      );
   };
   main.append(
     h(
       'div',
       { class: 'settings' },
-      h('nav', { class: 'settings-nav', 'aria-label': 'Settings' }, h('ul', {}, ...visible.map(([key, candidate]) => h('li', {}, h('a', { href: `/settings/${key}`, 'aria-current': key === name ? 'page' : undefined }, candidate.title))))),
+      h(
+        'nav',
+        { class: 'settings-nav', 'aria-label': 'Settings' },
+        h(
+          'ul',
+          {},
+          ...visible.map(([key, candidate]) =>
+            h('li', {}, h('a', { href: `/settings/${key}`, 'aria-current': key === name ? 'page' : undefined }, candidate.title)),
+          ),
+        ),
+      ),
       h('div', {}, h('h2', { id: 'settings-title' }, current.title), body),
     ),
   );

@@ -22,7 +22,21 @@ import { searchShards } from '../search/shard/evaluate.js';
 import { TaskSlice } from '../search/shard/shard-search.js';
 import { ShardCache } from '../search/shard-cache.js';
 import { isSearchCancelled } from '../search/signal.js';
-import type { CheckRegexesResult, CheckRegexesTask, MapShardTask, MatchTextsResult, MatchTextsTask, RenderedPart, RenderedResponse, RenderMergedTask, RenderSpec, SearchTask, SearchTaskResult, SearchWorkerData, ShardsOutcome } from './search-protocol.js';
+import type {
+  CheckRegexesResult,
+  CheckRegexesTask,
+  MapShardTask,
+  MatchTextsResult,
+  MatchTextsTask,
+  RenderedPart,
+  RenderedResponse,
+  RenderMergedTask,
+  RenderSpec,
+  SearchTask,
+  SearchTaskResult,
+  SearchWorkerData,
+  ShardsOutcome,
+} from './search-protocol.js';
 
 const cache = new ShardCache();
 /**
@@ -56,12 +70,16 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   outcome.stats.crashes += tried.length;
   outcome.stats.shardFilesConsidered += tried.length;
   if (task.render && !outcome.resume) return render(task.render, task.query, foundIn(outcome, shards), [outcome]);
-  const files = task.renderFiles && rendersFiles(task.renderFiles, task, outcome) ? filesOf(task.renderFiles, task.query, outcome, shards, fileIndex) : undefined;
+  const files =
+    task.renderFiles && rendersFiles(task.renderFiles, task, outcome) ? filesOf(task.renderFiles, task.query, outcome, shards, fileIndex) : undefined;
   for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
   if (!files) return outcome;
   const packedMatches = packMatches(outcome.matches);
   outcome.matches = [];
-  return handedOver({ kind: 'files', outcome, packedMatches, ...files }, [...new Set(files.json.map((piece) => piece.buffer as ArrayBuffer)), ...packedBuffers(packedMatches)]);
+  return handedOver({ kind: 'files', outcome, packedMatches, ...files }, [
+    ...new Set(files.json.map((piece) => piece.buffer as ArrayBuffer)),
+    ...packedBuffers(packedMatches),
+  ]);
 }
 
 /** Whether the task renders its files: it did not give its worker up, the search goes on, and they are not few within `matches`. */
@@ -84,7 +102,13 @@ export function renderMerged(task: RenderMergedTask): RenderedResponse {
 /** A part of a streamed search: the one outcome of `task`, built within its request's `matches`. */
 export function renderPart(task: RenderMergedTask): RenderedPart {
   cache.advance(task.generation);
-  const { stats, files, repositoryInfo, isSearchExhaustive } = built(jsonFiles, task.render, task.query, cache.resolve(task.matches, task.shardFiles, task.outcomes[0]!.stats), task.outcomes);
+  const { stats, files, repositoryInfo, isSearchExhaustive } = built(
+    jsonFiles,
+    task.render,
+    task.query,
+    cache.resolve(task.matches, task.shardFiles, task.outcomes[0]!.stats),
+    task.outcomes,
+  );
   // A copy of the bytes only: the writer's memory is larger, and the answer would copy all of it.
   return { kind: 'part', stats, files: Buffer.concat(files), repositoryInfo, isSearchExhaustive };
 }

@@ -10,7 +10,11 @@ t.test('a license verifies under its key only', async (t) => {
   t.throws(() => readLicense(key, trustedLicenseKeys({})), /does not verify/, 'the daemon does not trust the test key unless told');
   t.ok(readLicense(key, trustedLicenseKeys(LICENSE_ENV)), `…and does with $${TEST_LICENSE_KEY_VARIABLE}`);
   const other = generateKeyPairSync('ed25519').privateKey;
-  t.throws(() => readLicense(signLicense({ licensee: 'Acme', seats: 3, expiresAt: '2030-01-01T00:00:00Z' }, other), TEST_LICENSE_KEYS), LicenseError, 'another signer');
+  t.throws(
+    () => readLicense(signLicense({ licensee: 'Acme', seats: 3, expiresAt: '2030-01-01T00:00:00Z' }, other), TEST_LICENSE_KEYS),
+    LicenseError,
+    'another signer',
+  );
   const [payload, signature] = key.slice('trawl_license_'.length).split('.');
   const widened = Buffer.from(JSON.stringify({ licensee: 'Acme', seats: 3000, expiresAt: '2030-01-01T00:00:00.000Z' })).toString('base64url');
   t.throws(() => readLicense(`trawl_license_${widened}.${signature}`, TEST_LICENSE_KEYS), /does not verify/, 'a changed payload');

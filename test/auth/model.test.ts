@@ -38,12 +38,32 @@ t.test('visibility: anonymous, members, owners, grants, and scoped tokens inters
   const member = state.credential('apiKey', 'aa'.repeat(32), T0)!;
   const token = state.credential('scopedToken', 'bb'.repeat(32), T0 + 2000)!;
   const owner = { kind: 'apiKey' as const, key: { id: 'k0', userId: 'u-owner', name: '', digest: '', createdAt: T0 }, user: state.users.get('u-owner')! };
-  t.same([publicRepo, privateRepo, otherPrivate].map((repo) => state.canSee(null, repo)), [true, false, false], 'anonymous: public only');
-  t.same([publicRepo, privateRepo, otherPrivate].map((repo) => state.canSee(member, repo)), [true, true, false], 'member: public and granted');
-  t.same([publicRepo, privateRepo, otherPrivate].map((repo) => state.canSee(owner, repo)), [true, true, true], 'owner: everything');
-  t.same([publicRepo, privateRepo, otherPrivate].map((repo) => state.canSee(token, repo)), [true, true, false], 'token: its repos ∩ what its creator sees');
+  t.same(
+    [publicRepo, privateRepo, otherPrivate].map((repo) => state.canSee(null, repo)),
+    [true, false, false],
+    'anonymous: public only',
+  );
+  t.same(
+    [publicRepo, privateRepo, otherPrivate].map((repo) => state.canSee(member, repo)),
+    [true, true, false],
+    'member: public and granted',
+  );
+  t.same(
+    [publicRepo, privateRepo, otherPrivate].map((repo) => state.canSee(owner, repo)),
+    [true, true, true],
+    'owner: everything',
+  );
+  t.same(
+    [publicRepo, privateRepo, otherPrivate].map((repo) => state.canSee(token, repo)),
+    [true, true, false],
+    'token: its repos ∩ what its creator sees',
+  );
   state.apply(authRecord({ type: 'grant.removed', userId: 'u-member', repoId: 2 }, T0 + 3000));
-  t.same([publicRepo, privateRepo].map((repo) => state.canSee(token, repo)), [true, false], 'the scope shrinks when the creator loses a grant');
+  t.same(
+    [publicRepo, privateRepo].map((repo) => state.canSee(token, repo)),
+    [true, false],
+    'the scope shrinks when the creator loses a grant',
+  );
 });
 
 t.test('removing a user ends their keys and tokens in the same record', async (t) => {
@@ -71,5 +91,8 @@ t.test('unknown record types are skipped; a snapshot rebuilds the same state', a
   t.equal(rebuilt.licenseKey, 'trawl_license_x.y');
   t.equal(new AuthState().anonymousAccess, undefined, 'until an administrator sets it, the config file decides');
   const later = state.snapshot(T0 + 1000 + SCOPED_TOKEN_LIFETIME_MS);
-  t.notOk(later.some((record) => record.type === 'token.created'), 'expired tokens are left out of a snapshot');
+  t.notOk(
+    later.some((record) => record.type === 'token.created'),
+    'expired tokens are left out of a snapshot',
+  );
 });

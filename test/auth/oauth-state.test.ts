@@ -80,7 +80,8 @@ t.test(`clients an earlier trawl registered in the log replay: past ${MAX_OAUTH_
   let at = Date.now();
   const apply = (record: AuthRecord) => state.apply(authRecord(record, at++));
   apply({ type: 'user.added', userId: 'u1', name: 'Ann', email: 'ann@example.com', role: 'owner' });
-  for (let i = 0; i < MAX_OAUTH_CLIENTS; i++) apply({ type: 'oauth.client.registered', clientId: `c${i}`, name: `c${i}`, redirectUris: ['http://127.0.0.1:1/cb'] });
+  for (let i = 0; i < MAX_OAUTH_CLIENTS; i++)
+    apply({ type: 'oauth.client.registered', clientId: `c${i}`, name: `c${i}`, redirectUris: ['http://127.0.0.1:1/cb'] });
   apply({ type: 'oauth.grant.issued', grantId: 'g1', userId: 'u1', clientId: 'c0', accessDigest: 'a'.repeat(64), refreshDigest: 'b'.repeat(64), scope: 'mcp' });
   apply({ type: 'oauth.client.registered', clientId: 'one more', name: 'one more', redirectUris: ['http://127.0.0.1:1/cb'] });
   t.equal(state.oauthClients.size, MAX_OAUTH_CLIENTS);

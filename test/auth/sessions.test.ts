@@ -51,7 +51,13 @@ t.test('signing in: the right password gives a session, anything else nothing', 
   t.equal(credential?.user.id, owner.id);
   t.equal(store.authenticate(started!.secret), null, 'a session secret is not a bearer credential');
   t.ok(store.validCsrfToken(started!.secret, started!.csrfToken), 'its CSRF token');
-  t.notOk(store.validCsrfToken(started!.secret, started!.csrfToken.replace(/.$/, (c) => (c === '0' ? '1' : '0'))), 'a CSRF token one digit off');
+  t.notOk(
+    store.validCsrfToken(
+      started!.secret,
+      started!.csrfToken.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+    ),
+    'a CSRF token one digit off',
+  );
   const other = await store.signIn('ann@example.com', PASSWORD, CLIENT);
   t.notOk(store.validCsrfToken(started!.secret, other!.csrfToken), "another session's CSRF token");
   t.equal(store.authenticateSession(started!.secret.replace(/.$/, (c) => (c === '0' ? '1' : '0'))), null, 'a forged secret');
@@ -154,7 +160,10 @@ t.test('a password is set only within its bounds, and other sessions can be ende
   const other = await store.signIn('ann@example.com', PASSWORD, CLIENT);
   t.ok(await store.checkPassword(owner.id, PASSWORD));
   const ended = await store.endOtherSessions(owner.id, keep!.session.id);
-  t.same(ended.map((session) => session.id), [other!.session.id]);
+  t.same(
+    ended.map((session) => session.id),
+    [other!.session.id],
+  );
   t.ok(store.authenticateSession(keep!.secret));
   t.equal(store.authenticateSession(other!.secret), null);
 });

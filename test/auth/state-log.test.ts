@@ -41,7 +41,11 @@ t.test('appends are replayed in order after a reopen; concurrent appends share s
   const again = await StateLog.open(dir);
   t.teardown(() => again.log.close());
   t.equal(again.records.length, 200);
-  t.same(again.records.map((r) => r.n), Array.from({ length: 200 }, (_, n) => n), 'in append order');
+  t.same(
+    again.records.map((r) => r.n),
+    Array.from({ length: 200 }, (_, n) => n),
+    'in append order',
+  );
   t.same(again.records[7], record(7, { name: 'user 7', nested: { list: [1, 'two'] } }));
 });
 
@@ -78,13 +82,21 @@ t.test('a torn or corrupt tail is cut back to the last good record', async (t) =
     const { log: repaired, records, repair } = await StateLog.open(dir);
     t.same(checkedOnly.records, [], `${name}: without replay nothing is decoded`);
     t.equal(checkedOnly.repair?.goodBytes, repair?.goodBytes, `${name}: and the tail is cut at the same place`);
-    t.same(records.map((r) => r.n), Array.from({ length: survivors }, (_, n) => n), `${name}: the good records survive`);
+    t.same(
+      records.map((r) => r.n),
+      Array.from({ length: survivors }, (_, n) => n),
+      `${name}: the good records survive`,
+    );
     t.ok(repair && repair.droppedBytes > 0, `${name}: reported (${repair?.reason})`);
     t.equal(fs.statSync(file).size, repair!.goodBytes, `${name}: the file is cut there`);
     await repaired.append(record(100));
     await repaired.close();
     const after = await StateLog.open(dir);
-    t.same(after.records.map((r) => r.n), [...Array.from({ length: survivors }, (_, n) => n), 100], `${name}: appends continue after the cut`);
+    t.same(
+      after.records.map((r) => r.n),
+      [...Array.from({ length: survivors }, (_, n) => n), 100],
+      `${name}: appends continue after the cut`,
+    );
     t.equal(after.repair, null);
     await after.log.close();
   }
@@ -114,7 +126,11 @@ t.test('a damaged record with intact records after it is not a tail: open refuse
     t.equal(repaired.kept, kept.length, `${name}: every intact record kept`);
     t.same(fs.readFileSync(repaired.copy!), damaged, `${name}: the whole file copied first`);
     const after = await StateLog.open(dir);
-    t.same(after.records.map((r) => r.n), kept, `${name}: the log replays the intact records`);
+    t.same(
+      after.records.map((r) => r.n),
+      kept,
+      `${name}: the log replays the intact records`,
+    );
     t.equal(after.repair, null);
     await after.log.close();
     t.same(await repairLog(dir), { copy: null, kept: kept.length, appended: 0, dropped: [] }, `${name}: a second repair finds nothing to do`);
@@ -138,7 +154,8 @@ t.test('fuzz: any bytes give a prefix of good records, never an exception', asyn
       bytes = Buffer.from(Array.from({ length: Math.floor(random() * 200) }, () => Math.floor(random() * 256)));
     } else {
       bytes = Buffer.from(valid.subarray(0, Math.floor(random() * (valid.length + 1))));
-      for (let flips = Math.floor(random() * 3); flips > 0 && bytes.length > 0; flips--) bytes[Math.floor(random() * bytes.length)]! ^= 1 << Math.floor(random() * 8);
+      for (let flips = Math.floor(random() * 3); flips > 0 && bytes.length > 0; flips--)
+        bytes[Math.floor(random() * bytes.length)]! ^= 1 << Math.floor(random() * 8);
     }
     const { records, goodBytes } = decodeRecords(bytes);
     if (goodBytes > bytes.length || !records.every((r, i) => trial % 2 === 0 || JSON.stringify(r) === JSON.stringify(originals[i]))) {
@@ -167,9 +184,16 @@ t.test('compaction replaces the log with a snapshot; appends around it are kept'
   const { log: reopened, records } = await StateLog.open(dir);
   t.teardown(() => reopened.close());
   const replayed = new Set(records.map((r) => r.n as number));
-  t.same([...state].filter((n) => !replayed.has(n)), [], `every acknowledged record is in the compacted log (${replayed.size} records)`);
+  t.same(
+    [...state].filter((n) => !replayed.has(n)),
+    [],
+    `every acknowledged record is in the compacted log (${replayed.size} records)`,
+  );
   const firstAppended = records.findIndex((r) => !r.snapshot);
-  t.ok(firstAppended >= 50 && records.slice(firstAppended).every((r) => !r.snapshot && (r.n as number) >= 1000), 'the log is the snapshot, then what was appended after it');
+  t.ok(
+    firstAppended >= 50 && records.slice(firstAppended).every((r) => !r.snapshot && (r.n as number) >= 1000),
+    'the log is the snapshot, then what was appended after it',
+  );
   t.notOk(fs.existsSync(path.join(dir, `${STATE_LOG_FILE}.compact.tmp`)), 'no temporary file left');
 });
 
@@ -192,7 +216,11 @@ t.test('a full disk: an append that does not fit is refused whole, and appends l
   t.type(refused, StateLogWriteError, 'the append is refused');
   t.match((refused as Error).message, /^nothing was saved: the disk that holds the server's data directory is full \(ENOSPC\)$/, 'saying why');
   t.equal(fs.statSync(file).size, log.bytes, 'none of its bytes stay in the file');
-  await t.rejects(log.compact(() => acknowledged.map((n) => record(n))), StateLogWriteError, 'compaction on the full disk is refused too');
+  await t.rejects(
+    log.compact(() => acknowledged.map((n) => record(n))),
+    StateLogWriteError,
+    'compaction on the full disk is refused too',
+  );
   t.notOk(fs.existsSync(`${file}.compact.tmp`), 'leaving no temporary file');
   disk.free();
   await log.append(record(1000));
@@ -200,7 +228,11 @@ t.test('a full disk: an append that does not fit is refused whole, and appends l
   const reopened = await StateLog.open(disk.dir);
   t.teardown(() => reopened.log.close());
   t.equal(reopened.repair, null, 'the log reopens whole');
-  t.same(reopened.records.map((r) => r.n), [...acknowledged, 1000], 'with every acknowledged record and nothing of the refused one');
+  t.same(
+    reopened.records.map((r) => r.n),
+    [...acknowledged, 1000],
+    'with every acknowledged record and nothing of the refused one',
+  );
 });
 
 t.test('crash safety: kill -9 during concurrent appends loses no acknowledged record', async (t) => {
@@ -257,7 +289,10 @@ t.test('format 1 logs (written by @msgpack/msgpack) replay unchanged; format 2 w
   t.equal(read.problem, null, 'every record decodes');
   t.equal(read.goodBytes, fixture.length);
   t.strictSame(read.records, expected, 'the same values, 64-bit integers as numbers, nil as null');
-  t.ok(read.records.every((one) => Object.getPrototypeOf(one) === Object.prototype), 'maps are plain objects');
+  t.ok(
+    read.records.every((one) => Object.getPrototypeOf(one) === Object.prototype),
+    'maps are plain objects',
+  );
 
   const directory = tempDir(t);
   fs.writeFileSync(path.join(directory, STATE_LOG_FILE), fixture, { mode: 0o600 });

@@ -50,7 +50,11 @@ t.test('the last owner stays, even when two removals race', async (t) => {
 t.test('seats: one without a license, the license’s with one', async (t) => {
   const { store } = await openStore(t);
   await store.addUser({ name: 'A', email: 'a@example.com', role: 'owner' });
-  await t.rejects(store.addUser({ name: 'B', email: 'b@example.com', role: 'member' }), { name: 'AuthError', code: 'NO_FREE_SEAT', message: /1 without a license/ });
+  await t.rejects(store.addUser({ name: 'B', email: 'b@example.com', role: 'member' }), {
+    name: 'AuthError',
+    code: 'NO_FREE_SEAT',
+    message: /1 without a license/,
+  });
   await store.installLicense(testLicense({ seats: 2 }));
   await store.addUser({ name: 'B', email: 'b@example.com', role: 'member' });
   await t.rejects(store.addUser({ name: 'C', email: 'c@example.com', role: 'member' }), { message: /2 in the license/ });

@@ -61,7 +61,8 @@ t.test('trawl admin: offline before the daemon, online while it runs', async (t)
   t.equal(created.status, 0, created.stderr);
   const bobKey = KEY.exec(created.stdout)![0];
   t.match((await online('keys', 'list', '--user', '*')).stdout, new RegExp(`${bobId}\\s+ci`));
-  const repos = async () => ((await (await daemon.fetch('/api/repos', { headers: bearer(bobKey) })).json()) as { repoName: string }[]).map((repo) => repo.repoName);
+  const repos = async () =>
+    ((await (await daemon.fetch('/api/repos', { headers: bearer(bobKey) })).json()) as { repoName: string }[]).map((repo) => repo.repoName);
   t.same(await repos(), [], 'bob sees nothing private');
   t.equal((await online('grant', bobId, PRIVATE)).status, 0);
   t.same(await repos(), [PRIVATE], 'granted');
@@ -111,7 +112,11 @@ t.test('a state log damaged before its end: the daemon refuses to start, `state 
   t.equal(repair.status, 0, repair.stderr);
   t.match(repair.stdout, /state\.log: kept \d+ intact records, dropped \d+ damaged bytes .* in .*state\.log\.corrupt-\d+/);
   const copies = fs.readdirSync(path.dirname(log)).filter((name) => name.startsWith('state.log.corrupt-'));
-  t.same(copies.map((name) => fs.readFileSync(path.join(path.dirname(log), name))), [bytes], 'a copy of the whole damaged file is kept');
+  t.same(
+    copies.map((name) => fs.readFileSync(path.join(path.dirname(log), name))),
+    [bytes],
+    'a copy of the whole damaged file is kept',
+  );
   const users = admin('users', 'list');
   t.equal(users.status, 0, 'the repaired log opens');
   t.match(users.stdout, /bob@example\.com/, 'the records after the damage survive');
@@ -142,10 +147,18 @@ t.test('state repair fails closed: a dropped removal is named and refused, and e
 
   const refused = admin('state', 'repair');
   t.equal(refused.status, 1, 'refused');
-  t.match(refused.stdout, new RegExp(`dropped record 1: user\\.removed \\(ids ${bobId}\\): could have ended access`), 'saying what was dropped: its type and id');
+  t.match(
+    refused.stdout,
+    new RegExp(`dropped record 1: user\\.removed \\(ids ${bobId}\\): could have ended access`),
+    'saying what was dropped: its type and id',
+  );
   t.match(refused.stderr, /refused: 1 of the damaged records could have ended access.*nothing was written.*--end-credentials.*--accept-risk/);
   t.same(fs.readFileSync(log), bytes, 'nothing was written');
-  t.same(fs.readdirSync(path.dirname(log)).filter((name) => name.includes('corrupt')), [], 'not even the copy');
+  t.same(
+    fs.readdirSync(path.dirname(log)).filter((name) => name.includes('corrupt')),
+    [],
+    'not even the copy',
+  );
 
   const ended = admin('state', 'repair', '--end-credentials');
   t.equal(ended.status, 0, ended.stderr);
@@ -209,7 +222,9 @@ t.test('trawl admin init --password-stdin: the first owner signs in to the web a
         t.equal(short.status, 2, 'a short password is a usage error');
         t.match(short.stderr, /at least 10 characters/);
         t.notMatch(short.stderr, /hunter2/, 'and is not printed');
-        const init = trawl(['admin', '--config', file, 'init', '--email', 'ann@example.com', '--password-stdin'], { input: 'correct horse battery\nignored second line\n' });
+        const init = trawl(['admin', '--config', file, 'init', '--email', 'ann@example.com', '--password-stdin'], {
+          input: 'correct horse battery\nignored second line\n',
+        });
         t.equal(init.status, 0, init.stderr);
         t.match(init.stdout, KEY, 'the API key is printed as before');
       },
@@ -227,7 +242,11 @@ t.test('offline reads make no state directory, and warnings are lines for a pers
   const dir = tempDir(t, 'trawl-fresh-');
   const configFile = path.join(dir, 'trawl.json');
   fs.writeFileSync(configFile, JSON.stringify({ dataDir: path.join(dir, 'data'), repos: [] }));
-  for (const action of [['users', 'list'], ['keys', 'list'], ['license', 'show']]) {
+  for (const action of [
+    ['users', 'list'],
+    ['keys', 'list'],
+    ['license', 'show'],
+  ]) {
     const listed = trawl(['admin', '--config', configFile, ...action]);
     t.equal(listed.status, 0, `${action.join(' ')} on a fresh instance`);
     t.match(listed.stdout, /has no users yet: `trawl admin init` makes the first owner/);

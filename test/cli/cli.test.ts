@@ -63,12 +63,30 @@ t.test('trawl index logs progress lines and exits 1 when a repository fails', as
   const dir = tempDir(t);
   makeRepository(path.join(dir, 'repo'), { 'main.py': 'def main():\n    pass\n' });
   const config = path.join(dir, 'trawl.json');
-  fs.writeFileSync(config, JSON.stringify({ dataDir: 'data', repos: [{ name: 'ok', path: 'repo' }, { name: 'gone', path: 'nowhere' }] }));
+  fs.writeFileSync(
+    config,
+    JSON.stringify({
+      dataDir: 'data',
+      repos: [
+        { name: 'ok', path: 'repo' },
+        { name: 'gone', path: 'nowhere' },
+      ],
+    }),
+  );
   const result = trawl(['index'], { env: { TRAWL_CONFIG: config } });
   t.equal(result.status, 1, 'a failed repository makes the exit status 1');
-  const lines = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-  t.ok(lines.some((l) => l.msg === 'repository indexed' && l.repository === 'ok' && l.documents === 1), 'the good repository is indexed');
-  t.ok(lines.some((l) => l.msg === 'repository not indexed' && l.repository === 'gone' && /ENOENT/.test(String(l.error))), 'the bad one is reported');
+  const lines = result.stderr
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.ok(
+    lines.some((l) => l.msg === 'repository indexed' && l.repository === 'ok' && l.documents === 1),
+    'the good repository is indexed',
+  );
+  t.ok(
+    lines.some((l) => l.msg === 'repository not indexed' && l.repository === 'gone' && /ENOENT/.test(String(l.error))),
+    'the bad one is reported',
+  );
   t.ok(fs.existsSync(path.join(dir, 'data', 'manifest.json')), 'dataDir is relative to the config file');
   const open = (fs.readdirSync(path.join(dir, 'data'), { recursive: true }) as string[])
     .map((entry) => path.join(dir, 'data', entry))
@@ -116,7 +134,10 @@ t.test('trawl search prints grep-like lines, the API response with --api-json, a
   const json = trawl(['search', '--api-json', '--case', '--regex', 'def \\w+'], { cwd: repo, env });
   const response = JSON.parse(json.stdout);
   t.equal(response.isSearchExhaustive, true);
-  t.same(response.files.map((f: { fileName: { text: string } }) => f.fileName.text), ['src/app.py']);
+  t.same(
+    response.files.map((f: { fileName: { text: string } }) => f.fileName.text),
+    ['src/app.py'],
+  );
   t.equal(Object.keys(response.stats).length, 21);
 
   const capped = trawl(['search', '--matches', '1', 'handler'], { cwd: repo, env });
@@ -143,20 +164,43 @@ t.test("trawl search speaks ripgrep's forms: --vimgrep and --json as rg prints t
   t.match(empty.stderr, /has no index yet; run `trawl index` first/);
   t.equal(trawl(['index'], { cwd: repo, env }).status, 0);
   const search = (...args: string[]) => trawl(['search', '--matches', '100000', ...args, 'handler'], { cwd: repo, env });
-  const rg = (...args: string[]) => execFileSync('rg', [...args, 'handler'], { cwd: repo, encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+  const rg = (...args: string[]) =>
+    execFileSync('rg', [...args, 'handler'], { cwd: repo, encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
 
   const sorted = (text: string) => text.split('\n').filter(Boolean).sort();
   t.same(sorted(search('--vimgrep').stdout), sorted(rg('--vimgrep')), 'the same lines as rg --vimgrep (file:line:byte column:text)');
   const sub = path.join(repo, 'src');
   t.match(trawl(['search', '--vimgrep', 'registry'], { cwd: sub, env }).stdout, /^app\.py:4:/, 'paths relative to the current directory');
 
-  type RgMessage = { type: string; data: { path?: { text: string }; line_number?: number; absolute_offset?: number; submatches?: unknown[]; lines?: { text: string }; stats?: { matches: number } } };
-  const messages = (text: string) => text.trim().split('\n').map((line) => JSON.parse(line) as RgMessage);
-  const matchesOf = (list: RgMessage[]) => list.filter((message) => message.type === 'match').map(({ data }) => JSON.stringify([data.path!.text, data.line_number, data.absolute_offset, data.submatches, data.lines!.text])).sort();
+  type RgMessage = {
+    type: string;
+    data: {
+      path?: { text: string };
+      line_number?: number;
+      absolute_offset?: number;
+      submatches?: unknown[];
+      lines?: { text: string };
+      stats?: { matches: number };
+    };
+  };
+  const messages = (text: string) =>
+    text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as RgMessage);
+  const matchesOf = (list: RgMessage[]) =>
+    list
+      .filter((message) => message.type === 'match')
+      .map(({ data }) => JSON.stringify([data.path!.text, data.line_number, data.absolute_offset, data.submatches, data.lines!.text]))
+      .sort();
   const ours = messages(search('--json').stdout);
   const theirs = messages(rg('--json'));
   t.same(matchesOf(ours), matchesOf(theirs), 'match messages as rg --json writes them: path, line, byte offset, submatches');
-  t.same(ours.map((message) => message.type).filter((type, i, all) => type !== all[i - 1]), ['begin', 'match', 'end', 'begin', 'match', 'end', 'begin', 'match', 'end', 'summary'], 'begin, matches and end per file, then the summary');
+  t.same(
+    ours.map((message) => message.type).filter((type, i, all) => type !== all[i - 1]),
+    ['begin', 'match', 'end', 'begin', 'match', 'end', 'begin', 'match', 'end', 'summary'],
+    'begin, matches and end per file, then the summary',
+  );
   t.equal(ours.at(-1)!.data.stats!.matches, theirs.at(-1)!.data.stats!.matches, 'and the same count');
 
   t.match(search('--color', 'always').stdout, /\x1b\[1;31mhandler\x1b\[0m/, '--color always highlights even into a pipe');
@@ -164,7 +208,11 @@ t.test("trawl search speaks ripgrep's forms: --vimgrep and --json as rg prints t
   t.match(search('--color', 'sometimes').stderr, /--color must be auto, always or never/);
 
   // `| head -1`: the reader goes away after the first line.
-  const child = spawn(process.execPath, [CLI, 'search', '--matches', '100000', 'handler'], { cwd: repo, env: { ...process.env, ...env, TRAWL_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'search', '--matches', '100000', 'handler'], {
+    cwd: repo,
+    env: { ...process.env, ...env, TRAWL_CONFIG: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdout.once('data', () => child.stdout.destroy());

@@ -24,7 +24,13 @@ const Range = Type.Object({ start: Location, end: Location });
 
 export const ServiceError = Type.Object({ statusCode: Type.Number(), errorCode: Type.String(), message: Type.String() });
 
-const RepositoryInfo = Type.Object({ id: Type.Number(), codeHostType: CodeHostType, name: Type.String(), displayName: Type.Optional(Type.String()), webUrl: Type.Optional(Type.String()) });
+const RepositoryInfo = Type.Object({
+  id: Type.Number(),
+  codeHostType: CodeHostType,
+  name: Type.String(),
+  displayName: Type.Optional(Type.String()),
+  webUrl: Type.Optional(Type.String()),
+});
 
 const STAT_FIELDS = [
   'actualMatchCount',
@@ -100,7 +106,9 @@ export const ListReposResponse = Type.Array(
   }),
 );
 
-export const ListConnectionsResponse = Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), connectionType: Type.Union(CONNECTION_TYPES.map((value) => Type.Literal(value))) }));
+export const ListConnectionsResponse = Type.Array(
+  Type.Object({ id: Type.Integer(), name: Type.String(), connectionType: Type.Union(CONNECTION_TYPES.map((value) => Type.Literal(value))) }),
+);
 export const VersionResponse = Type.Object({ version: Type.String() });
 export const HealthResponse = Type.Object({ status: Type.Literal('ok') });
 

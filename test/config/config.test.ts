@@ -41,7 +41,10 @@ t.test('the documented example validates, with defaults filled in', async (t) =>
 });
 
 t.test('connections: a configuration may hold only connections; defaults follow the public hosts', async (t) => {
-  const config = validateConfig({ connections: { gh: { type: 'github', orgs: ['acme'], token: { env: 'GITHUB_TOKEN' } }, plain: { type: 'git', url: 'git://git.example.com/x.git' } } }, 'c');
+  const config = validateConfig(
+    { connections: { gh: { type: 'github', orgs: ['acme'], token: { env: 'GITHUB_TOKEN' } }, plain: { type: 'git', url: 'git://git.example.com/x.git' } } },
+    'c',
+  );
   t.same(config.repos, []);
   t.match(config.connections, [
     { name: 'gh', type: 'github', url: 'https://github.com', orgs: ['acme'], token: { env: 'GITHUB_TOKEN' }, public: false, syncIntervalMinutes: 60 },
@@ -60,7 +63,16 @@ const invalid: [what: string, config: unknown, message: RegExp][] = [
   ['bad code host', { repos: [{ name: 'a', path: '.', codeHostType: 'svn' }] }, /repos\[0\]\.codeHostType: must be one of github, gitlab/],
   ['branches not strings', { repos: [{ name: 'a', path: '.', branches: ['main', 4] }] }, /repos\[0\]\.branches\[1\]: must be a non-empty string/],
   ['public not boolean', { repos: [{ name: 'a', path: '.', public: 'yes' }] }, /repos\[0\]\.public: must be true or false/],
-  ['duplicate names', { repos: [{ name: 'a', path: '.' }, { name: 'a', path: '..' }] }, /repos\[1\]\.name: duplicate repository name "a"/],
+  [
+    'duplicate names',
+    {
+      repos: [
+        { name: 'a', path: '.' },
+        { name: 'a', path: '..' },
+      ],
+    },
+    /repos\[1\]\.name: duplicate repository name "a"/,
+  ],
   ['port out of range', { repos: [], listen: { port: 70000 } }, /listen\.port: must be an integer from 0 to 65535/],
   ['relative publicUrl', { repos: [], publicUrl: 'localhost:6070' }, /publicUrl: must be an absolute http\(s\) URL/],
   ['unparsable publicUrl', { repos: [], publicUrl: 'http://:::6070' }, /publicUrl: must be an absolute http\(s\) URL/],
@@ -68,13 +80,37 @@ const invalid: [what: string, config: unknown, message: RegExp][] = [
   ['context include not array', { repos: [], contexts: { be: { include: 'x' } } }, /contexts\.be\.include: must be an array of strings/],
   ['anonymousAccess wrong type', { repos: [], auth: { anonymousAccess: 1 } }, /auth\.anonymousAccess: must be true or false/],
   ['maxFileBytes zero', { repos: [], index: { maxFileBytes: 0 } }, /index\.maxFileBytes: must be an integer/],
-  ['a token written in the config', { connections: { gh: { type: 'github', orgs: ['a'], token: 'ghp_secret' } } }, /connections\.gh\.token: a token is never written in the configuration/],
-  ['a token with both sources', { connections: { gh: { type: 'github', token: { env: 'A', file: 'b' } } } }, /connections\.gh\.token: give exactly one of "env" and "file"/],
-  ["another host type's option", { connections: { gh: { type: 'github', groups: ['a'] } } }, /connections\.gh\.groups: unknown option \(expected one of type, url/],
+  [
+    'a token written in the config',
+    { connections: { gh: { type: 'github', orgs: ['a'], token: 'ghp_secret' } } },
+    /connections\.gh\.token: a token is never written in the configuration/,
+  ],
+  [
+    'a token with both sources',
+    { connections: { gh: { type: 'github', token: { env: 'A', file: 'b' } } } },
+    /connections\.gh\.token: give exactly one of "env" and "file"/,
+  ],
+  [
+    "another host type's option",
+    { connections: { gh: { type: 'github', groups: ['a'] } } },
+    /connections\.gh\.groups: unknown option \(expected one of type, url/,
+  ],
   ['a connection without a type', { connections: { x: { url: 'https://git.example.com/r.git' } } }, /connections\.x\.type: required/],
-  ['a connection name with a space', { connections: { 'a b': { type: 'git', url: 'https://git.example.com/r.git' } } }, /connections\.a b: a connection name is 1–64 letters/],
-  ['a git URL with a password', { connections: { x: { type: 'git', url: 'https://u:hunter2@git.example.com/r.git' } } }, /connections\.x\.url: must not hold a password/],
-  ['a git URL that is a path', { connections: { x: { type: 'git', url: '/srv/repo' } } }, /connections\.x\.url: must be an https:\/\/, http:\/\/, ssh:\/\/, git:\/\/ or file:\/\/ URL/],
+  [
+    'a connection name with a space',
+    { connections: { 'a b': { type: 'git', url: 'https://git.example.com/r.git' } } },
+    /connections\.a b: a connection name is 1–64 letters/,
+  ],
+  [
+    'a git URL with a password',
+    { connections: { x: { type: 'git', url: 'https://u:hunter2@git.example.com/r.git' } } },
+    /connections\.x\.url: must not hold a password/,
+  ],
+  [
+    'a git URL that is a path',
+    { connections: { x: { type: 'git', url: '/srv/repo' } } },
+    /connections\.x\.url: must be an https:\/\/, http:\/\/, ssh:\/\/, git:\/\/ or file:\/\/ URL/,
+  ],
   ['gerrit without a URL', { connections: { x: { type: 'gerrit' } } }, /connections\.x\.url: required for a gerrit connection/],
   ['a sync bound out of range', { connections: {}, repos: [], sync: { processes: 0 } }, /sync\.processes: must be an integer from 1 to 64/],
 ];
@@ -122,14 +158,21 @@ t.test('a search context that no configured repository is in is marked empty, an
   const config = validateConfig(
     {
       repos: [{ name: 'github.com/acme/api', path: '/srv/git/api' }],
-      contexts: { backend: { include: ['github.com/acme/*'] }, typo: { include: ['github.com/acmee/*'] }, none: { include: ['github.com/*'], exclude: ['**'] } },
+      contexts: {
+        backend: { include: ['github.com/acme/*'] },
+        typo: { include: ['github.com/acmee/*'] },
+        none: { include: ['github.com/*'], exclude: ['**'] },
+      },
     },
     'test',
   );
   t.equal(config.contexts.backend!.empty, undefined);
   t.equal(config.contexts.typo!.empty, true, 'its include globs match no repository');
   t.equal(config.contexts.none!.empty, true, 'its exclude globs take every repository out');
-  t.throws(() => checkContexts(parseQuery('context:typo handler', { regex: false, caseSensitive: false }), config.contexts), { name: 'UnknownSearchContextError', message: /search context "typo" holds no repository: no configured repository matches its include globs \["github\.com\/acmee\/\*"\]/ });
+  t.throws(() => checkContexts(parseQuery('context:typo handler', { regex: false, caseSensitive: false }), config.contexts), {
+    name: 'UnknownSearchContextError',
+    message: /search context "typo" holds no repository: no configured repository matches its include globs \["github\.com\/acmee\/\*"\]/,
+  });
   t.doesNotThrow(() => checkContexts(parseQuery('context:backend handler', { regex: false, caseSensitive: false }), config.contexts));
 });
 
@@ -137,7 +180,10 @@ t.test('zero-config in a subdirectory of a repository is the whole repository, a
   const root = path.join(tempDir(t), 'project');
   fs.mkdirSync(path.join(root, '.git'), { recursive: true });
   fs.mkdirSync(path.join(root, 'src', 'deep'), { recursive: true });
-  t.same(zeroConfig(path.join(root, 'src', 'deep')).repos.map((repo) => [repo.name, repo.path]), [['local/project', root]]);
+  t.same(
+    zeroConfig(path.join(root, 'src', 'deep')).repos.map((repo) => [repo.name, repo.path]),
+    [['local/project', root]],
+  );
   const plain = path.join(tempDir(t), 'plain');
   fs.mkdirSync(plain);
   t.equal(zeroConfig(plain).repos[0]!.path, plain, 'a directory in no repository is itself');

@@ -23,7 +23,11 @@ t.test('the validator enforces what the table says', async (t) => {
   const config = validateConfig(base, 'test');
   t.equal(config.server.maxBodyBytes, OPTIONS['server.maxBodyBytes'].default, 'defaults come from the table');
   t.equal(config.index.ctagsProcesses, OPTIONS['index.ctagsProcesses'].default);
-  t.throws(() => validateConfig({ ...base, server: { maxBodyBytes: 1023 } }, 'test'), { message: /server\.maxBodyBytes: must be an integer from 1024 to 67108864/ });
+  t.throws(() => validateConfig({ ...base, server: { maxBodyBytes: 1023 } }, 'test'), {
+    message: /server\.maxBodyBytes: must be an integer from 1024 to 67108864/,
+  });
   t.throws(() => validateConfig({ ...base, server: { nope: 1 } }, 'test'), ConfigError);
-  t.throws(() => validateConfig({ repos: [{ name: 'a/b', path: '/x', colour: 'red' }] }, 'test'), { message: /repos\[0\]\.colour: unknown option \(expected one of name, path, branches, codeHostType, webUrl, displayName, public, archived, fork\)/ });
+  t.throws(() => validateConfig({ repos: [{ name: 'a/b', path: '/x', colour: 'red' }] }, 'test'), {
+    message: /repos\[0\]\.colour: unknown option \(expected one of name, path, branches, codeHostType, webUrl, displayName, public, archived, fork\)/,
+  });
 });

@@ -24,12 +24,16 @@ async function repositories(daemon: Daemon, owner: SeededUser): Promise<string[]
 
 async function ownerDaemon(t: Parameters<typeof startDaemon>[0], config: Record<string, unknown>): Promise<{ daemon: Daemon; owner: SeededUser }> {
   let owner!: SeededUser;
-  const daemon = await startDaemon(t, { index: { ctagsCommand: '' }, ...config }, {
-    env: LICENSE_ENV,
-    prepare: async (configFile) => {
-      owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!;
+  const daemon = await startDaemon(
+    t,
+    { index: { ctagsCommand: '' }, ...config },
+    {
+      env: LICENSE_ENV,
+      prepare: async (configFile) => {
+        owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!;
+      },
     },
-  });
+  );
   return { daemon, owner };
 }
 
@@ -41,9 +45,17 @@ t.test('a repository past sync.maxRepositoryMegabytes is refused; the others syn
     sync: { maxRepositoryMegabytes: 1 },
     connections: { big: { type: 'git', url: `file://${root}/big.git` }, small: { type: 'git', url: `file://${root}/small.git` } },
   });
-  await waitFor(async () => (await statuses(daemon, owner)).every((status) => status.syncState.status !== 'pending' && status.syncState.status !== 'syncing'), 30_000, 'both syncs');
+  await waitFor(
+    async () => (await statuses(daemon, owner)).every((status) => status.syncState.status !== 'pending' && status.syncState.status !== 'syncing'),
+    30_000,
+    'both syncs',
+  );
   const [big, small] = await statuses(daemon, owner);
-  t.match(big!.syncState.failedRepos, [{ repo: /local\/big$/, error: /grew past 1 MiB \(sync\.maxRepositoryMegabytes\)/ }], 'the big one is refused with a clear error');
+  t.match(
+    big!.syncState.failedRepos,
+    [{ repo: /local\/big$/, error: /grew past 1 MiB \(sync\.maxRepositoryMegabytes\)/ }],
+    'the big one is refused with a clear error',
+  );
   t.equal(big!.syncState.repoCount, 0, 'and not mirrored');
   t.equal(small!.syncState.repoCount, 1, 'the small one is');
   const mirrors = path.join(path.dirname(daemon.configFile), 'data', 'mirrors', 'big');
@@ -63,7 +75,11 @@ t.test('SIGHUP adds and drops connections, and syncs them', async (t) => {
   fs.writeFileSync(daemon.configFile, JSON.stringify(config));
   daemon.process.kill('SIGHUP');
   await waitFor(async () => (await repositories(daemon, owner)).join() === 'local/second', 30_000, 'the second connection in place of the first');
-  t.same((await statuses(daemon, owner)).map((status) => status.name), ['second'], 'the removed connection is no longer listed');
+  t.same(
+    (await statuses(daemon, owner)).map((status) => status.name),
+    ['second'],
+    'the removed connection is no longer listed',
+  );
   t.same(fs.readdirSync(path.join(path.dirname(daemon.configFile), 'data', 'mirrors', 'first')), [], "the removed connection's mirror is deleted");
 });
 

@@ -26,7 +26,12 @@ function connectionOf(settings: Record<string, unknown>) {
 }
 
 const run = (settings: Record<string, unknown>, options: { token?: string; maxRepositories?: number } = {}) =>
-  discover(connectionOf(settings), { token: options.token, timeoutMs: 5000, maxRepositories: options.maxRepositories ?? 10_000, signal: new AbortController().signal });
+  discover(connectionOf(settings), {
+    token: options.token,
+    timeoutMs: 5000,
+    maxRepositories: options.maxRepositories ?? 10_000,
+    signal: new AbortController().signal,
+  });
 
 interface HostCase {
   host: string;
@@ -43,13 +48,51 @@ interface HostCase {
 
 const hostOf = (origin: string) => new URL(origin).host;
 const CASES: HostCase[] = [
-  { host: 'github', handler: github, settings: (origin) => ({ type: 'github', url: origin, orgs: ['acme'], token: { env: 'X' } }), apiName: (origin) => `${hostOf(origin)}/acme/api` },
-  { host: 'gitlab', handler: gitlab, settings: (origin) => ({ type: 'gitlab', url: origin, groups: ['acme'], token: { env: 'X' } }), apiName: (origin) => `${hostOf(origin)}/acme/api` },
-  { host: 'gitea', handler: gitea, settings: (origin) => ({ type: 'gitea', url: origin, orgs: ['acme'], token: { env: 'X' } }), apiName: (origin) => `${hostOf(origin)}/acme/api` },
-  { host: 'gerrit', handler: gerrit, settings: (origin) => ({ type: 'gerrit', url: origin }), apiName: (origin) => `${hostOf(origin)}/acme/api`, anonymous: true, gerritClone: true },
-  { host: 'bitbucket cloud', handler: bitbucketCloud, settings: (origin) => ({ type: 'bitbucket', url: `${origin}/2.0`, workspaces: ['acme'], token: { env: 'X' } }), apiName: (origin) => `${hostOf(origin)}/acme/api`, noArchived: true },
-  { host: 'bitbucket server', handler: bitbucketServer, settings: (origin) => ({ type: 'bitbucket', deploymentType: 'server', url: origin, projects: ['acme'], token: { env: 'X' } }), apiName: (origin) => `${hostOf(origin)}/acme/api` },
-  { host: 'azure devops', handler: azureDevops, settings: (origin) => ({ type: 'azuredevops', url: origin, orgs: ['acme'], token: { env: 'X' } }), apiName: (origin) => `${hostOf(origin)}/acme/acme/api` },
+  {
+    host: 'github',
+    handler: github,
+    settings: (origin) => ({ type: 'github', url: origin, orgs: ['acme'], token: { env: 'X' } }),
+    apiName: (origin) => `${hostOf(origin)}/acme/api`,
+  },
+  {
+    host: 'gitlab',
+    handler: gitlab,
+    settings: (origin) => ({ type: 'gitlab', url: origin, groups: ['acme'], token: { env: 'X' } }),
+    apiName: (origin) => `${hostOf(origin)}/acme/api`,
+  },
+  {
+    host: 'gitea',
+    handler: gitea,
+    settings: (origin) => ({ type: 'gitea', url: origin, orgs: ['acme'], token: { env: 'X' } }),
+    apiName: (origin) => `${hostOf(origin)}/acme/api`,
+  },
+  {
+    host: 'gerrit',
+    handler: gerrit,
+    settings: (origin) => ({ type: 'gerrit', url: origin }),
+    apiName: (origin) => `${hostOf(origin)}/acme/api`,
+    anonymous: true,
+    gerritClone: true,
+  },
+  {
+    host: 'bitbucket cloud',
+    handler: bitbucketCloud,
+    settings: (origin) => ({ type: 'bitbucket', url: `${origin}/2.0`, workspaces: ['acme'], token: { env: 'X' } }),
+    apiName: (origin) => `${hostOf(origin)}/acme/api`,
+    noArchived: true,
+  },
+  {
+    host: 'bitbucket server',
+    handler: bitbucketServer,
+    settings: (origin) => ({ type: 'bitbucket', deploymentType: 'server', url: origin, projects: ['acme'], token: { env: 'X' } }),
+    apiName: (origin) => `${hostOf(origin)}/acme/api`,
+  },
+  {
+    host: 'azure devops',
+    handler: azureDevops,
+    settings: (origin) => ({ type: 'azuredevops', url: origin, orgs: ['acme'], token: { env: 'X' } }),
+    apiName: (origin) => `${hostOf(origin)}/acme/acme/api`,
+  },
 ];
 
 for (const host of CASES) {
@@ -62,12 +105,27 @@ for (const host of CASES) {
     t.equal(api?.cloneUrl, host.gerritClone ? `${fixture.origin}/acme/api` : `${fixture.origin}/git/acme/api.git`, 'its clone URL, with no user name in it');
     t.ok(fixture.state.requests.length >= (host.host === 'azure devops' ? 1 : 3), `paged (${fixture.state.requests.length} requests)`);
 
-    const excluding = await run({ ...host.settings(fixture.origin), exclude: host.host === 'gerrit' ? { readOnly: true, projects: ['acme/t*'] } : host.host === 'azure devops' ? { disabled: true, repos: ['acme/acme/t*'] } : { archived: true, ...(host.host === 'gitlab' ? { projects: ['acme/t*'] } : { repos: ['acme/t*'] }) } }, { token: TOKEN });
+    const excluding = await run(
+      {
+        ...host.settings(fixture.origin),
+        exclude:
+          host.host === 'gerrit'
+            ? { readOnly: true, projects: ['acme/t*'] }
+            : host.host === 'azure devops'
+              ? { disabled: true, repos: ['acme/acme/t*'] }
+              : { archived: true, ...(host.host === 'gitlab' ? { projects: ['acme/t*'] } : { repos: ['acme/t*'] }) },
+      },
+      { token: TOKEN },
+    );
     const names = excluding.repositories.map((repo) => repo.path.split('/').at(-1)).sort();
     t.same(names, host.noArchived ? ['api', 'copy', 'old', 'web'] : ['api', 'copy', 'web'], 'archived (read-only, disabled) and excluded globs left out');
 
     if (!host.anonymous) {
-      await t.rejects(run(host.settings(fixture.origin), { token: 'wrong' }), { name: 'ConnectionError', message: /HTTP 401: the host refused the credentials/ }, 'a wrong token: a clear error');
+      await t.rejects(
+        run(host.settings(fixture.origin), { token: 'wrong' }),
+        { name: 'ConnectionError', message: /HTTP 401: the host refused the credentials/ },
+        'a wrong token: a clear error',
+      );
       const unknown = host.settings(fixture.origin);
       for (const key of ['orgs', 'groups', 'workspaces', 'projects']) if (key in unknown) unknown[key] = ['nobody'];
       await t.rejects(run(unknown, { token: TOKEN }), { name: 'ConnectionError', message: /HTTP 404: no such/ }, 'an unknown organisation: a clear error');
@@ -79,11 +137,22 @@ t.test('github: topics, forks, single repositories, and rate limits waited out o
   const fixture = await startFixture(t, github, { repos: REPOS, token: TOKEN });
   const settings = { type: 'github', url: fixture.origin, orgs: ['acme'], token: { env: 'X' } };
   const byTopic = await run({ ...settings, topics: ['back*'] }, { token: TOKEN });
-  t.same(byTopic.repositories.map((repo) => repo.path), ['acme/api'], 'topics narrow the listing');
+  t.same(
+    byTopic.repositories.map((repo) => repo.path),
+    ['acme/api'],
+    'topics narrow the listing',
+  );
   const noForks = await run({ ...settings, exclude: { forks: true, topics: ['frontend'] } }, { token: TOKEN });
-  t.notOk(noForks.repositories.some((repo) => repo.path === 'acme/copy' || repo.path === 'acme/web'), 'forks and excluded topics left out');
+  t.notOk(
+    noForks.repositories.some((repo) => repo.path === 'acme/copy' || repo.path === 'acme/web'),
+    'forks and excluded topics left out',
+  );
   const single = await run({ type: 'github', url: fixture.origin, repos: ['acme/web'], token: { env: 'X' } }, { token: TOKEN });
-  t.same(single.repositories.map((repo) => [repo.path, repo.hostId]), [['acme/web', '12']], 'a single repository, with its stable id');
+  t.same(
+    single.repositories.map((repo) => [repo.path, repo.hostId]),
+    [['acme/web', '12']],
+    'a single repository, with its stable id',
+  );
   const bySize = await run({ ...settings, exclude: { size: { max: 5 * 1024 } } }, { token: TOKEN });
   t.same(bySize.repositories, [], 'a size bound (GitHub reports KiB)');
 
@@ -111,18 +180,35 @@ t.test('hostile hosts: bad names, 100,000 repositories, local and foreign clone 
   const fixture = await startFixture(t, gitea, { repos: hostile, pageSize: 50 });
   const settings = { type: 'gitea', url: fixture.origin, orgs: ['acme'] };
   const listed = await run(settings);
-  t.same(listed.repositories.map((repo) => repo.path), ['acme/good'], 'only the well-named repository on the host itself');
+  t.same(
+    listed.repositories.map((repo) => repo.path),
+    ['acme/good'],
+    'only the well-named repository on the host itself',
+  );
   t.equal(listed.warnings.length, 7, 'each one left out is reported');
-  t.match(listed.warnings.join('\n'), /`\.\.` segment[\s\S]*control characters[\s\S]*over 1024 characters[\s\S]*file:[\s\S]*not a URL[\s\S]*evil\.example\.com[\s\S]*ssh:/);
-  t.ok(listed.warnings.every((warning) => warning.length < 400), 'warnings are short even for a 10,000-character name');
+  t.match(
+    listed.warnings.join('\n'),
+    /`\.\.` segment[\s\S]*control characters[\s\S]*over 1024 characters[\s\S]*file:[\s\S]*not a URL[\s\S]*evil\.example\.com[\s\S]*ssh:/,
+  );
+  t.ok(
+    listed.warnings.every((warning) => warning.length < 400),
+    'warnings are short even for a 10,000-character name',
+  );
 
   const big = await startFixture(t, gitea, { generated: 100_000, pageSize: 50 });
-  await t.rejects(run({ type: 'gitea', url: big.origin, orgs: ['big'] }, { maxRepositories: 500 }), { name: 'ConnectionError', message: /more than 500 repositories \(sync\.maxRepositories\)/ });
+  await t.rejects(run({ type: 'gitea', url: big.origin, orgs: ['big'] }, { maxRepositories: 500 }), {
+    name: 'ConnectionError',
+    message: /more than 500 repositories \(sync\.maxRepositories\)/,
+  });
   t.ok(big.state.requests.length <= 12, `listing stopped at the bound (${big.state.requests.length} pages read of 2,000)`);
 
   const other = await startFixture(t, gitea, { repos: REPOS });
   fixture.state.redirectTo = other.origin;
-  await t.rejects(run(settings), { name: 'ConnectionError', message: /sent trawl to http:\/\/127\.0\.0\.1:\d+, not .*; not followed/ }, 'a redirect to another host is not followed');
+  await t.rejects(
+    run(settings),
+    { name: 'ConnectionError', message: /sent trawl to http:\/\/127\.0\.0\.1:\d+, not .*; not followed/ },
+    'a redirect to another host is not followed',
+  );
   t.same(other.state.requests, [], 'the other host was never asked');
 });
 
@@ -137,7 +223,9 @@ t.test('a host that never answers is ended by sync.apiTimeoutSeconds', async (t)
   });
   const port = (server.address() as import('node:net').AddressInfo).port;
   const connection = connectionOf({ type: 'gitlab', url: `http://127.0.0.1:${port}`, all: true });
-  const error = await discover(connection, { token: undefined, timeoutMs: 300, maxRepositories: 10, signal: new AbortController().signal }).catch((thrown: unknown) => thrown);
+  const error = await discover(connection, { token: undefined, timeoutMs: 300, maxRepositories: 10, signal: new AbortController().signal }).catch(
+    (thrown: unknown) => thrown,
+  );
   t.ok(error instanceof ConnectionError, 'a ConnectionError');
   t.match((error as Error).message, /no answer within 0\.3 s/);
 });

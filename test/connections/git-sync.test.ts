@@ -14,7 +14,14 @@ interface Status {
   id: number;
   name: string;
   connectionType: string;
-  syncState: { status: string; error?: string; repoCount: number; failedRepoCount: number; failedRepos?: { repo: string; error: string }[]; lastSyncedAt?: string };
+  syncState: {
+    status: string;
+    error?: string;
+    repoCount: number;
+    failedRepoCount: number;
+    failedRepos?: { repo: string; error: string }[];
+    lastSyncedAt?: string;
+  };
 }
 
 function secretFile(t: Parameters<typeof tempDir>[0], content: string): string {
@@ -75,7 +82,13 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
       index: { ctagsCommand: '' },
       sync: { fetchTimeoutSeconds: 5 },
       connections: {
-        team: { type: 'git', url: `${host.origin}/git/team/app.git`, user: 'alice', token: { file: secretFile(t, PASSWORD) }, revisions: { branches: ['feature'] } },
+        team: {
+          type: 'git',
+          url: `${host.origin}/git/team/app.git`,
+          user: 'alice',
+          token: { file: secretFile(t, PASSWORD) },
+          revisions: { branches: ['feature'] },
+        },
         wrong: { type: 'git', url: `${host.origin}/git/other/lib.git`, user: 'alice', token: { env: 'WRONG_TOKEN' } },
         daemon: { type: 'git', url: `${gitDaemon}/other/lib.git` },
         hang: { type: 'git', url: `http://127.0.0.1:${silentPort}/stuck.git` },
@@ -103,12 +116,19 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
   await waitFor(async () => (await search('trawl_daemon_marker')).length === 1, 30_000, 'the git daemon repository');
   t.same(await search('trawl_daemon_marker'), [`127.0.0.1:${new URL(gitDaemon).port}/other/lib:lib.c`], 'a git:// URL is fetched from git daemon');
 
-  await waitFor(async () => (await connections(daemon, owner)).every((status) => status.syncState.status !== 'syncing' && status.syncState.status !== 'pending'), 30_000, 'every first sync').catch(async (error: Error) => {
+  await waitFor(
+    async () => (await connections(daemon, owner)).every((status) => status.syncState.status !== 'syncing' && status.syncState.status !== 'pending'),
+    30_000,
+    'every first sync',
+  ).catch(async (error: Error) => {
     throw new Error(`${error.message}; the connections then: ${JSON.stringify(await connections(daemon, owner))}`);
   });
   const statuses = await connections(daemon, owner);
   const byName = Object.fromEntries(statuses.map((status) => [status.name, status]));
-  t.ok(statuses.every((status) => status.id >= 100 && status.connectionType === 'git'), 'configured connections have ids of their own');
+  t.ok(
+    statuses.every((status) => status.id >= 100 && status.connectionType === 'git'),
+    'configured connections have ids of their own',
+  );
   t.equal(byName.team!.syncState.repoCount, 1);
   t.equal(byName.team!.syncState.failedRepoCount, 0);
   t.match(byName.wrong!.syncState.failedRepos, [{ error: /refused the credentials/ }], 'a wrong password is a clear error on its connection');
@@ -126,7 +146,8 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
   t.match(await unknown.json(), { statusCode: 404, errorCode: 'NOT_FOUND' });
 
   const mirrors = path.join(path.dirname(daemon.configFile), 'data', 'mirrors', 'team');
-  for (const mirror of fs.readdirSync(mirrors)) t.notOk(fs.readFileSync(path.join(mirrors, mirror, 'config'), 'utf8').includes(PASSWORD), 'the mirror keeps no credential');
+  for (const mirror of fs.readdirSync(mirrors))
+    t.notOk(fs.readFileSync(path.join(mirrors, mirror, 'config'), 'utf8').includes(PASSWORD), 'the mirror keeps no credential');
 
   // A push becomes searchable one fetch later.
   writeFiles(work, { 'src/pushed.c': 'int trawl_pushed_marker = 4;\n' });
@@ -146,13 +167,22 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
   await waitFor(async () => (await search('trawl_rewritten_marker')).length === 1, 30_000, 'the force-pushed commit');
   await waitFor(async () => (await search('trawl_feature_marker rev:*')).length === 0, 30_000, 'the deleted branch to leave the index');
   t.same(await search('trawl_pushed_marker'), [], 'what the force-push dropped is gone');
-  const repos = (await (await daemon.fetch('/api/repos', { headers: bearer(owner.key) })).json()) as { repoName: string; branches: string[]; connectionId: number; syncState: { connectionName: string } }[];
+  const repos = (await (await daemon.fetch('/api/repos', { headers: bearer(owner.key) })).json()) as {
+    repoName: string;
+    branches: string[];
+    connectionId: number;
+    syncState: { connectionName: string };
+  }[];
   const team = repos.find((repo) => repo.repoName === teamRepo)!;
   t.same(team.branches, ['HEAD', 'main'], 'the deleted branch is no longer listed');
   t.equal(team.connectionId, byName.team!.id);
   t.equal(team.syncState.connectionName, 'team');
   const filtered = (await (await daemon.fetch(`/api/repos?connectionId=${byName.team!.id}`, { headers: bearer(owner.key) })).json()) as { repoName: string }[];
-  t.same(filtered.map((repo) => repo.repoName), [teamRepo], 'connectionId filters /api/repos');
+  t.same(
+    filtered.map((repo) => repo.repoName),
+    [teamRepo],
+    'connectionId filters /api/repos',
+  );
   t.equal((await daemon.fetch('/api/health')).status, 200, 'the daemon kept serving throughout');
 });
 
@@ -161,4 +191,3 @@ async function searchFilesAs(daemon: Daemon, user: SeededUser, query: string): P
   const body = (await response.json()) as { files?: { repository: string; fileName: { text: string } }[] };
   return (body.files ?? []).map((file) => `${file.repository}:${file.fileName.text}`).sort();
 }
-

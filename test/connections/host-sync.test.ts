@@ -54,10 +54,24 @@ t.test('a github connection: listed through the API, cloned with the token, rena
   const hostName = new URL(host.origin).host;
   const repos = async (headers: Record<string, string> = bearer(owner.key)) => (await (await daemon.fetch('/api/repos', { headers })).json()) as Repo[];
   await waitFor(async () => (await repos()).length === 3, 30_000, 'three repositories mirrored');
-  t.same((await repos()).map((repo) => repo.repoName), [`${hostName}/acme/api`, `${hostName}/acme/gone`, `${hostName}/acme/web`]);
-  t.equal((await repos()).find((repo) => repo.repoName.endsWith('/api'))!.externalWebUrl, `${host.origin}/acme/api`, "the host's web address is kept for links");
-  t.same((await repos({})).map((repo) => repo.repoName), [`${hostName}/acme/web`], 'anonymous callers see only what publicRepos makes public');
-  t.ok(fixture.state.requests.some((request) => request.startsWith('/api/v3/orgs/acme/repos')), 'listed through the Enterprise Server API path');
+  t.same(
+    (await repos()).map((repo) => repo.repoName),
+    [`${hostName}/acme/api`, `${hostName}/acme/gone`, `${hostName}/acme/web`],
+  );
+  t.equal(
+    (await repos()).find((repo) => repo.repoName.endsWith('/api'))!.externalWebUrl,
+    `${host.origin}/acme/api`,
+    "the host's web address is kept for links",
+  );
+  t.same(
+    (await repos({})).map((repo) => repo.repoName),
+    [`${hostName}/acme/web`],
+    'anonymous callers see only what publicRepos makes public',
+  );
+  t.ok(
+    fixture.state.requests.some((request) => request.startsWith('/api/v3/orgs/acme/repos')),
+    'listed through the Enterprise Server API path',
+  );
   await waitFor(async () => (await search(daemon, owner, 'trawl_api_marker')).length === 1, 30_000, 'the api repository indexed');
   const apiId = (await repos()).find((repo) => repo.repoName.endsWith('/api'))!.repoId;
 
@@ -65,10 +79,21 @@ t.test('a github connection: listed through the API, cloned with the token, rena
   fixture.state.repos[0]!.name = 'api-v2';
   fs.renameSync(path.join(host.root, 'acme', 'api.git'), path.join(host.root, 'acme', 'api-v2.git'));
   fixture.state.repos.splice(2, 1);
-  const [connection] = (await (await daemon.fetch('/api/connections', { headers: bearer(owner.key) })).json()) as { id: number; syncState: { lastSyncedAt?: string } }[];
+  const [connection] = (await (await daemon.fetch('/api/connections', { headers: bearer(owner.key) })).json()) as {
+    id: number;
+    syncState: { lastSyncedAt?: string };
+  }[];
   t.equal((await daemon.fetch(`/api/connections/${connection!.id}/sync`, { method: 'POST', headers: bearer(owner.key) })).status, 202);
-  await waitFor(async () => (await repos()).map((repo) => repo.repoName).join() === [`${hostName}/acme/api-v2`, `${hostName}/acme/web`].join(), 30_000, 'the rename and the removal');
-  await waitFor(async () => (await search(daemon, owner, 'trawl_api_marker')).join() === `${hostName}/acme/api-v2`, 30_000, 'the renamed repository searchable under its new name');
+  await waitFor(
+    async () => (await repos()).map((repo) => repo.repoName).join() === [`${hostName}/acme/api-v2`, `${hostName}/acme/web`].join(),
+    30_000,
+    'the rename and the removal',
+  );
+  await waitFor(
+    async () => (await search(daemon, owner, 'trawl_api_marker')).join() === `${hostName}/acme/api-v2`,
+    30_000,
+    'the renamed repository searchable under its new name',
+  );
   const renamed = (await repos()).find((repo) => repo.repoName.endsWith('/api-v2'))!;
   t.equal(renamed.repoId, apiId, 'a renamed repository keeps its id (and so its grants)');
   t.same(await search(daemon, owner, 'trawl_gone_marker'), [], 'a repository gone from the host is dropped from the index (removeAfterHours 0)');
@@ -85,7 +110,11 @@ t.test('a listing that fails keeps every repository already mirrored', async (t)
   let owner!: SeededUser;
   const daemon = await startDaemon(
     t,
-    { index: { ctagsCommand: '' }, sync: { removeAfterHours: 0 }, connections: { ghe: { type: 'github', url: host.origin, orgs: ['acme'], token: { env: 'GHE_TOKEN' } } } },
+    {
+      index: { ctagsCommand: '' },
+      sync: { removeAfterHours: 0 },
+      connections: { ghe: { type: 'github', url: host.origin, orgs: ['acme'], token: { env: 'GHE_TOKEN' } } },
+    },
     {
       env: { ...LICENSE_ENV, GHE_TOKEN: TOKEN },
       prepare: async (configFile) => {

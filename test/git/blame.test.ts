@@ -42,7 +42,14 @@ t.test('blame ranges give every line the commit git blame gives it, across a ren
     ],
     'contiguous ranges, adjacent ones of one commit merged, paths as they were at each commit',
   );
-  t.same(blame.commits[third], { hash: third, date: blame.commits[third]!.date, message: 'Append', authorName: 'Test Author', authorEmail: 'author@example.com', previous: { hash: renamed, path: 'new name.c' } });
+  t.same(blame.commits[third], {
+    hash: third,
+    date: blame.commits[third]!.date,
+    message: 'Append',
+    authorName: 'Test Author',
+    authorEmail: 'author@example.com',
+    previous: { hash: renamed, path: 'new name.c' },
+  });
   t.notOk('previous' in blame.commits[first]!, 'the first commit has no previous');
   t.match(blame.commits[first]!.date, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
 });
@@ -56,7 +63,11 @@ t.test('git blame failures are BlameErrors that name no server path', async (t) 
   t.match((missing as BlameError).detail, /no such path/, 'git said why, for the log');
   const cancelled = new AbortController();
   cancelled.abort();
-  await t.rejects(blameFile(root, head, 'a.txt', { signal: cancelled.signal, budgetMs: 60_000 }, SLOTS), { name: 'GitReadStoppedError', bound: 'time' }, 'a cancelled request stops git');
+  await t.rejects(
+    blameFile(root, head, 'a.txt', { signal: cancelled.signal, budgetMs: 60_000 }, SLOTS),
+    { name: 'GitReadStoppedError', bound: 'time' },
+    'a cancelled request stops git',
+  );
 });
 
 t.test('incremental output with quoted paths parses; garbage is refused', async (t) => {

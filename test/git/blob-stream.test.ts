@@ -9,7 +9,7 @@ import { git, makeRepository } from '../helpers/git.js';
 t.test('blobs of every size come back intact and in order', async (t) => {
   const repo = tempDir(t);
   const files: Record<string, Buffer> = {
-    'empty': Buffer.alloc(0),
+    empty: Buffer.alloc(0),
     'newline-only': Buffer.from('\n'),
     'small.txt': Buffer.from('hello\nworld\n'),
     'binary.bin': randomBytes(1000),

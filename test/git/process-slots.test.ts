@@ -24,7 +24,11 @@ t.test('git processes run at most `slots` at once; waiting callers are served in
   t.equal(slots.waiting, 6, 'six wait for the one slot');
   running.finish();
   await Promise.all([first, ...queued]);
-  t.same(order, ['heavy 0', 'light', 'heavy 1', 'heavy 2', 'heavy 3', 'heavy 4'], "the light caller's one read comes after one of the heavy caller's, not after all five");
+  t.same(
+    order,
+    ['heavy 0', 'light', 'heavy 1', 'heavy 2', 'heavy 3', 'heavy 4'],
+    "the light caller's one read comes after one of the heavy caller's, not after all five",
+  );
   t.equal(slots.waiting, 0);
 });
 
@@ -36,7 +40,11 @@ t.test('the wait is bounded, and a read whose limit fires while it waits leaves 
   const controller = new AbortController();
   const leaving = slots.run('b', { signal: controller.signal, budgetMs: 5 }, 'the blame of x', 'blame a smaller file', async () => 'ran');
   const staying = slots.run('c', never(), 'blame', 'narrow', async () => 'ran');
-  await t.rejects(slots.run('d', never(), 'blame', 'narrow', async () => 'ran'), GitProcessesBusyError, 'a third waiting read is refused');
+  await t.rejects(
+    slots.run('d', never(), 'blame', 'narrow', async () => 'ran'),
+    GitProcessesBusyError,
+    'a third waiting read is refused',
+  );
   controller.abort();
   await t.rejects(leaving, { name: 'GitReadStoppedError', bound: 'time' }, 'the read whose client went away stops waiting');
   t.equal(slots.waiting, 1, 'and leaves its place');
@@ -48,6 +56,9 @@ t.test('the wait is bounded, and a read whose limit fires while it waits leaves 
 
 t.test('a task that throws gives its slot back', async (t) => {
   const slots = new ProcessSlots(1, 1);
-  await t.rejects(slots.run('a', never(), 'blame', 'narrow', async () => Promise.reject(new Error('git failed'))), /git failed/);
+  await t.rejects(
+    slots.run('a', never(), 'blame', 'narrow', async () => Promise.reject(new Error('git failed'))),
+    /git failed/,
+  );
   t.equal(await slots.run('a', never(), 'blame', 'narrow', async () => 'ran'), 'ran');
 });

@@ -38,7 +38,11 @@ export interface SeededUser {
  * `configFile` (under a 10-seat test license), then installs `license`;
  * returns the users by email.
  */
-export async function seedUsers(configFile: string, users: { email: string; role: Role; password?: string }[], license = testLicense()): Promise<Record<string, SeededUser>> {
+export async function seedUsers(
+  configFile: string,
+  users: { email: string; role: Role; password?: string }[],
+  license = testLicense(),
+): Promise<Record<string, SeededUser>> {
   const { dataDir } = JSON.parse(fs.readFileSync(configFile, 'utf8')) as { dataDir: string };
   const { store } = await AuthStore.open({ directory: stateDirectory(dataDir), trustedLicenseKeys: TEST_LICENSE_KEYS });
   try {

@@ -21,7 +21,10 @@ export function trawl(args: string[], { cwd, env, input }: { cwd?: string; env?:
  * whose idle keep-alive connections must be seen closing while the CLI runs
  * (a blocked event loop would reuse a closed one).
  */
-export function trawlAsync(args: string[], { cwd, env }: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function trawlAsync(
+  args: string[],
+  { cwd, env }: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, ...args], options(env, cwd), (error, stdout, stderr) => {
       const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;

@@ -82,7 +82,11 @@ export class CookieClient {
     const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
     if (!action) throw new Error(`no form on ${pageUrl}:\n${html.slice(0, 500)}`);
     const hidden = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((found) => [found[1]!, found[2]!]));
-    return this.send(new URL(action, pageUrl).href, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...hidden, ...fields }).toString() });
+    return this.send(new URL(action, pageUrl).href, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...hidden, ...fields }).toString(),
+    });
   }
 
   /** Follows redirects from `response` (at `url`) through `until` (a URL prefix it stops at, unfollowed). */
@@ -108,7 +112,11 @@ export class CookieClient {
 
   private async send(url: string, init: RequestInit): Promise<Response> {
     const { origin } = new URL(url);
-    const response = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), Cookie: this.cookieHeader(origin) } });
+    const response = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), Cookie: this.cookieHeader(origin) },
+    });
     for (const line of response.headers.getSetCookie()) {
       const [pair] = line.split(';');
       const equals = pair!.indexOf('=');

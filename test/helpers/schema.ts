@@ -11,7 +11,14 @@ export function assertSchema(t: Test, schema: TSchema, value: unknown, what: str
 }
 
 /** Asserts that `response` is the error object of spec/api.md §1 with this status and code (and message, if given); returns its body. `what` names the case. */
-export async function expectError(t: Test, response: Response, status: number, errorCode: string, message?: RegExp, what?: string): Promise<{ message: string }> {
+export async function expectError(
+  t: Test,
+  response: Response,
+  status: number,
+  errorCode: string,
+  message?: RegExp,
+  what?: string,
+): Promise<{ message: string }> {
   t.equal(response.status, status, what ? `${what}: status ${status}` : `status ${status}`);
   t.match(response.headers.get('content-type'), /application\/json/);
   const body = await response.json();

@@ -28,7 +28,13 @@ export async function pausedStreamSearch(url: string, headers: Record<string, st
       response.on('data', (piece: string) => (text += piece));
       response.resume();
       await new Promise((resolve) => response.on('end', resolve));
-      return { text, payloads: text.split('\n\n').filter((block) => block.startsWith('data: ')).map((block) => block.slice('data: '.length)) };
+      return {
+        text,
+        payloads: text
+          .split('\n\n')
+          .filter((block) => block.startsWith('data: '))
+          .map((block) => block.slice('data: '.length)),
+      };
     },
   };
 }

@@ -25,7 +25,10 @@ t.test('after a recycle, lists as many as were taken before it fit one room', as
   t.not(lists[0]!.buffer, lists[2]!.buffer, 'three did not fit the room they started in');
   recycleIdLists();
   const again = [takeIdList(150_000), takeIdList(150_000), takeIdList(150_000)];
-  t.ok(again.every((list) => list.buffer === again[0]!.buffer), 'the recycled room holds all three');
+  t.ok(
+    again.every((list) => list.buffer === again[0]!.buffer),
+    'the recycled room holds all three',
+  );
   recycleIdLists();
   t.equal(takeIdList(450_000).buffer, again[0]!.buffer, 'and is reused by the next recycle');
 });

@@ -13,7 +13,8 @@ t.test('symbolsOverlapping agrees with the full decode', async (t) => {
   const lines = Array.from({ length: 300 }, (_, i) => `line ${i} ${'x'.repeat(Math.floor(random() * 40))}`);
   const content = Buffer.from(lines.join('\n') + '\n');
   const symbols: DocumentSymbol[] = [];
-  for (let at = 0; at < content.length - 10; at += 1 + Math.floor(random() * 200)) symbols.push({ start: at, end: at + 1 + Math.floor(random() * 8), kind: 'function' });
+  for (let at = 0; at < content.length - 10; at += 1 + Math.floor(random() * 200))
+    symbols.push({ start: at, end: at + 1 + Math.floor(random() * 8), kind: 'function' });
   // One long name: a symbol overlapping a range can start far before it.
   symbols.push({ start: 1000, end: 1900, kind: 'macro' });
   symbols.sort((a, b) => a.start - b.start);

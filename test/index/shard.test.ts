@@ -5,7 +5,17 @@ import zlib from 'node:zlib';
 import { ShardWriter } from '../../src/index/shard-writer.js';
 import { Shard } from '../../src/index/shard-reader.js';
 import { ShardFormatError } from '../../src/index/errors.js';
-import { BLOCKED_DOCUMENT_BYTES, BLOCK_BYTES, BLOCK_REACH, DOCUMENT_RECORD_WORDS, DocumentField, DocumentFlags, HEADER_SIZE, TOC_ENTRY_SIZE, Section } from '../../src/index/format.js';
+import {
+  BLOCKED_DOCUMENT_BYTES,
+  BLOCK_BYTES,
+  BLOCK_REACH,
+  DOCUMENT_RECORD_WORDS,
+  DocumentField,
+  DocumentFlags,
+  HEADER_SIZE,
+  TOC_ENTRY_SIZE,
+  Section,
+} from '../../src/index/format.js';
 import { caseVariants, nextByteBit, trigramAt } from '../../src/index/trigrams.js';
 import type { DocumentInput, DocumentSymbol, ShardMeta } from '../../src/index/model.js';
 import { packSymbols } from '../helpers/symbols.js';
@@ -76,14 +86,25 @@ t.test('a written shard reads back document by document', async (t) => {
 t.test('the writer refuses symbols outside their document or out of order', async (t) => {
   const symbolsOf = (symbols: DocumentSymbol[]) => () => new ShardWriter(identity).add(doc('a.c', 'int a, b;\n', { symbols: packSymbols(symbols) }));
   t.throws(symbolsOf([{ start: 4, end: 40, kind: 'variable' }]), { name: 'RangeError', message: /outside the content/ });
-  t.throws(symbolsOf([{ start: 7, end: 8, kind: 'variable' }, { start: 4, end: 5, kind: 'variable' }]), { name: 'RangeError', message: /not ordered by start/ });
-  t.doesNotThrow(symbolsOf([{ start: 4, end: 5, kind: 'variable' }, { start: 7, end: 8, kind: 'variable' }]));
+  t.throws(
+    symbolsOf([
+      { start: 7, end: 8, kind: 'variable' },
+      { start: 4, end: 5, kind: 'variable' },
+    ]),
+    { name: 'RangeError', message: /not ordered by start/ },
+  );
+  t.doesNotThrow(
+    symbolsOf([
+      { start: 4, end: 5, kind: 'variable' },
+      { start: 7, end: 8, kind: 'variable' },
+    ]),
+  );
 });
 
 t.test('trigram postings list exactly the documents containing each trigram', async (t) => {
   // Random documents over a small alphabet so trigrams repeat across documents.
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const alphabet = 'abAB c\n';
   const docs = Array.from({ length: 300 }, (_, i) =>
     doc(`dir${i % 7}/file${i}.txt`, Array.from({ length: Math.floor(random() * 200) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('')),
@@ -106,17 +127,25 @@ t.test('trigram postings list exactly the documents containing each trigram', as
   for (const [trigram, ids] of expectedPath) t.same([...shard.pathTrigrams.postingsOf(trigram)!], ids);
   t.equal(shard.contentTrigrams.postingsOf(trigramAt(Buffer.from('zzz'), 0)), null, 'an absent trigram has no postings');
   t.not(trigramAt(Buffer.from('ABC'), 0), trigramAt(Buffer.from('abc'), 0), 'trigrams keep case');
-  const variants = (text: string) => caseVariants(trigramAt(Buffer.from(text), 0)).map((v) => Buffer.from([v >> 16, (v >> 8) & 255, v & 255]).toString('latin1')).sort();
+  const variants = (text: string) =>
+    caseVariants(trigramAt(Buffer.from(text), 0))
+      .map((v) => Buffer.from([v >> 16, (v >> 8) & 255, v & 255]).toString('latin1'))
+      .sort();
   t.same(variants('aB_'), ['AB_', 'Ab_', 'aB_', 'ab_'], 'case variants cover every ASCII casing');
   t.same(variants('1_;'), ['1_;'], 'non-letters have one form');
 });
 
 t.test('documents over the block threshold get blocks whose postings cover their bytes and the reach after them', async (t) => {
   let seed = 7;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const text = (length: number) => Array.from({ length }, () => 'abcdefgh\n'[Math.floor(random() * 9)]).join('');
   const big = text(5 * BLOCK_BYTES + BLOCK_REACH + 50) + 'QQQ'; // QQQ: in the last block, past the reach of the one before
-  const docs = [doc('small.txt', text(100)), doc('big.txt', big), doc('exact.txt', text(BLOCKED_DOCUMENT_BYTES)), doc('bigger.txt', text(BLOCKED_DOCUMENT_BYTES + 1))];
+  const docs = [
+    doc('small.txt', text(100)),
+    doc('big.txt', big),
+    doc('exact.txt', text(BLOCKED_DOCUMENT_BYTES)),
+    doc('bigger.txt', text(BLOCKED_DOCUMENT_BYTES + 1)),
+  ];
   const shard = Shard.open(writeShard(tempDir(t), docs));
   t.same(shard.blocksOf(0), { first: 0, end: 0 }, 'a small document has no blocks');
   t.same(shard.blocksOf(2), { first: 6, end: 6 }, 'nor has one of exactly the threshold');
@@ -132,12 +161,17 @@ t.test('documents over the block threshold get blocks whose postings cover their
     for (let i = 0; i + 3 <= covered.length; i++) seen.add(trigramAt(covered, i));
     for (const trigram of seen) expected.set(trigram, [...(expected.get(trigram) ?? []), block]);
   }
-  for (const [trigram, blocks] of expected) t.same([...shard.blockTrigrams.postingsOf(trigram)!].filter((block) => block < 6), blocks);
+  for (const [trigram, blocks] of expected)
+    t.same(
+      [...shard.blockTrigrams.postingsOf(trigram)!].filter((block) => block < 6),
+      blocks,
+    );
   t.same([...shard.blockTrigrams.postingsOf(trigramAt(Buffer.from('QQQ'), 0))!], [5], 'a trigram of one block is posted for it alone');
 
   // The document's own postings are the union of its blocks' (not a second scan): every trigram, every next-byte bit, no more.
   const masks = new Map<number, number>();
-  for (let i = 0; i + 3 <= bytes.length; i++) masks.set(trigramAt(bytes, i), (masks.get(trigramAt(bytes, i)) ?? 0) | (i + 3 < bytes.length ? nextByteBit(bytes[i + 3]!) : 0));
+  for (let i = 0; i + 3 <= bytes.length; i++)
+    masks.set(trigramAt(bytes, i), (masks.get(trigramAt(bytes, i)) ?? 0) | (i + 3 < bytes.length ? nextByteBit(bytes[i + 3]!) : 0));
   let wrong = 0;
   for (const [trigram, mask] of masks) {
     const index = shard.contentTrigrams.locate(trigram);
@@ -235,7 +269,13 @@ t.test('a mapping is walked once per process: a second open of it answers alike,
   // Opened while the first holds the mapping: the records are not walked again, the longest symbol comes from the mapping's note.
   const second = Shard.open(file, { verify: 'structure' });
   const walked = Shard.fromBuffer(fs.readFileSync(file));
-  for (const ranges of [[20, 21], [22, 23], [8, 9], [12, 19], [0, 40]]) {
+  for (const ranges of [
+    [20, 21],
+    [22, 23],
+    [8, 9],
+    [12, 19],
+    [0, 40],
+  ]) {
     t.same(second.symbolsOverlapping(0, ranges), walked.symbolsOverlapping(0, ranges), `definitions overlapping ${ranges.join('–')}`);
     t.same(first.symbolsOverlapping(0, ranges), walked.symbolsOverlapping(0, ranges));
   }
@@ -294,7 +334,11 @@ t.test('structurally impossible values with valid checksums are CORRUPT errors',
   bytes.fill(0xff, postings.offset, postings.offset + Shard.fromBuffer(pristine).contentTrigrams.encodedLength(0));
   resealChecksums(bytes);
   const shard = Shard.fromBuffer(bytes);
-  t.throws(() => shard.contentTrigrams.postingsAt(0, 0), { name: 'ShardFormatError', code: 'CORRUPT', message: /CTRP: varint (stream ends early|longer than 5 bytes)/ }, 'a bad varint stream fails when decoded');
+  t.throws(
+    () => shard.contentTrigrams.postingsAt(0, 0),
+    { name: 'ShardFormatError', code: 'CORRUPT', message: /CTRP: varint (stream ends early|longer than 5 bytes)/ },
+    'a bad varint stream fails when decoded',
+  );
 });
 
 /** The shard with one more section appended before the TOC (what a newer writer might add). */

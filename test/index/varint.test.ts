@@ -34,7 +34,12 @@ t.test('corrupt streams are typed errors naming the section', async (t) => {
 });
 
 t.test('posting lists: each value followed by its mask byte, filtered by the bits needed', async (t) => {
-  const bytes = encodePostings([[3, 0b0001], [200, 0b0110], [201, 0], [70_000, 0xff]]);
+  const bytes = encodePostings([
+    [3, 0b0001],
+    [200, 0b0110],
+    [201, 0],
+    [70_000, 0xff],
+  ]);
   t.same(decode(bytes, 0), [3, 200, 201, 70_000], 'need 0 keeps every document');
   t.same(decode(bytes, 0b0010), [200, 70_000], 'only masks with the bit');
   t.same(decode(bytes, 0b0011), [70_000], 'every bit of need');
@@ -46,7 +51,8 @@ t.test('a posting list intersected with candidates equals decoding it and inters
   let seed = 11;
   const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const postings: [number, number][] = [];
-  for (let value = -1, i = 0; i < 5_000; i++) postings.push([(value += 1 + Math.floor(random() < 0.95 ? random() * 40 : random() * 2 ** 20)), Math.floor(random() * 256)]);
+  for (let value = -1, i = 0; i < 5_000; i++)
+    postings.push([(value += 1 + Math.floor(random() < 0.95 ? random() * 40 : random() * 2 ** 20)), Math.floor(random() * 256)]);
   const bytes = Uint8Array.from(encodePostings(postings));
   const listed = new Set(postings.map(([value]) => value));
   const cases: [string, number[]][] = [
@@ -63,6 +69,10 @@ t.test('a posting list intersected with candidates equals decoding it and inters
       t.same([...kept], [...expected], `${what}, need ${need}`);
     }
   }
-  t.throws(() => intersectMaskedPostings(Uint8Array.from([0x85]), 0, 1, 'CTRP', 0, Uint32Array.of(7)), { name: 'ShardFormatError', message: /CTRP: varint stream ends early/ }, 'a corrupt list before the last candidate');
+  t.throws(
+    () => intersectMaskedPostings(Uint8Array.from([0x85]), 0, 1, 'CTRP', 0, Uint32Array.of(7)),
+    { name: 'ShardFormatError', message: /CTRP: varint stream ends early/ },
+    'a corrupt list before the last candidate',
+  );
   t.throws(() => intersectMaskedPostings(bytes, 0, bytes.length + 1, 'CTRP', 0, Uint32Array.of(7)), RangeError, 'a stream past the bytes');
 });

@@ -16,7 +16,11 @@ t.test('files are tagged by long-lived processes, in order, with parents', async
       { name: `f${i}`, line: 2, kind: 'function' },
     ]),
   );
-  t.match(await pool.tags('scripts/tool', Buffer.from('#!/usr/bin/env python3\ndef entry():\n    pass\n'), 'Python'), [{ name: 'entry', kind: 'function' }], 'an extension-less script is parsed as its linguist language');
+  t.match(
+    await pool.tags('scripts/tool', Buffer.from('#!/usr/bin/env python3\ndef entry():\n    pass\n'), 'Python'),
+    [{ name: 'entry', kind: 'function' }],
+    'an extension-less script is parsed as its linguist language',
+  );
   t.same(await pool.tags('notes.unknownext', Buffer.from('nothing to tag here\n'), ''), [], 'an unknown language yields no tags');
 });
 

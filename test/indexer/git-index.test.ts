@@ -91,11 +91,15 @@ t.test('indexing a git repository with two branches', async (t) => {
   t.equal(outcomes[0]!.status, 'indexed');
   const entry = readManifest(dataDir).repositories['example.com/acme/fixture']!;
   t.equal(entry.state, 'ready');
-  t.same(entry.branches, [
-    { name: 'HEAD', commit: commits.main },
-    { name: 'main', commit: commits.main },
-    { name: 'release/1', commit: commits.release },
-  ], 'HEAD, the default branch under its own name, then the configured ones');
+  t.same(
+    entry.branches,
+    [
+      { name: 'HEAD', commit: commits.main },
+      { name: 'main', commit: commits.main },
+      { name: 'release/1', commit: commits.release },
+    ],
+    'HEAD, the default branch under its own name, then the configured ones',
+  );
   t.match(entry.warnings, [/"no-such-branch" matches no branch/], 'an unknown branch is reported, not fatal');
 
   const [shard, ...more] = openShards(dataDir, 'example.com/acme/fixture');
@@ -105,7 +109,11 @@ t.test('indexing a git repository with two branches', async (t) => {
   const docs = documentsByPath(shard!);
   const find = (p: string, mask?: bigint) => docs.filter((d) => d.path === p && (mask === undefined || d.mask === mask));
 
-  t.same(docs.map((d) => d.path).filter((p) => p.startsWith('link')), [], 'symlinks are not indexed');
+  t.same(
+    docs.map((d) => d.path).filter((p) => p.startsWith('link')),
+    [],
+    'symlinks are not indexed',
+  );
   t.same(find('feature.txt'), [], 'unconfigured branches are not indexed');
   t.equal(find('src/app.c').length, 2, 'a file that differs between branches is stored per version');
   t.equal(find('src/app.c', 3n)[0]?.content, APP_C_MAIN, 'HEAD version on bits 0 and 1 (HEAD and main)');
@@ -168,7 +176,10 @@ t.test('indexing a git repository with two branches', async (t) => {
     const entry = readManifest(dataDir).repositories['example.com/acme/fixture']!;
     t.equal(entry.branches[2]!.commit, newCommit);
     const docs = documentsByPath(openShards(dataDir, 'example.com/acme/fixture')[0]!);
-    t.match(docs.find((d) => d.path === 'src/new_file.go'), { mask: 4n, language: 'Go', symbols: [{ name: 'fresh' }, { name: 'Fresh', kind: 'func' }] });
+    t.match(
+      docs.find((d) => d.path === 'src/new_file.go'),
+      { mask: 4n, language: 'Go', symbols: [{ name: 'fresh' }, { name: 'Fresh', kind: 'func' }] },
+    );
     // Searches planned on the previous generation may still open the old shards: they stay for a grace period.
     const retired = readManifest(dataDir).retired ?? [];
     t.same(retired.map((r) => r.file).sort(), [...oldShards].sort(), 'the old shards are retired');
@@ -208,26 +219,28 @@ t.test('bad repositories are reported one by one and do not stop the others', as
       { name: 'plain', path: plain },
     ]),
   );
-  t.match(
-    outcomes,
-    [
-      { name: 'missing', status: 'failed', error: /cannot be read: ENOENT/ },
-      { name: 'file', status: 'failed', error: /is not a directory/ },
-      { name: 'broken', status: 'failed', error: /not a readable git repository/ },
-      { name: 'empty', status: 'failed', error: /HEAD does not resolve to a commit/ },
-      { name: 'good', status: 'indexed', documents: 1 },
-      { name: 'plain', status: 'indexed', documents: 2 },
-    ],
-  );
+  t.match(outcomes, [
+    { name: 'missing', status: 'failed', error: /cannot be read: ENOENT/ },
+    { name: 'file', status: 'failed', error: /is not a directory/ },
+    { name: 'broken', status: 'failed', error: /not a readable git repository/ },
+    { name: 'empty', status: 'failed', error: /HEAD does not resolve to a commit/ },
+    { name: 'good', status: 'indexed', documents: 1 },
+    { name: 'plain', status: 'indexed', documents: 2 },
+  ]);
   const manifest = readManifest(dataDir);
   t.equal(manifest.repositories.missing?.state, 'error');
   t.match(manifest.repositories.missing?.error, /ENOENT/);
   t.equal(manifest.repositories.good?.state, 'ready');
   const plainShard = openShards(dataDir, 'plain')[0]!;
-  t.same(documentsByPath(plainShard).map((d) => [d.path, d.language, d.mask]).sort(), [
-    ['main.rs', 'Rust', 1n],
-    ['notes/todo.md', 'Markdown', 1n],
-  ]);
+  t.same(
+    documentsByPath(plainShard)
+      .map((d) => [d.path, d.language, d.mask])
+      .sort(),
+    [
+      ['main.rs', 'Rust', 1n],
+      ['notes/todo.md', 'Markdown', 1n],
+    ],
+  );
   t.equal(plainShard.meta.branches[0]?.name, 'HEAD', 'a plain directory has the pseudo-branch HEAD');
 
   await t.test('a repository removed from the config loses its shards', async (t) => {
@@ -235,7 +248,11 @@ t.test('bad repositories are reported one by one and do not stop the others', as
     await runIndex(configFor(dataDir, [{ name: 'plain', path: plain }]));
     const after = readManifest(dataDir);
     t.same(Object.keys(after.repositories), ['plain']);
-    t.same(after.retired?.map((r) => r.file), goodShards, 'its shards are retired (deleted after the grace period)');
+    t.same(
+      after.retired?.map((r) => r.file),
+      goodShards,
+      'its shards are retired (deleted after the grace period)',
+    );
   });
 });
 
@@ -255,16 +272,20 @@ t.test('a repository is split into several shards past the content cap', async (
   for (let i = 0; i < 40; i++) files[`f${String(i).padStart(2, '0')}.txt`] = `file ${i} `.repeat(10000).slice(0, 60 * 1024);
   writeFiles(repoDir, files);
   const dataDir = path.join(root, 'data');
-  const config = validateConfig(
-    { dataDir, repos: [{ name: 'big', path: repoDir }], index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' } },
-    'test',
-  );
+  const config = validateConfig({ dataDir, repos: [{ name: 'big', path: repoDir }], index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' } }, 'test');
   const outcomes = await runIndex(config);
   t.match(outcomes, [{ status: 'indexed', documents: 40 }]);
   const shards = openShards(dataDir, 'big');
   t.ok(shards.length >= 2, `split into ${shards.length} shards`);
-  t.same(shards.map((s) => s.meta.shardIndex), shards.map((_, i) => i));
-  t.equal(shards.reduce((sum, s) => sum + s.documentCount, 0), 40, 'every document is in exactly one shard');
+  t.same(
+    shards.map((s) => s.meta.shardIndex),
+    shards.map((_, i) => i),
+  );
+  t.equal(
+    shards.reduce((sum, s) => sum + s.documentCount, 0),
+    40,
+    'every document is in exactly one shard',
+  );
   for (const shard of shards) t.ok(shard.bytes.length < (1 << 20) * 1.5, 'each shard stays near the cap');
 });
 
@@ -277,7 +298,11 @@ t.test('without a working ctags, files are indexed without symbols and the probl
   const outcomes = await runIndex(config);
   t.match(outcomes, [{ status: 'indexed', documents: 2 }]);
   const warnings = outcomes[0]!.status === 'indexed' ? [...outcomes[0]!.warnings].sort() : [];
-  t.match(warnings, [/^a\.c: indexed without symbols \(ctags .*could not run/, /^b\.c: indexed without symbols/], 'one warning per file (in any order: ctags runs in parallel)');
+  t.match(
+    warnings,
+    [/^a\.c: indexed without symbols \(ctags .*could not run/, /^b\.c: indexed without symbols/],
+    'one warning per file (in any order: ctags runs in parallel)',
+  );
   const shard = openShards(dataDir, 'r')[0]!;
   t.same([shard.symbols(0), shard.symbols(1)], [[], []]);
   t.equal(shard.content(0).toString().startsWith('int'), true, 'content is still indexed');
@@ -291,7 +316,10 @@ t.test('an unreadable blob is reported and the rest of the repository is indexed
   const dataDir = path.join(root, 'data');
   const outcomes = await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir }]));
   t.match(outcomes, [{ status: 'indexed', documents: 1, warnings: [/lost\.txt: not indexed, cannot be read \(git cat-file: [0-9a-f]{40} missing\)/] }]);
-  t.same(documentsByPath(openShards(dataDir, 'damaged')[0]!).map((d) => d.path), ['ok.txt']);
+  t.same(
+    documentsByPath(openShards(dataDir, 'damaged')[0]!).map((d) => d.path),
+    ['ok.txt'],
+  );
 });
 
 t.test('a directory whose tree is missing is reported and the rest of the repository is indexed', async (t) => {
@@ -305,9 +333,17 @@ t.test('a directory whose tree is missing is reported and the rest of the reposi
   const tree = loseObject(repoDir, 'HEAD:lost');
   const dataDir = path.join(root, 'data');
   const outcomes = await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir, branches: ['*'] }]));
-  t.match(outcomes, [{ status: 'indexed', warnings: [new RegExp(`^lost/: not indexed, its tree cannot be read \\(git object ${tree} is missing from this server's copy`)] }]);
+  t.match(outcomes, [
+    { status: 'indexed', warnings: [new RegExp(`^lost/: not indexed, its tree cannot be read \\(git object ${tree} is missing from this server's copy`)] },
+  ]);
   t.equal((outcomes[0] as { warnings: string[] }).warnings.length, 1, 'one warning for both branches');
-  t.same(documentsByPath(openShards(dataDir, 'damaged')[0]!).map((d) => d.path).sort(), ['kept/c.txt', 'ok.txt', 'other.txt'], 'every file outside it is indexed');
+  t.same(
+    documentsByPath(openShards(dataDir, 'damaged')[0]!)
+      .map((d) => d.path)
+      .sort(),
+    ['kept/c.txt', 'ok.txt', 'other.txt'],
+    'every file outside it is indexed',
+  );
 
   // Past the listed bound the rest are counted in one line. (Committing writes lost/'s tree again from the index.)
   const many = MAX_LISTED_WARNINGS + 3;
@@ -329,7 +365,10 @@ t.test('warnings past the listed bound are counted in one line, in the outcome a
   const outcomes = await runIndex(configFor(dataDir, [{ name: 'damaged', path: repoDir }]));
   const warnings = outcomes[0]!.status === 'indexed' ? outcomes[0]!.warnings : [];
   t.equal(warnings.length, MAX_LISTED_WARNINGS + 1, 'the listed warnings and one line for the rest');
-  t.ok(warnings.slice(0, -1).every((warning) => /^lost\/\d+\.txt: not indexed, cannot be read/.test(warning)), 'each listed warning names its file');
+  t.ok(
+    warnings.slice(0, -1).every((warning) => /^lost\/\d+\.txt: not indexed, cannot be read/.test(warning)),
+    'each listed warning names its file',
+  );
   t.equal(warnings.at(-1), '3 more files not indexed or indexed without symbols');
   t.same(readManifest(dataDir).repositories['damaged']!.warnings, warnings, 'the manifest holds the same');
   t.match(outcomes, [{ status: 'indexed', documents: 1 }]);

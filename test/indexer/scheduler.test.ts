@@ -17,7 +17,10 @@ t.test('the index thread runs for passes and ends when idle; a change starts it 
   const root = tempDir(t);
   const repoDir = path.join(root, 'repo');
   makeRepository(repoDir, { 'src/main.c': 'int first;\n' });
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/repo', path: repoDir, public: true }], index: { ctagsCommand: '' } }, 'test');
+  const config = validateConfig(
+    { dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/repo', path: repoDir, public: true }], index: { ctagsCommand: '' } },
+    'test',
+  );
   const passes: RepositoryOutcome[][] = [];
   const threadAtPass: boolean[] = [];
   const scheduler = new IndexScheduler({
@@ -34,14 +37,22 @@ t.test('the index thread runs for passes and ends when idle; a change starts it 
   t.teardown(() => scheduler.close());
   t.notOk(scheduler.threadRunning, 'no thread before there is a pass');
   await scheduler.start();
-  t.same(passes.map((outcomes) => outcomes.map((outcome) => outcome.status)), [['indexed']], 'the first pass indexed the repository');
+  t.same(
+    passes.map((outcomes) => outcomes.map((outcome) => outcome.status)),
+    [['indexed']],
+    'the first pass indexed the repository',
+  );
   await waitFor(async () => !scheduler.threadRunning, 10_000, 'the idle thread to end');
   t.pass('the thread ended once idle');
 
   writeFiles(repoDir, { 'src/main.c': 'int second;\n' });
   commitAll(repoDir, 'a change');
   await waitFor(async () => passes.length === 2, 15_000, 'the change to be indexed');
-  t.same(passes[1]!.map((outcome) => outcome.status), ['indexed'], 'a new thread indexed the change');
+  t.same(
+    passes[1]!.map((outcome) => outcome.status),
+    ['indexed'],
+    'a new thread indexed the change',
+  );
   t.same(threadAtPass, [true, true], 'each pass ran on a running thread');
   await waitFor(async () => !scheduler.threadRunning, 10_000, 'the thread to end again');
   t.pass('and then ends');
@@ -89,11 +100,19 @@ t.test('an index thread that dies mid-pass fails that pass only: the published i
   writeFiles(repoDir, { 'src/main.c': 'int second;\n' });
   commitAll(repoDir, 'one more change');
   await waitFor(async () => passes.length === 2, 30_000, 'the next change to be indexed');
-  t.same(passes[1]!.map((outcome) => outcome.status), ['indexed'], 'a new thread indexed it');
+  t.same(
+    passes[1]!.map((outcome) => outcome.status),
+    ['indexed'],
+    'a new thread indexed it',
+  );
   t.equal(passes[1]![0]!.status === 'indexed' && passes[1]![0]!.documents, 6, 'with the killed pass’s files');
   const manifest = readManifest(dataDir);
   const named = new Set([...Object.values(manifest.repositories).flatMap((entry) => entry.shards), ...(manifest.retired ?? []).map((entry) => entry.file)]);
-  t.same(fs.readdirSync(shardDirectory(dataDir)).filter((file) => !named.has(file)), [], 'nothing the killed pass wrote is left on disk');
+  t.same(
+    fs.readdirSync(shardDirectory(dataDir)).filter((file) => !named.has(file)),
+    [],
+    'nothing the killed pass wrote is left on disk',
+  );
 });
 
 t.test('a pass logs each indexing warning with its repository', async (t) => {
@@ -101,7 +120,10 @@ t.test('a pass logs each indexing warning with its repository', async (t) => {
   const repoDir = path.join(root, 'repo');
   makeRepository(repoDir, { 'ok.txt': 'fine\n', 'lost.txt': 'this object will be deleted\n' });
   loseObject(repoDir, 'HEAD:lost.txt');
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/damaged', path: repoDir, public: true }], index: { ctagsCommand: '' } }, 'test');
+  const config = validateConfig(
+    { dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/damaged', path: repoDir, public: true }], index: { ctagsCommand: '' } },
+    'test',
+  );
   const lines: { level: number; msg: string; repo?: string; warning?: string }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   const scheduler = new IndexScheduler({ config, logger, rescanIntervalMs: 0, debounceMs: 50, threadIdleMs: 300, onPublished: () => {} });
@@ -110,5 +132,8 @@ t.test('a pass logs each indexing warning with its repository', async (t) => {
   const warnings = lines.filter((line) => line.msg === 'indexing warning');
   t.match(warnings, [{ level: 40, repo: 'example.com/damaged', warning: /^lost\.txt: not indexed, cannot be read \(git cat-file: [0-9a-f]{40} missing\)$/ }]);
   t.equal(warnings.length, 1, 'once');
-  t.ok(lines.some((line) => line.msg === 'repository indexed' && line.repo === 'example.com/damaged'), 'and the repository is indexed');
+  t.ok(
+    lines.some((line) => line.msg === 'repository indexed' && line.repo === 'example.com/damaged'),
+    'and the repository is indexed',
+  );
 });

@@ -13,7 +13,8 @@ async function watching(t: Test, root: string, options: Partial<WatchOptions> = 
 }
 
 /** The directories under `root` the watcher holds (chokidar also watches root's parent). */
-const watchedUnder = (watcher: { getWatched(): Record<string, string[]> }, root: string) => Object.keys(watcher.getWatched()).filter((dir) => dir === root || dir.startsWith(`${root}/`));
+const watchedUnder = (watcher: { getWatched(): Record<string, string[]> }, root: string) =>
+  Object.keys(watcher.getWatched()).filter((dir) => dir === root || dir.startsWith(`${root}/`));
 
 t.test('a plain directory is watched without following links and without the skipped directories', async (t) => {
   const base = tempDir(t, 'trawl-watch-');
@@ -27,8 +28,15 @@ t.test('a plain directory is watched without following links and without the ski
   fs.symlinkSync('/', path.join(root, 'disk'));
   let changed = 0;
   const watcher = await watching(t, root, { onChange: () => changed++ });
-  t.same(watchedUnder(watcher, root).sort(), [root, path.join(root, 'src'), path.join(root, 'src', 'lib')], 'the tree only: no link followed, no skipped directory');
-  t.notOk(Object.keys(watcher.getWatched()).some((dir) => dir.startsWith(outside) || dir === '/usr' || dir === '/etc'), 'nothing a link points at');
+  t.same(
+    watchedUnder(watcher, root).sort(),
+    [root, path.join(root, 'src'), path.join(root, 'src', 'lib')],
+    'the tree only: no link followed, no skipped directory',
+  );
+  t.notOk(
+    Object.keys(watcher.getWatched()).some((dir) => dir.startsWith(outside) || dir === '/usr' || dir === '/etc'),
+    'nothing a link points at',
+  );
 
   const noticed = new Promise<void>((resolve) => watcher.once('all', () => resolve()));
   fs.writeFileSync(path.join(root, 'src', 'lib', 'new.c'), 'int x;\n');

@@ -17,9 +17,20 @@ t.test('the addon keeps its RE2 to itself: no RE2 or Abseil symbol for another c
   // copy loaded first, which made this addon's regexes twice as slow whenever node-re2 was loaded before it.
   const addon = fileURLToPath(new URL('../../native/build/Release/trawl_native.node', import.meta.url));
   const symbols = execFileSync('nm', ['-D', '--defined-only', '-C', addon], { encoding: 'utf8' }).trim().split('\n');
-  t.ok(symbols.some((line) => line.endsWith(' napi_register_module_v1')), 'the N-API entry point is exported');
-  t.same(symbols.filter((line) => /\b(re2|absl)::/.test(line)), [], 'no RE2 or Abseil symbol is exported');
-  t.same(symbols.filter((line) => / u /.test(line)), [], 'no GNU-unique symbol');
+  t.ok(
+    symbols.some((line) => line.endsWith(' napi_register_module_v1')),
+    'the N-API entry point is exported',
+  );
+  t.same(
+    symbols.filter((line) => /\b(re2|absl)::/.test(line)),
+    [],
+    'no RE2 or Abseil symbol is exported',
+  );
+  t.same(
+    symbols.filter((line) => / u /.test(line)),
+    [],
+    'no GNU-unique symbol',
+  );
 });
 
 t.test('mmapFile maps exactly the bytes of the file', async (t) => {
@@ -77,7 +88,11 @@ t.test('threads mapping one file share one mapping, unmapped after the last buff
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'shard.bin');
   fs.writeFileSync(file, Buffer.alloc(3 * 4096, 1));
-  const mappingsOf = (name: string) => fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((line) => line.endsWith(name)).length;
+  const mappingsOf = (name: string) =>
+    fs
+      .readFileSync('/proc/self/maps', 'utf8')
+      .split('\n')
+      .filter((line) => line.endsWith(name)).length;
   const addon = fileURLToPath(new URL('../../native/build/Release/trawl_native.node', import.meta.url));
   const source = `
     const { workerData, parentPort } = require('node:worker_threads');
@@ -98,14 +113,23 @@ t.test('threads mapping one file share one mapping, unmapped after the last buff
   fs.writeFileSync(replacement, Buffer.alloc(4096, 2));
   fs.renameSync(replacement, file);
   const renewed = native.mmapFile(file);
-  t.same([renewed.bytes.length, renewed.bytes[0], here.bytes[0]], [4096, 2, 1], 'a new file at the path is mapped anew; the old mapping still reads the old file');
+  t.same(
+    [renewed.bytes.length, renewed.bytes[0], here.bytes[0]],
+    [4096, 2, 1],
+    'a new file at the path is mapped anew; the old mapping still reads the old file',
+  );
   t.not(renewed.faultSlot, here.faultSlot);
   const stillRead = await Promise.all(workers.map((worker) => new Promise((resolve) => (worker.once('message', resolve), worker.postMessage('read')))));
   t.same(stillRead, [1, 1, 1], "the workers' buffers still read the old file");
   await Promise.all(workers.map((worker) => worker.terminate()));
   t.equal(mappingsOf('/shard.bin (deleted)'), 1, "the old file stays mapped while this thread's buffer lives");
   // Collected in a process of its own, with gc exposed: every buffer gone, no mapping is left.
-  const child = spawn(process.execPath, ['--expose-gc', '-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '--expose-gc',
+      '-e',
+      `
     const { Worker } = require('node:worker_threads');
     const native = require(${JSON.stringify(addon)});
     const file = ${JSON.stringify(file)};
@@ -119,7 +143,10 @@ t.test('threads mapping one file share one mapping, unmapped after the last buff
       mapped = null;
       for (let i = 0; i < 10 && count() > 0; i++) { global.gc(); await new Promise((r) => setTimeout(r, 20)); }
       console.log(JSON.stringify([whileMapped, count()]));
-    })();`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    })();`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   await new Promise((resolve) => child.once('exit', resolve));
@@ -154,13 +181,26 @@ t.test('a file truncated under its mapping reads as zeros past its end and flags
   };
   const results = await Promise.all([run(path.join(dir, 'a')), run(path.join(dir, 'b'))]);
   for (const result of results) {
-    t.same(result, { before: [7, 0], after: [7, 7, 0, 0, 1], otherFaulted: 0, distinct: true }, 'bytes before the fault kept, zeros from it on, only its slot flagged');
+    t.same(
+      result,
+      { before: [7, 0], after: [7, 7, 0, 0, 1], otherFaulted: 0, distinct: true },
+      'bytes before the fault kept, zeros from it on, only its slot flagged',
+    );
   }
 });
 
 t.test('a SIGBUS outside every guarded mapping still takes its default action', async (t) => {
   const loader = new URL('../../native/index.ts', import.meta.url).href;
-  const child = spawn(process.execPath, [...process.execArgv, '--input-type=module', '-e', `await import(${JSON.stringify(loader)}); process.kill(process.pid, 'SIGBUS'); setTimeout(() => {}, 5000);`], { stdio: 'ignore' });
+  const child = spawn(
+    process.execPath,
+    [
+      ...process.execArgv,
+      '--input-type=module',
+      '-e',
+      `await import(${JSON.stringify(loader)}); process.kill(process.pid, 'SIGBUS'); setTimeout(() => {}, 5000);`,
+    ],
+    { stdio: 'ignore' },
+  );
   const signal = await new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
   t.equal(signal, 'SIGBUS');
 });
@@ -176,7 +216,12 @@ t.test('a second process cannot take a held flock', async (t) => {
   const childResult = async () => {
     const child = spawn(
       process.execPath,
-      [...process.execArgv, '--input-type=module', '-e', `const { native } = await import(${JSON.stringify(loader)}); const fs = await import('node:fs'); console.log(native.tryLockExclusive(fs.openSync(${JSON.stringify(lockFile)}, 'a')));`],
+      [
+        ...process.execArgv,
+        '--input-type=module',
+        '-e',
+        `const { native } = await import(${JSON.stringify(loader)}); const fs = await import('node:fs'); console.log(native.tryLockExclusive(fs.openSync(${JSON.stringify(lockFile)}, 'a')));`,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -330,7 +375,11 @@ t.test('findRegex writes [start, end] pairs up to out.length, sees the text befo
   t.throws(() => native.findRegex({} as never, haystack, 0, rest), { name: 'TypeError', message: /must come from compileRegex/ });
   t.throws(() => native.findRegex(words, haystack, haystack.length + 1, rest), { name: 'RangeError', message: /from ≤ to must be within/ });
   t.throws(() => native.findRegex(words, haystack, 4, rest, 3), { name: 'RangeError', message: /from ≤ to/ }, 'from past to');
-  t.throws(() => native.findRegex(words, haystack, 0, rest, haystack.length + 1), { name: 'RangeError', message: /within the haystack/ }, 'to past the haystack');
+  t.throws(
+    () => native.findRegex(words, haystack, 0, rest, haystack.length + 1),
+    { name: 'RangeError', message: /within the haystack/ },
+    'to past the haystack',
+  );
   t.throws(() => native.findRegex(words, haystack, 0, rest, 'x' as unknown as number), { name: 'TypeError', message: /to must be a number/ });
   const lineEnds = native.compileRegex('(?m)\\w+$', true);
   t.equal(native.findRegex(lineEnds, haystack, 0, rest, 5), 0, 'to: `$` reads the byte after it (t, not a line end)');
@@ -338,7 +387,7 @@ t.test('findRegex writes [start, end] pairs up to out.length, sees the text befo
   t.same([...rest.subarray(0, 2)], [4, 7]);
   t.throws(() => native.findRegex(words, haystack, 0, new Uint8Array(4) as unknown as Uint32Array), { name: 'TypeError', message: /out/ });
   t.ok(native.testRegex(words, haystack), 'testRegex: a match');
-  t.equal(native.regexProgramSize(native.compileRegex('[a-z]{1000}', true)), 1004, 'regexProgramSize: its program\'s instructions');
+  t.equal(native.regexProgramSize(native.compileRegex('[a-z]{1000}', true)), 1004, "regexProgramSize: its program's instructions");
   t.notOk(native.testRegex(native.compileRegex('five', true), haystack), 'testRegex: none');
   t.ok(native.testRegex(native.compileRegex('x*', true), Buffer.alloc(0)), 'testRegex: an empty match counts, as RegExp.test');
   native.freeRegex(words);
@@ -366,7 +415,7 @@ t.test('findLiteralIgnoringCase finds what RE2 finds case-insensitively, or decl
     for (const needleLength of [1, 2, 3, 4, 17, 33]) {
       for (const withSpecials of [false, true, false, true, false, true]) {
         const haystack = text(haystackPieces, withSpecials ? pieces : pieces.filter((piece) => piece.length === 1 || piece[0] === 0xc3));
-        const needle = random() < 0.7 ? occurringNeedle(haystack, needleLength, random) ?? text(needleLength, asciiPieces) : text(needleLength, asciiPieces);
+        const needle = random() < 0.7 ? (occurringNeedle(haystack, needleLength, random) ?? text(needleLength, asciiPieces)) : text(needleLength, asciiPieces);
         const from = haystack.length === 0 ? 0 : Math.floor(random() * Math.min(haystack.length, 40));
         const limit = 1 + Math.floor(random() * 6);
         const out = new Uint32Array(limit);
@@ -374,11 +423,18 @@ t.test('findLiteralIgnoringCase finds what RE2 finds case-insensitively, or decl
         const expected = reReferenceOccurrences(haystack, needle.toString('latin1'), from, limit);
         if (count === -1) {
           declined++;
-          t.ok(/[ks]/i.test(needle.toString('latin1')) && /[\u212a\u017f]/.test(haystack.toString('utf8')), `declines only for a k or s and a special character (${haystackPieces}, ${needleLength})`);
+          t.ok(
+            /[ks]/i.test(needle.toString('latin1')) && /[\u212a\u017f]/.test(haystack.toString('utf8')),
+            `declines only for a k or s and a special character (${haystackPieces}, ${needleLength})`,
+          );
         } else {
           compared++;
           if (expected.length > 0) withMatches++;
-          t.same([...out.subarray(0, count)], expected, `haystack ${haystackPieces} pieces, needle ${JSON.stringify(needle.toString('latin1'))}, from ${from}, limit ${limit}`);
+          t.same(
+            [...out.subarray(0, count)],
+            expected,
+            `haystack ${haystackPieces} pieces, needle ${JSON.stringify(needle.toString('latin1'))}, from ${from}, limit ${limit}`,
+          );
         }
       }
     }
@@ -387,8 +443,14 @@ t.test('findLiteralIgnoringCase finds what RE2 finds case-insensitively, or decl
   const out = new Uint32Array(4);
   t.equal(native.findLiteralIgnoringCase(Buffer.from('x PM_Resume pm_RESUME'), Buffer.from('pM_rEsUmE'), 0, out), 2, 'both casings found');
   t.same([...out.subarray(0, 2)], [2, 12]);
-  t.throws(() => native.findLiteralIgnoringCase(Buffer.from('é'), Buffer.from('é'), 0, new Uint32Array(1)), { name: 'RangeError', message: /needle must be ASCII/ });
-  t.throws(() => native.findLiteralIgnoringCase(Buffer.from('a'), Buffer.alloc(0), 0, new Uint32Array(1)), { name: 'RangeError', message: /findLiteralIgnoringCase: needle must not be empty/ });
+  t.throws(() => native.findLiteralIgnoringCase(Buffer.from('é'), Buffer.from('é'), 0, new Uint32Array(1)), {
+    name: 'RangeError',
+    message: /needle must be ASCII/,
+  });
+  t.throws(() => native.findLiteralIgnoringCase(Buffer.from('a'), Buffer.alloc(0), 0, new Uint32Array(1)), {
+    name: 'RangeError',
+    message: /findLiteralIgnoringCase: needle must not be empty/,
+  });
 });
 
 t.test('uniteTrigrams gives the trigram set of pieces that cover a text, masks ORed, and leaves its scratch clean', async (t) => {
@@ -400,17 +462,25 @@ t.test('uniteTrigrams gives the trigram set of pieces that cover a text, masks O
   // Overlapping pieces, as blocks with their reach are: every trigram start inside one of them.
   const pieces = new Uint32Array(4 * text.length);
   let length = 0;
-  for (let start = 0; start < text.length; start += 100) length = native.collectTrigrams(text.subarray(start, Math.min(text.length, start + 110)), seen, masks, pieces, length);
+  for (let start = 0; start < text.length; start += 100)
+    length = native.collectTrigrams(text.subarray(start, Math.min(text.length, start + 110)), seen, masks, pieces, length);
   const out = new Uint32Array(length);
   const united = native.uniteTrigrams(pieces.subarray(0, length), seen, masks, out, 0);
-  t.same([...out.subarray(0, united)].sort((a, b) => a - b), expected, 'the same trigrams with the same next-byte masks as one scan');
+  t.same(
+    [...out.subarray(0, united)].sort((a, b) => a - b),
+    expected,
+    'the same trigrams with the same next-byte masks as one scan',
+  );
   t.ok(seen.every((byte) => byte === 0) && masks.every((byte) => byte === 0), 'both scratch tables are zero again');
   t.throws(() => native.uniteTrigrams(pieces, seen, masks, pieces, 0), { name: 'RangeError', message: /apart from pairs/ }, 'out may not overlap pairs');
   t.throws(() => native.uniteTrigrams(pieces.subarray(0, length), seen, masks, new Uint32Array(1), 0), { name: 'RangeError', message: /room/ });
 });
 
 t.test('the JSON writers write what JSON.stringify writes of the objects, from `at`, or nothing and the room they need', async (t) => {
-  const range = (start: number[], end: number[]) => ({ start: { byteOffset: start[0], lineNumber: start[1], column: start[2] }, end: { byteOffset: end[0], lineNumber: end[1], column: end[2] } });
+  const range = (start: number[], end: number[]) => ({
+    start: { byteOffset: start[0], lineNumber: start[1], column: start[2] },
+    end: { byteOffset: end[0], lineNumber: end[1], column: end[2] },
+  });
   const max = 0xffffffff;
   const positions = new Uint32Array([0, 1, 1, 9, 1, 10, 12, 2, 3, max, max, max, 40, 4, 1, 41, 4, 2]);
   const out = Buffer.alloc(4096, 0x2a);
@@ -427,25 +497,48 @@ t.test('the JSON writers write what JSON.stringify writes of the objects, from `
   const chunkPositions = new Uint32Array([4, 1, 5, 5, 1, 6, 0, 1, 1, 9, 1, 10, 12, 2, 3, 14, 2, 5]);
   const end = native.writeChunksJson(text, chunks, chunkPositions, symbols, out, 0);
   const expectedChunks = JSON.stringify([
-    { content: 'int a;\n', matchRanges: [range([4, 1, 5], [5, 1, 6])], contentStart: { byteOffset: 0, lineNumber: 1, column: 1 }, symbols: [{ symbol: 'a', kind: 'variable' }] },
-    { content: text.toString('utf8', 7), matchRanges: [range([0, 1, 1], [9, 1, 10]), range([12, 2, 3], [14, 2, 5])], contentStart: { byteOffset: 7, lineNumber: 2, column: 1 } },
+    {
+      content: 'int a;\n',
+      matchRanges: [range([4, 1, 5], [5, 1, 6])],
+      contentStart: { byteOffset: 0, lineNumber: 1, column: 1 },
+      symbols: [{ symbol: 'a', kind: 'variable' }],
+    },
+    {
+      content: text.toString('utf8', 7),
+      matchRanges: [range([0, 1, 1], [9, 1, 10]), range([12, 2, 3], [14, 2, 5])],
+      contentStart: { byteOffset: 7, lineNumber: 2, column: 1 },
+    },
   ]);
   t.equal(out.toString('utf8', 0, end), expectedChunks, 'content escaped (quote, backslash, control bytes, UTF-8, a byte that is not), ranges, symbols');
 
   const small = Buffer.alloc(expectedChunks.length, 0x2a);
   const refused = native.writeChunksJson(text, chunks, chunkPositions, symbols, small, 0);
   t.ok(refused < -expectedChunks.length, `no room for the most it may write: ${refused}`);
-  t.ok(small.every((byte) => byte === 0x2a), 'and nothing written');
+  t.ok(
+    small.every((byte) => byte === 0x2a),
+    'and nothing written',
+  );
   const room = Buffer.alloc(-refused);
   t.equal(room.toString('utf8', 0, native.writeChunksJson(text, chunks, chunkPositions, symbols, room, 0)), expectedChunks, 'given that room, it writes');
   t.equal(native.writeJsonString(text, 0, 3, Buffer.alloc(7), 0), -20, 'a string of 3 bytes may need 20: six a byte, and the quotes');
 
-  t.throws(() => native.writeChunksJson(text, new Uint32Array([0, text.length + 1, 1, 0, 0, 0, 0]), chunkPositions, symbols, out, 0), { name: 'RangeError', message: /reaches past content/ });
-  t.throws(() => native.writeChunksJson(text, new Uint32Array([0, 1, 1, 2, 2, 0, 0]), chunkPositions, symbols, out, 0), { name: 'RangeError', message: /reaches past content, positions/ });
-  t.throws(() => native.writeChunksJson(text, new Uint32Array([0, 1, 1, 0, 0, 0, symbols.length + 1]), chunkPositions, symbols, out, 0), { name: 'RangeError' });
+  t.throws(() => native.writeChunksJson(text, new Uint32Array([0, text.length + 1, 1, 0, 0, 0, 0]), chunkPositions, symbols, out, 0), {
+    name: 'RangeError',
+    message: /reaches past content/,
+  });
+  t.throws(() => native.writeChunksJson(text, new Uint32Array([0, 1, 1, 2, 2, 0, 0]), chunkPositions, symbols, out, 0), {
+    name: 'RangeError',
+    message: /reaches past content, positions/,
+  });
+  t.throws(() => native.writeChunksJson(text, new Uint32Array([0, 1, 1, 0, 0, 0, symbols.length + 1]), chunkPositions, symbols, out, 0), {
+    name: 'RangeError',
+  });
   t.throws(() => native.writeChunksJson(text, new Uint32Array(6), chunkPositions, symbols, out, 0), { name: 'RangeError', message: /7 words a chunk/ });
   t.throws(() => native.writeRangesJson(positions, 2, 2, out, 0), { name: 'RangeError', message: /within positions' ranges/ });
   t.throws(() => native.writeRangesJson(positions, 0, 1, out, out.length + 1), { name: 'RangeError', message: /at must lie within out/ });
   t.throws(() => native.writeJsonString(text, 2, 1, out, 0), { name: 'RangeError', message: /start\.\.end must lie within bytes/ });
-  t.throws(() => native.writeRangesJson(new Float64Array(6) as unknown as Uint32Array, 0, 1, out, 0), { name: 'TypeError', message: /positions \(Uint32Array\) has the wrong type/ });
+  t.throws(() => native.writeRangesJson(new Float64Array(6) as unknown as Uint32Array, 0, 1, out, 0), {
+    name: 'TypeError',
+    message: /positions \(Uint32Array\) has the wrong type/,
+  });
 });

@@ -27,7 +27,7 @@ t.test('a pattern is compiled once per options and kept; the least recently used
   t.throws(() => checkedRegex('a(b', sensitive), { message: /does not compile: missing \)/ }, 'a refusal where none was expected is a fault');
 });
 
-t.test('a refusal carries node-re2\'s message for the pattern, and is kept too', async (t) => {
+t.test("a refusal carries node-re2's message for the pattern, and is kept too", async (t) => {
   for (const pattern of ['a(b', '(?<=x)y', '(?<a>x)(?<a>y)', 'x{1001}', '\\']) {
     let expected = '';
     try {
@@ -39,5 +39,5 @@ t.test('a refusal carries node-re2\'s message for the pattern, and is kept too',
     t.same(checkedPattern(pattern), { refused: expected }, pattern);
     t.same(compiledRegex(pattern, { caseSensitive: false, multiline: false }), { refused: expected });
   }
-  t.same(checkedPattern('[a-z]{1000}'), { instructions: 1004 }, 'a pattern RE2 takes, with its program\'s size');
+  t.same(checkedPattern('[a-z]{1000}'), { instructions: 1004 }, "a pattern RE2 takes, with its program's size");
 });

@@ -43,7 +43,11 @@ const cases: [pattern: string, options: { regex: boolean; caseSensitive: boolean
   ['\\Qa.b\\E', sensitive, 'ANY'],
   ['[[:alpha:]]abc', sensitive, 'ANY'],
   ['Ünïcode', insensitive, '(and "n" "code")'],
-  ['(a|b)(c|d)(e|f)(g|h)(i|j)', sensitive, `(and (or ${['a', 'b'].flatMap((x) => ['c', 'd'].flatMap((y) => ['e', 'f'].flatMap((z) => ['g', 'h'].map((w) => `"${x}${y}${z}${w}"`)))).join(' ')}) (or "i" "j"))`],
+  [
+    '(a|b)(c|d)(e|f)(g|h)(i|j)',
+    sensitive,
+    `(and (or ${['a', 'b'].flatMap((x) => ['c', 'd'].flatMap((y) => ['e', 'f'].flatMap((z) => ['g', 'h'].map((w) => `"${x}${y}${z}${w}"`)))).join(' ')}) (or "i" "j"))`,
+  ],
 ];
 
 for (const [pattern, options, expected] of cases) {
@@ -67,7 +71,7 @@ function satisfied(tree: LiteralTree, text: string): boolean {
 
 t.test('soundness: every text RE2 matches satisfies the required literals', async (t) => {
   let seed = 2024;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
   const atoms = ['a', 'b', 'c', 'A', 'é', 'É', '.', '\\d', '[ab]', '[a-c]', '[^a]', '\\b', '^', '$', ' '];
   const regex = (depth: number): string => {
@@ -91,7 +95,9 @@ t.test('soundness: every text RE2 matches satisfies the required literals', asyn
       if (!re.test(text)) continue;
       matched++;
       if (!satisfied(tree, text)) {
-        t.fail(`${JSON.stringify(pattern)} (${caseSensitive ? 'case-sensitive' : 'case-insensitive'}) matches ${JSON.stringify(text)} but requires ${show(tree)}`);
+        t.fail(
+          `${JSON.stringify(pattern)} (${caseSensitive ? 'case-sensitive' : 'case-insensitive'}) matches ${JSON.stringify(text)} but requires ${show(tree)}`,
+        );
         return;
       }
     }
@@ -132,9 +138,32 @@ t.test('separatorOf: a byte no match of the regex can hold, a newline first', as
 
 t.test('soundness: no text RE2 matches holds the separator found for its regex', async (t) => {
   let seed = 77;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
-  const atoms = ['a', 'b', '.', '\\s', '\\S', '\\w', '\\W', '\\d', '\\D', '[^a]', '[^\\n]', '[a\\n]', '[\\t-\\r]', '\\n', ';', '[^;\\n]', '[;-=]', '\\}', '$', '^', '\\b', ' '];
+  const atoms = [
+    'a',
+    'b',
+    '.',
+    '\\s',
+    '\\S',
+    '\\w',
+    '\\W',
+    '\\d',
+    '\\D',
+    '[^a]',
+    '[^\\n]',
+    '[a\\n]',
+    '[\\t-\\r]',
+    '\\n',
+    ';',
+    '[^;\\n]',
+    '[;-=]',
+    '\\}',
+    '$',
+    '^',
+    '\\b',
+    ' ',
+  ];
   const regex = (depth: number): string => {
     const roll = random();
     if (depth > 2 || roll < 0.4) return Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(atoms)).join('');

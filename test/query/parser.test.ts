@@ -175,8 +175,40 @@ for (const [query, options, message, column] of errors) {
 
 t.test('fuzz: random queries parse or fail with a QueryParseError, never anything else', async (t) => {
   let seed = 12345;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const pieces = ['a', 'Foo', ' ', ' ', '(', ')', '"', '\\', '-', 'or', ' or ', 'file:', 'sym:', 'case:', 'lang:', 'lang:go', 'rev:*', '[', ']', '|', '*', '+', '{', '}', '.', 'é', '日', ':', ',', 'reposet:', 'type:'];
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const pieces = [
+    'a',
+    'Foo',
+    ' ',
+    ' ',
+    '(',
+    ')',
+    '"',
+    '\\',
+    '-',
+    'or',
+    ' or ',
+    'file:',
+    'sym:',
+    'case:',
+    'lang:',
+    'lang:go',
+    'rev:*',
+    '[',
+    ']',
+    '|',
+    '*',
+    '+',
+    '{',
+    '}',
+    '.',
+    'é',
+    '日',
+    ':',
+    ',',
+    'reposet:',
+    'type:',
+  ];
   let parsed = 0;
   let rejected = 0;
   for (let i = 0; i < 20000; i++) {
@@ -211,11 +243,15 @@ t.test('the regexes of a query compile to a bounded program together', async (t)
   const costly = (letter: string) => `[\\p{L}\\p{N}]{300}${letter}`; // ≈ 400,000 RE2 instructions each
   t.doesNotThrow(() => parseQuery(`${costly('a')} or ${costly('b')}`, regex), 'two as costly as that');
   const query = ['a', 'b', 'c'].map(costly).join(' or ');
-  t.throws(() => parseQuery(query, regex), {
-    name: 'QueryParseError',
-    problem: `invalid regex ${JSON.stringify(costly('c'))} (the query's regexes compile to more than ${QUERY_REGEX_INSTRUCTIONS.toLocaleString('en-US')} RE2 instructions together)`,
-    position: query.indexOf(costly('c')),
-  }, 'a third is refused, naming it');
+  t.throws(
+    () => parseQuery(query, regex),
+    {
+      name: 'QueryParseError',
+      problem: `invalid regex ${JSON.stringify(costly('c'))} (the query's regexes compile to more than ${QUERY_REGEX_INSTRUCTIONS.toLocaleString('en-US')} RE2 instructions together)`,
+      position: query.indexOf(costly('c')),
+    },
+    'a third is refused, naming it',
+  );
 });
 
 t.test('type: applies to the whole query wherever it stands, as in Zoekt', async (t) => {

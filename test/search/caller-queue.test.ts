@@ -28,7 +28,10 @@ t.test('callers take turns, each first in, first out', async (t) => {
 t.test('one caller is first in, first out', async (t) => {
   const queue = new CallerTaskQueue();
   for (let i = 0; i < 10; i++) queue.push(task(`t${i}`, 'only'));
-  t.same(drained(queue), Array.from({ length: 10 }, (_, i) => `t${i}`));
+  t.same(
+    drained(queue),
+    Array.from({ length: 10 }, (_, i) => `t${i}`),
+  );
 });
 
 t.test('a task put back is the next one again, in the turn it had', async (t) => {
@@ -51,7 +54,7 @@ t.test("a task resuming one that gave its worker up is its caller's next, in the
   queue.push(task('a1 resumed', 'a', true));
   queue.push(task('c1 resumed', 'c', true));
   queue.push(task('b2', 'b'));
-  t.same(drained(queue), ['b1', 'a1 resumed', 'c1 resumed', 'b2', 'a2'], 'ahead of its caller\'s older tasks, behind the callers waiting before it');
+  t.same(drained(queue), ['b1', 'a1 resumed', 'c1 resumed', 'b2', 'a2'], "ahead of its caller's older tasks, behind the callers waiting before it");
 });
 
 t.test('a task removed is not given, and its caller loses its turn with its last task', async (t) => {

@@ -16,7 +16,15 @@ function corpus(dir: string, texts: string[]): Shard {
     shardIndex: 0,
   });
   texts.forEach((text, i) =>
-    writer.add({ path: `f${i}.txt`, content: Buffer.from(text), originalSize: Buffer.byteLength(text), language: '', branchMask: 1n, flags: 0, symbols: noSymbols() }),
+    writer.add({
+      path: `f${i}.txt`,
+      content: Buffer.from(text),
+      originalSize: Buffer.byteLength(text),
+      language: '',
+      branchMask: 1n,
+      flags: 0,
+      symbols: noSymbols(),
+    }),
   );
   const file = path.join(dir, 'corpus.trawl');
   writer.write(file);
@@ -25,7 +33,15 @@ function corpus(dir: string, texts: string[]): Shard {
 
 t.test('candidates are the documents holding the trigrams of a literal', async (t) => {
   const shard = corpus(tempDir(t), ['PM_RESUME here', 'pm_resume lower', 'PM_SUSPEND', 'nothing', 'RESUME_PM']);
-  t.equal(candidates(requiredLiterals('Pm_ReSuMe', { regex: false, caseSensitive: true }), shard.contentTrigrams, { ngramLookups: 0, ngramMatches: 0, indexBytesLoaded: 0 }).length, 0, 'a casing no document has');
+  t.equal(
+    candidates(requiredLiterals('Pm_ReSuMe', { regex: false, caseSensitive: true }), shard.contentTrigrams, {
+      ngramLookups: 0,
+      ngramMatches: 0,
+      indexBytesLoaded: 0,
+    }).length,
+    0,
+    'a casing no document has',
+  );
   const stats: CandidateStats = { ngramLookups: 0, ngramMatches: 0, indexBytesLoaded: 0 };
   const found = candidates(requiredLiterals('PM_RESUME', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats);
   t.same([...(found as Uint32Array)], [0], 'case-sensitive: only the exact casing is a candidate');
@@ -34,7 +50,11 @@ t.test('candidates are the documents holding the trigrams of a literal', async (
   t.same([...(anyCase as Uint32Array)], [0, 1], 'case-insensitive: every casing is a candidate');
   t.ok(stats.indexBytesLoaded >= 1, 'posting bytes read are counted');
   t.equal(candidates(requiredLiterals('pm', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats), 'all', 'too short for a trigram: scan');
-  t.same([...(candidates(requiredLiterals('zzzz', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats) as Uint32Array)], [], 'an absent trigram: no candidates');
+  t.same(
+    [...(candidates(requiredLiterals('zzzz', { regex: false, caseSensitive: true }), shard.contentTrigrams, stats) as Uint32Array)],
+    [],
+    'an absent trigram: no candidates',
+  );
   const either = candidates(requiredLiterals('SUSPEND|nothing', { regex: true, caseSensitive: true }), shard.contentTrigrams, stats);
   t.same([...(either as Uint32Array)], [2, 3], 'alternatives unite');
 });
@@ -47,7 +67,9 @@ t.test('next-byte masks drop documents that hold every trigram of a literal, but
     return [...(candidates(requiredLiterals(literal, { regex: false, caseSensitive }), shard.contentTrigrams, stats) as Uint32Array)];
   };
   const holdsEveryTrigram = (doc: number, literal: string) =>
-    Array.from({ length: literal.length - 2 }, (_, i) => trigramAt(Buffer.from(literal), i)).every((trigram) => shard.contentTrigrams.postingsOf(trigram)?.includes(doc));
+    Array.from({ length: literal.length - 2 }, (_, i) => trigramAt(Buffer.from(literal), i)).every((trigram) =>
+      shard.contentTrigrams.postingsOf(trigram)?.includes(doc),
+    );
   t.ok(holdsEveryTrigram(1, 'PM_RESUME'), 'document 1 holds every trigram of PM_RESUME');
   t.same(found('PM_RESUME', true), [0], 'but its PM_ is followed by X, not R');
   t.same(found('PM_RESUME', false), [0, 2], 'case-insensitively the same: both cases of a letter share a bit');
@@ -79,14 +101,30 @@ t.test('decoding stops once the rarest trigrams leave few candidates', async (t)
 
 t.test('property: candidates always include every document that really matches', async (t) => {
   let seed = 99;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
   const words = ['foo', 'Foo', 'bar', 'BAR', 'baz', 'qux', 'éclair', 'Éclair', 'x1', 'foobar', 'fooBAR', 'foo_bar', 'oob', 'bazfoo', '\n', ' ', '(', ')'];
   const texts = Array.from({ length: 200 }, () => Array.from({ length: Math.floor(random() * 30) }, () => pick(words)).join(' '));
   const shard = corpus(tempDir(t), texts);
   const patterns: [string, boolean][] = [
-    ['foo', false], ['Foo', false], ['foobar', false], ['foobaz', false], ['oobar', false], ['bazfoobar', false], ['éclair', false], ['Éclair', false], ['bar baz', false], ['x1 (', false],
-    ['fo+bar', true], ['(foo|qux) bar', true], ['ba[rz]', true], ['\\bfoo\\b', true], ['É?clair', true], ['(?i:foo)bar', true], ['.*', true], ['q.x', true],
+    ['foo', false],
+    ['Foo', false],
+    ['foobar', false],
+    ['foobaz', false],
+    ['oobar', false],
+    ['bazfoobar', false],
+    ['éclair', false],
+    ['Éclair', false],
+    ['bar baz', false],
+    ['x1 (', false],
+    ['fo+bar', true],
+    ['(foo|qux) bar', true],
+    ['ba[rz]', true],
+    ['\\bfoo\\b', true],
+    ['É?clair', true],
+    ['(?i:foo)bar', true],
+    ['.*', true],
+    ['q.x', true],
   ];
   let checked = 0;
   for (const [value, regex] of patterns) {

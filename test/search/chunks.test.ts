@@ -6,7 +6,8 @@ import { RANGE_WORDS } from '../../src/search/response/positions.js';
 /** Each range's [byteOffset, lineNumber, column] at its start and its end, and each chunk's words, as layChunks lays them out. */
 function laidOut(content: Buffer, ranges: number[], contextLines = 0): { positions: number[][]; chunks: number[][] } {
   const layout = layChunks({ content, ranges, contextLines, symbols: [] });
-  const words = (array: Uint32Array, size: number) => Array.from({ length: array.length / size }, (_, index) => [...array.subarray(index * size, (index + 1) * size)]);
+  const words = (array: Uint32Array, size: number) =>
+    Array.from({ length: array.length / size }, (_, index) => [...array.subarray(index * size, (index + 1) * size)]);
   return { positions: words(layout.positions, RANGE_WORDS), chunks: words(layout.chunks, 7) };
 }
 
@@ -31,7 +32,10 @@ t.test('positions: bytes, 1-based lines, 1-based code point columns', async (t) 
 t.test('positions on one long line are counted right from the previous one', async (t) => {
   const content = Buffer.from(`first line\n${'é'.repeat(1000)}${'ab '.repeat(316_000)}\nnext line\n`, 'utf8');
   const offsets = Array.from({ length: 3000 }, (_, i) => 2011 + i * 300);
-  const positions = positionsOf(content, offsets.flatMap((offset) => [offset, offset + 2]));
+  const positions = positionsOf(
+    content,
+    offsets.flatMap((offset) => [offset, offset + 2]),
+  );
   const last = offsets.at(-1)!;
   t.same(positions.at(-1), [last, 2, 1001 + (last - 2011), last + 2, 2, 1003 + (last - 2011)], 'the columns are right, 950 KB into a line');
 });
@@ -63,7 +67,7 @@ function reference(content: Buffer, ranges: number[], contextLines: number): { p
 
 t.test('positions and chunks agree with a brute-force reference: any text, ranges across lines, any context', async (t) => {
   let seed = 5;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   // Runs longer than the addon counts in a loop (64 bytes), multi-byte characters, CRLF, blank lines.
   const alphabet = ['x', 'é', '🙂', '\t', '\n', '\r\n', '\n\n\n', 'y'.repeat(70), 'z'.repeat(300)];
   const failures: string[] = [];
@@ -82,7 +86,8 @@ t.test('positions and chunks agree with a brute-force reference: any text, range
     const contextLines = random() < 0.2 ? 10 : Math.floor(random() * 4);
     const got = laidOut(content, ranges, contextLines);
     const expected = reference(content, ranges, contextLines);
-    if (JSON.stringify(got) !== JSON.stringify(expected)) failures.push(`round ${round}, ${content.length} bytes, ranges ${ranges}, context ${contextLines}: ${JSON.stringify(got)} ≠ ${JSON.stringify(expected)}`);
+    if (JSON.stringify(got) !== JSON.stringify(expected))
+      failures.push(`round ${round}, ${content.length} bytes, ranges ${ranges}, context ${contextLines}: ${JSON.stringify(got)} ≠ ${JSON.stringify(expected)}`);
   }
   t.same(failures.slice(0, 3), [], '400 texts');
 });

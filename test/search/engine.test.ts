@@ -40,7 +40,11 @@ async function fixture(t: Test) {
   const dataDir = path.join(root, 'data');
   await runIndex(
     validateConfig(
-      { dataDir, repos: [{ name: 'github.com/acme/compiler', path: repo, codeHostType: 'github', webUrl: 'https://github.com/acme/compiler', public: true }], index: { ctagsProcesses: 1 } },
+      {
+        dataDir,
+        repos: [{ name: 'github.com/acme/compiler', path: repo, codeHostType: 'github', webUrl: 'https://github.com/acme/compiler', public: true }],
+        index: { ctagsProcesses: 1 },
+      },
       'test',
     ),
   );
@@ -75,7 +79,10 @@ t.test('search responses: ranking, chunks, positions, symbols, links, stats', as
   t.equal(definition!.content, 'int parse_expression(struct parser *p) {\n');
   t.same(definition!.contentStart, { byteOffset: PARSER_C.indexOf('int parse_expression'), lineNumber: 8, column: 1 });
   t.same(definition!.matchRanges, [
-    { start: { byteOffset: PARSER_C.indexOf('parse_expression'), lineNumber: 8, column: 5 }, end: { byteOffset: PARSER_C.indexOf('parse_expression') + 16, lineNumber: 8, column: 21 } },
+    {
+      start: { byteOffset: PARSER_C.indexOf('parse_expression'), lineNumber: 8, column: 5 },
+      end: { byteOffset: PARSER_C.indexOf('parse_expression') + 16, lineNumber: 8, column: 21 },
+    },
   ]);
   t.same(definition!.symbols, [{ symbol: 'parse_expression', kind: 'function' }], 'ctags definitions on the chunk');
   t.equal(call!.content, '\treturn parse_expression(p) + 1;\n');
@@ -83,10 +90,14 @@ t.test('search responses: ranking, chunks, positions, symbols, links, stats', as
   t.equal(call!.symbols, undefined, 'a call is not a definition');
 
   const guide = response.files.find((f) => f.fileName.text === 'docs/guide.md')!;
-  t.same(guide.chunks[0]!.matchRanges.map((r) => [r.start.byteOffset, r.start.lineNumber, r.start.column]), [
-    [Buffer.byteLength('Ünïcödé: '), 1, 10],
-    [Buffer.byteLength('Ünïcödé: parse_expression in prose\n\ttab\t'), 2, 6],
-  ], 'byte offsets count bytes, columns count code points');
+  t.same(
+    guide.chunks[0]!.matchRanges.map((r) => [r.start.byteOffset, r.start.lineNumber, r.start.column]),
+    [
+      [Buffer.byteLength('Ünïcödé: '), 1, 10],
+      [Buffer.byteLength('Ünïcödé: parse_expression in prose\n\ttab\t'), 2, 6],
+    ],
+    'byte offsets count bytes, columns count code points',
+  );
   t.equal(guide.chunks.length, 1, 'adjacent lines merge into one chunk');
   t.ok(guide.chunks[0]!.content.endsWith('\r\n'), 'CRLF lines are kept whole');
 
@@ -121,7 +132,10 @@ t.test('the match cap cuts the result and says so', async (t) => {
   const exact = search(request('parse_expression', { matches: 6 }), shards, environment);
   t.equal(exact.isSearchExhaustive, true, 'exactly `matches` ranges is exhaustive');
   const fileOnly = search(request('type:file parse_expression'), shards, environment);
-  t.ok(fileOnly.files.every((f) => f.chunks.length === 0), 'type:file returns files without chunks');
+  t.ok(
+    fileOnly.files.every((f) => f.chunks.length === 0),
+    'type:file returns files without chunks',
+  );
   const repoOnly = search(request('type:repo parse'), shards, environment);
   t.equal(repoOnly.files.length, 1, 'type:repo returns one entry per repository');
   const late = search(request('parse_expression'), shards, { ...environment, timeBudgetMs: -1 });
@@ -135,9 +149,17 @@ t.test('a response carries a bounded amount of content, whatever matches asks, a
   const first = everything.files[0]!;
   const firstSize = Buffer.byteLength(first.content!) + first.chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.content), 0);
   const bounded = search(request('parse', { matches: 1000, whole: true }), shards, { ...environment, responseContentBytes: firstSize });
-  t.same(bounded.files.map((file) => file.fileName.text), everything.files.slice(0, 2).map((file) => file.fileName.text), 'files up to the bound (the one that passes it included), best first');
+  t.same(
+    bounded.files.map((file) => file.fileName.text),
+    everything.files.slice(0, 2).map((file) => file.fileName.text),
+    'files up to the bound (the one that passes it included), best first',
+  );
   t.same([bounded.isSearchExhaustive, bounded.stats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'and the response says it was cut');
-  t.equal(bounded.stats.actualMatchCount, bounded.files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0), 'its counts are of what it carries');
+  t.equal(
+    bounded.stats.actualMatchCount,
+    bounded.files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0),
+    'its counts are of what it carries',
+  );
 });
 
 t.test("files rendered to JSON as they are made are the object response's JSON, cut where it is cut", async (t) => {
@@ -155,7 +177,8 @@ t.test("files rendered to JSON as they are made are the object response's JSON, 
     const rendered = searchInto(renderFiles, request(query, extra), shards, { ...environment, ...bound });
     t.equal(Buffer.concat(rendered.files).toString(), JSON.stringify(objects.files), `${query}: the files`);
     // The timings differ from run to run; every count must not.
-    const counts = (stats: object) => Object.fromEntries(Object.entries(stats).filter(([key]) => !['duration', 'matchTreeConstruction', 'matchTreeSearch'].includes(key)));
+    const counts = (stats: object) =>
+      Object.fromEntries(Object.entries(stats).filter(([key]) => !['duration', 'matchTreeConstruction', 'matchTreeSearch'].includes(key)));
     t.same(counts(JSON.parse(responseJson(rendered).toString()).stats as object), counts(objects.stats), `${query}: the stats`);
     t.equal(responseJson({ ...rendered, stats: objects.stats }).toString(), JSON.stringify(objects), `${query}: the whole response, members in order`);
   }

@@ -16,7 +16,10 @@ async function manyShards(root: string): Promise<Shard[]> {
   const filler = 'plain filler line without the word\n'.repeat(3000);
   const repos = ['example.com/alpha', 'example.com/beta'].map((name) => {
     const repoDir = path.join(root, name.replace('/', '_'));
-    makeRepository(repoDir, Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`src/file${String(i).padStart(2, '0')}.c`, `${'needle here\n'.repeat(1 + (i % 4))}${filler}`])));
+    makeRepository(
+      repoDir,
+      Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`src/file${String(i).padStart(2, '0')}.c`, `${'needle here\n'.repeat(1 + (i % 4))}${filler}`])),
+    );
     return { name, path: repoDir, public: true };
   });
   const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' } }, 'test');
@@ -31,7 +34,8 @@ t.test('a capped evaluation keeps the best of what every shard found, however th
   const query = parseQuery('needle', { regex: false, caseSensitive: false });
   const evaluate = (group: readonly Shard[]) => searchShards(query, group, {}, { wanted, deadline: performance.now() + 60_000, signal: createSignal() });
   const ranges = (match: ScoredMatch) => (match.content.length + match.path.length) / 2;
-  const key = (group: readonly Shard[]) => (match: ScoredMatch) => `${group[match.shard]!.meta.repository.name} ${group[match.shard]!.path(match.doc)} ${match.score}`;
+  const key = (group: readonly Shard[]) => (match: ScoredMatch) =>
+    `${group[match.shard]!.meta.repository.name} ${group[match.shard]!.path(match.doc)} ${match.score}`;
 
   const whole = evaluate(shards);
   const kept = whole.matches.map(key(shards));
@@ -48,5 +52,8 @@ t.test('a capped evaluation keeps the best of what every shard found, however th
 
   const half = Math.ceil(shards.length / 2);
   const split = [shards.slice(0, half), shards.slice(half)].flatMap((group) => evaluate(group).matches.map(key(group)));
-  t.ok(kept.every((name) => split.includes(name)), 'split in two groups, they keep every file the whole kept');
+  t.ok(
+    kept.every((name) => split.includes(name)),
+    'split in two groups, they keep every file the whole kept',
+  );
 });

@@ -3,7 +3,25 @@ import { JsonWriter } from '../../src/search/response/json-writer.js';
 
 /** Bytes mixing ASCII, every control byte, quotes, backslashes, well-formed and broken UTF-8. */
 function randomBytes(random: () => number, length: number): Buffer {
-  const pieces = [[0x22], [0x5c], [0x7f], [0xc3, 0xa9], [0xe2, 0x82, 0xac], [0xf0, 0x9f, 0x99, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xf4, 0x90, 0x80, 0x80], [0x80], [0xbf], [0xe2, 0x82], [0xf0, 0x9f, 0x99], [0xf5], [0xff], [0xe2, 0x80, 0xa8]];
+  const pieces = [
+    [0x22],
+    [0x5c],
+    [0x7f],
+    [0xc3, 0xa9],
+    [0xe2, 0x82, 0xac],
+    [0xf0, 0x9f, 0x99, 0x82],
+    [0xed, 0xa0, 0x80],
+    [0xc0, 0xaf],
+    [0xe0, 0x80, 0xaf],
+    [0xf4, 0x90, 0x80, 0x80],
+    [0x80],
+    [0xbf],
+    [0xe2, 0x82],
+    [0xf0, 0x9f, 0x99],
+    [0xf5],
+    [0xff],
+    [0xe2, 0x80, 0xa8],
+  ];
   const bytes: number[] = [];
   while (bytes.length < length) {
     const pick = random();
@@ -35,7 +53,8 @@ t.test('content is escaped from its bytes as JSON.stringify escapes the string t
     json.utf8String(content, from, to);
     const expected = JSON.stringify(content.toString('utf8', from, to));
     // Compared as bytes: raw ill-formed bytes would decode to the same replacement characters.
-    if (!written(json).equals(Buffer.from(expected))) failures.push(`${content.subarray(from, to).toString('hex')}: ${written(json).toString('hex')} ≠ ${Buffer.from(expected).toString('hex')}`);
+    if (!written(json).equals(Buffer.from(expected)))
+      failures.push(`${content.subarray(from, to).toString('hex')}: ${written(json).toString('hex')} ≠ ${Buffer.from(expected).toString('hex')}`);
   }
   t.same(failures.slice(0, 5), [], '3,000 random slices, well-formed and not, each cut anywhere');
   const every = Buffer.from(Array.from({ length: 0x80 }, (_, byte) => byte));
@@ -60,7 +79,10 @@ t.test('integers, strings and values are written as JSON.stringify writes them',
   json.raw(',');
   json.value({ symbol: 'é"\n', kind: 'function', parent: { symbol: 'x', kind: 'struct' } });
   json.raw(']');
-  t.ok(written(json).equals(Buffer.from(JSON.stringify([...values, ...strings, { symbol: 'é"\n', kind: 'function', parent: { symbol: 'x', kind: 'struct' } }]))), 'the same bytes');
+  t.ok(
+    written(json).equals(Buffer.from(JSON.stringify([...values, ...strings, { symbol: 'é"\n', kind: 'function', parent: { symbol: 'x', kind: 'struct' } }]))),
+    'the same bytes',
+  );
 });
 
 t.test('what is written stays where it was written: the writer grows by pieces, never by a copy', async (t) => {
@@ -77,10 +99,17 @@ t.test('what is written stays where it was written: the writer grows by pieces, 
   t.ok(pieces.length > 5, `in ${pieces.length} pieces`);
   t.equal(pieces[0]!.buffer, scratch.buffer, 'the first piece is the scratch it was given');
   t.equal(pieces[0]!.byteOffset, 0);
-  t.ok(pieces.every((piece) => piece.length > 0), 'no empty piece');
+  t.ok(
+    pieces.every((piece) => piece.length > 0),
+    'no empty piece',
+  );
   t.equal(Buffer.concat(pieces).toString(), JSON.stringify(texts), 'the pieces joined are the JSON');
   const long = 'x'.repeat(100_000);
   const single = new JsonWriter(16);
   single.string(long);
-  t.same(single.pieces().map((piece) => piece.length), [long.length + 2], 'a write larger than twice the last piece gets a piece of its own size');
+  t.same(
+    single.pieces().map((piece) => piece.length),
+    [long.length + 2],
+    'a write larger than twice the last piece gets a piece of its own size',
+  );
 });

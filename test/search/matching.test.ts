@@ -84,7 +84,22 @@ function execLoop(regex: RE2, text: Buffer, limit: number, from: number): number
 }
 
 t.test("regexes: the addon's RE2 finds what node-re2's exec loop finds, from any offset, past a batch", async (t) => {
-  const patterns = ['\\w{2}\\s+\\w{2}', '^\\w+', '\\w+$', '\\bk\\w*', 'x*', '(?:ab|a)(c?)', '[é\\u212a]+', '.', 'a|', '\\d*\\n?', '(?<tag>k)e', 'S\\s', '$', '\\B.'];
+  const patterns = [
+    '\\w{2}\\s+\\w{2}',
+    '^\\w+',
+    '\\w+$',
+    '\\bk\\w*',
+    'x*',
+    '(?:ab|a)(c?)',
+    '[é\\u212a]+',
+    '.',
+    'a|',
+    '\\d*\\n?',
+    '(?<tag>k)e',
+    'S\\s',
+    '$',
+    '\\B.',
+  ];
   let seed = 9;
   const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
   const pieces = ['a', 'b', 'c', 'k', 'K', 'S', 'x', 'é', '\u212a', ' ', '\n', '\r\n', '7', '_', '\t'];
@@ -174,7 +189,8 @@ t.test("a regex searched in its anchor's runs finds what it finds in the whole t
   // Searched in pieces, as a document's runs of candidate blocks are: occurrences from `from` within `scanEnd`, resumed.
   const pieced: number[] = [];
   let searched = 0;
-  for (let from = 0; from < text.length; from += 4096) searched = searchAnchorRuns(anchor, regex, text, 0x0a, Math.min(text.length, from + 4096 + 2), from, searched, pieced, 10_000);
+  for (let from = 0; from < text.length; from += 4096)
+    searched = searchAnchorRuns(anchor, regex, text, 0x0a, Math.min(text.length, from + 4096 + 2), from, searched, pieced, 10_000);
   t.same(pieced, found, 'the same ranges when the text is searched run by run');
 });
 
@@ -194,21 +210,41 @@ t.test("RE2 folds no character outside ASCII to an ASCII letter but U+212A and U
   const folding: string[] = [];
   for (const letter of 'abcdefghijklmnopqrstuvwxyz') {
     const ranges = compileMatcher({ value: `[${letter}]`, regex: true, caseSensitive: false }).ranges(text, 10);
-    for (let i = 0; i < ranges.length; i += 2) folding.push(`${letter} U+${text.subarray(ranges[i], ranges[i + 1]).toString('utf8').codePointAt(0)!.toString(16)}`);
+    for (let i = 0; i < ranges.length; i += 2)
+      folding.push(
+        `${letter} U+${text
+          .subarray(ranges[i], ranges[i + 1])
+          .toString('utf8')
+          .codePointAt(0)!
+          .toString(16)}`,
+      );
   }
   t.same(folding, ['k U+212a', 's U+17f']);
 });
 
 t.test('sorted set operations agree with a brute-force reference', async (t) => {
   let seed = 7;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const randomSet = (size: number, range: number) => new Uint32Array([...new Set(Array.from({ length: size }, () => Math.floor(random() * range)))].sort((a, b) => a - b));
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const randomSet = (size: number, range: number) =>
+    new Uint32Array([...new Set(Array.from({ length: size }, () => Math.floor(random() * range)))].sort((a, b) => a - b));
   for (let i = 0; i < 300; i++) {
     const a = randomSet(Math.floor(random() * 50), 200);
     const b = randomSet(Math.floor(random() * 2000), 5000);
     const inB = new Set(b);
-    t.same([...intersect(a, b)], [...a].filter((x) => inB.has(x)), `intersect ${i}`);
-    t.same([...intersect(b, a)], [...a].filter((x) => inB.has(x)), `intersect is symmetric ${i}`);
-    t.same([...union(a, b)], [...new Set([...a, ...b])].sort((x, y) => x - y), `union ${i}`);
+    t.same(
+      [...intersect(a, b)],
+      [...a].filter((x) => inB.has(x)),
+      `intersect ${i}`,
+    );
+    t.same(
+      [...intersect(b, a)],
+      [...a].filter((x) => inB.has(x)),
+      `intersect is symmetric ${i}`,
+    );
+    t.same(
+      [...union(a, b)],
+      [...new Set([...a, ...b])].sort((x, y) => x - y),
+      `union ${i}`,
+    );
   }
 });

@@ -10,7 +10,11 @@ t.test('matches packed into typed arrays come back as they were, one or all, fou
     { doc: 0, shard: 0, score: 1, path: [], content: [] },
   ];
   const packed = packMatches(matches);
-  t.same(matches.map((_, index) => unpackMatch(packed, index)), matches, 'every match, in order');
+  t.same(
+    matches.map((_, index) => unpackMatch(packed, index)),
+    matches,
+    'every match, in order',
+  );
   t.same(unpackMatch(packed, 2, 5), { ...matches[2], shard: 6 }, "its shard moved on by the task's offset");
   t.same(findPackedMatch(packed, 1, 7), matches[2], 'document 7 of shard 1, not of shard 0');
   t.same(findPackedMatch(packed, 0, 7, 3), { ...matches[0], shard: 3 });

@@ -74,8 +74,13 @@ t.test('patterns a worker has checked are planned on the front end, the refused 
   // The budget is summed over a query's patterns whether they are known or not.
   const costly = (n: number) => `[\\p{L}\\p{N}]{300}x${n}`;
   await pool.plan({ query: `${costly(1)} ${costly(2)}`, matches: 1, isRegexEnabled: true });
-  await t.rejects(pool.plan({ query: `${costly(1)} ${costly(2)} ${costly(1)}y`, matches: 1, isRegexEnabled: true }), { message: /more than 1,000,000 RE2 instructions/ });
-  await t.rejects(pool.plan({ query: `${costly(2)} ${costly(1)} ${costly(2)}`, matches: 1, isRegexEnabled: true }), { message: /more than 1,000,000 RE2 instructions/, position: 2 * costly(1).length + 2 });
+  await t.rejects(pool.plan({ query: `${costly(1)} ${costly(2)} ${costly(1)}y`, matches: 1, isRegexEnabled: true }), {
+    message: /more than 1,000,000 RE2 instructions/,
+  });
+  await t.rejects(pool.plan({ query: `${costly(2)} ${costly(1)} ${costly(2)}`, matches: 1, isRegexEnabled: true }), {
+    message: /more than 1,000,000 RE2 instructions/,
+    position: 2 * costly(1).length + 2,
+  });
   t.equal(checksAsked.length, 4, 'three known costly patterns are refused with no worker asked');
 
   // Forgotten beyond REMEMBERED_PATTERNS, the least recently used first.

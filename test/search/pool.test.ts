@@ -46,7 +46,10 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
   const files: Record<string, string> = {};
   for (let i = 0; i < 50; i++) files[`src/file${i}.c`] = `int needle_${i} = ${i};\n`.repeat(200);
   makeRepository(repoDir, files);
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/fifo', path: repoDir, public: true }], index: { ctagsProcesses: 1 } }, 'test');
+  const config = validateConfig(
+    { dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/fifo', path: repoDir, public: true }], index: { ctagsProcesses: 1 } },
+    'test',
+  );
   const outcomes = await runIndex(config);
   t.equal(outcomes[0]!.status, 'indexed');
 
@@ -59,7 +62,9 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
   // One worker, 40 searches at once: all but the first wait in the queue. Piscina's default puts a task
   // that finds the worker busy back at the tail, so later searches overtook earlier ones.
   const finished: number[] = [];
-  const searches = Array.from({ length: 40 }, (_, i) => searched(pool, { query: `needle_${i % 50}`, matches: 1000 }, { visible: everything }).then(() => finished.push(i)));
+  const searches = Array.from({ length: 40 }, (_, i) =>
+    searched(pool, { query: `needle_${i % 50}`, matches: 1000 }, { visible: everything }).then(() => finished.push(i)),
+  );
   await Promise.all(searches);
   t.same(
     finished,
@@ -69,18 +74,29 @@ t.test('a saturated pool runs searches in the order they were submitted', async 
 
   // Callers take turns: one with twenty searches queued delays another's by a turn, not by twenty searches.
   const order: string[] = [];
-  const search = (caller: string, i: number) => searched(pool, { query: `needle_${i}`, matches: 1000 }, { visible: everything, caller }).then(() => order.push(`${caller}${i}`));
+  const search = (caller: string, i: number) =>
+    searched(pool, { query: `needle_${i}`, matches: 1000 }, { visible: everything, caller }).then(() => order.push(`${caller}${i}`));
   await Promise.all([...Array.from({ length: 20 }, (_, i) => search('a', i)), search('b', 0), search('b', 1)]);
   const a = order.filter((name) => name.startsWith('a'));
-  t.same(a, Array.from({ length: 20 }, (_, i) => `a${i}`), "a caller's searches in the order it submitted them");
-  t.ok(order.indexOf('b0') < 6 && order.indexOf('b0') < order.indexOf('b1') && order.indexOf('b1') < 8, `the other caller's two among the first (${order.slice(0, 8).join(' ')})`);
+  t.same(
+    a,
+    Array.from({ length: 20 }, (_, i) => `a${i}`),
+    "a caller's searches in the order it submitted them",
+  );
+  t.ok(
+    order.indexOf('b0') < 6 && order.indexOf('b0') < order.indexOf('b1') && order.indexOf('b1') < 8,
+    `the other caller's two among the first (${order.slice(0, 8).join(' ')})`,
+  );
 });
 
 t.test('a caller filling the search queue gives its youngest places to other callers', async (t) => {
   const root = tempDir(t);
   const repoDir = path.join(root, 'repo');
   makeRepository(repoDir, { 'main.c': 'int needle = 1;\n' });
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/queue', path: repoDir, public: true }], index: { ctagsProcesses: 1 } }, 'test');
+  const config = validateConfig(
+    { dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/queue', path: repoDir, public: true }], index: { ctagsProcesses: 1 } },
+    'test',
+  );
   await runIndex(config);
   const pool = new SearchPool({ workers: 1, maxQueuedSearches: 4, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://127.0.0.1:1', contexts: {} });
   t.teardown(() => pool.close());
@@ -100,7 +116,11 @@ t.test('a caller filling the search queue gives its youngest places to other cal
   t.equal(await aFifth, 'the search queue is full (4 searches in flight)', 'alone, a caller is refused past the limit');
   t.equal(await b, 'answered', "another caller's search is admitted into the full queue");
   t.equal(bParts.length, 1, 'and streams its part');
-  t.same(await Promise.all(a), ['answered', 'answered', 'answered', 'the search queue is full (4 searches in flight): this search gave its place to another caller'], "a's youngest gave its place");
+  t.same(
+    await Promise.all(a),
+    ['answered', 'answered', 'answered', 'the search queue is full (4 searches in flight): this search gave its place to another caller'],
+    "a's youngest gave its place",
+  );
   t.equal(pool.searchesInFlight, 0, 'every place given back');
 
   // A displaced stream sends nothing: c's youngest stream gives its place to d's search.
@@ -127,7 +147,14 @@ t.test("a search gives its worker up to another caller's at the end of its slice
   const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
   await runIndex(config);
   // A slice of 0 ms: while another caller has tasks, a task gives its worker up after one document.
-  const pool = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://127.0.0.1:1', contexts: {}, taskSliceMs: 0 });
+  const pool = new SearchPool({
+    workers: 1,
+    maxQueuedSearches: 10,
+    timeBudgetMs: NO_DEADLINE_MS,
+    publicUrl: 'http://127.0.0.1:1',
+    contexts: {},
+    taskSliceMs: 0,
+  });
   t.teardown(() => pool.close());
   pool.setCatalog(loadCatalog(config));
   let tasks = 0;
@@ -140,7 +167,10 @@ t.test("a search gives its worker up to another caller's at the end of its slice
   const request = { query: 'needle_', matches: 1000 };
   const query = await pool.plan(request);
   const call = { visible: () => true, caller: 'a' };
-  const comparable = ({ stats, ...rest }: SearchResponse) => ({ ...rest, counts: [stats.fileCount, stats.totalMatchCount, stats.actualMatchCount, stats.filesConsidered, stats.shardFilesConsidered, stats.crashes] });
+  const comparable = ({ stats, ...rest }: SearchResponse) => ({
+    ...rest,
+    counts: [stats.fileCount, stats.totalMatchCount, stats.actualMatchCount, stats.filesConsidered, stats.shardFilesConsidered, stats.crashes],
+  });
   const fromJson = (json: SearchJson) => comparable(JSON.parse(bodyText(json)) as SearchResponse);
 
   const aloneJson = fromJson(await pool.searchJson(query, request, call));
@@ -199,7 +229,10 @@ t.test("a new generation's shards are mapped in the background, by the front end
   const [doomed, survivor] = piscina.threads.map((worker) => worker.threadId);
   await piscina.threads[0]!.terminate();
   await waitFor(async () => piscina.threads.length === 2 && !piscina.threads.some((worker) => worker.threadId === doomed), 10_000, 'a replacement worker');
-  t.ok(piscina.threads.some((worker) => worker.threadId === survivor), 'the other worker stays');
+  t.ok(
+    piscina.threads.some((worker) => worker.threadId === survivor),
+    'the other worker stays',
+  );
   // It maps only the current generation's three (the other still holds the replaced one too).
   await waitFor(async () => pool.workerShardsMapped === 3, 10_000, 'the replacement to map the current shards');
   t.equal(pool.workerShardsMapped, 3, 'the replacement mapped the three current shards without a search');
@@ -231,7 +264,14 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     { workers: 2, renderSlotBytes: PREFIX_ROOM + 16, label: '2 workers, response over its slot' },
   ];
   const pools = setups.map(({ workers, renderSlotBytes }) => {
-    const pool = new SearchPool({ workers, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {}, renderSlotBytes });
+    const pool = new SearchPool({
+      workers,
+      maxQueuedSearches: 10,
+      timeBudgetMs: NO_DEADLINE_MS,
+      publicUrl: 'http://trawl.test',
+      contexts: {},
+      renderSlotBytes,
+    });
     t.teardown(() => pool.close());
     pool.setCatalog(catalog);
     return pool;
@@ -247,7 +287,10 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   }
   const everything = () => true;
   const timing = new Set(['duration', 'wait', 'matchTreeConstruction', 'matchTreeSearch']);
-  const withoutTimings = (response: { stats: object }) => ({ ...response, stats: Object.fromEntries(Object.entries(response.stats).filter(([key]) => !timing.has(key))) });
+  const withoutTimings = (response: { stats: object }) => ({
+    ...response,
+    stats: Object.fromEntries(Object.entries(response.stats).filter(([key]) => !timing.has(key))),
+  });
   const uncapped = [
     { query: 'hello', matches: 100, contextLines: 1 },
     { query: 'hel+o\\b', isRegexEnabled: true, matches: 100, whole: true },
@@ -270,10 +313,17 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     t.ok(Number.isInteger(parsed.stats.wait) && parsed.stats.wait >= 0 && parsed.stats.duration > 0, 'timed (a search may wait no time at all)');
     // Whole files make each group of a split search render its own: merged here as views of the groups' bytes.
     if (setups[index]!.workers > 1 && 'whole' in request && request.whole === true) {
-      t.ok(json.body.length > 3 && json.body.every((piece) => !(piece.buffer instanceof SharedArrayBuffer)), `${setups[index]!.label}: the groups' files, in pieces`);
+      t.ok(
+        json.body.length > 3 && json.body.every((piece) => !(piece.buffer instanceof SharedArrayBuffer)),
+        `${setups[index]!.label}: the groups' files, in pieces`,
+      );
     } else {
       t.equal(json.body.length, 1, 'in one piece');
-      t.equal(json.body[0]!.buffer instanceof SharedArrayBuffer, setups[index]!.workers === 1 && !setups[index]!.renderSlotBytes, `${setups[index]!.label}: in a render slot or not`);
+      t.equal(
+        json.body[0]!.buffer instanceof SharedArrayBuffer,
+        setups[index]!.workers === 1 && !setups[index]!.renderSlotBytes,
+        `${setups[index]!.label}: in a render slot or not`,
+      );
     }
   }
   // Cut at `matches` with whole files, on two workers: each group renders its files, the front end cuts them
@@ -281,11 +331,23 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   const cutWhole = await searchedJson(pools[2]!, { query: 'hello', matches: 3, whole: true }, { visible: everything });
   const cutResponse = JSON.parse(bodyText(cutWhole)) as SearchResponse;
   cutWhole.release();
-  t.same([cutResponse.stats.actualMatchCount, cutResponse.isSearchExhaustive, cutResponse.stats.flushReason], [3, false, 'FLUSH_REASON_MAX_SIZE'], 'cut at `matches`');
-  t.equal(cutResponse.files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0), 3, 'three ranges returned');
+  t.same(
+    [cutResponse.stats.actualMatchCount, cutResponse.isSearchExhaustive, cutResponse.stats.flushReason],
+    [3, false, 'FLUSH_REASON_MAX_SIZE'],
+    'cut at `matches`',
+  );
+  t.equal(
+    cutResponse.files.reduce((sum, file) => sum + file.fileName.matchRanges.length + file.chunks.reduce((n, chunk) => n + chunk.matchRanges.length, 0), 0),
+    3,
+    'three ranges returned',
+  );
   t.equal(renderTasks, 0, 'no response was rendered by a task of its own: the tasks that found the files rendered them');
   const visibleAlpha = await searchedJson(pools[0]!, { query: 'hello', matches: 100 }, { visible: (repo) => repo.name === 'example.com/alpha' });
-  t.same([...new Set((JSON.parse(bodyText(visibleAlpha)) as { files: { repository: string }[] }).files.map((file) => file.repository))], ['example.com/alpha'], 'only visible repositories');
+  t.same(
+    [...new Set((JSON.parse(bodyText(visibleAlpha)) as { files: { repository: string }[] }).files.map((file) => file.repository))],
+    ['example.com/alpha'],
+    'only visible repositories',
+  );
   visibleAlpha.release();
 
   // Two searches in flight at most: two slots. A response not yet released keeps its slot.
@@ -348,24 +410,43 @@ t.test('a split search whose groups did not all render their files answers from 
 
 t.test('a streamed search hands over each group as a part within `matches`, and sums their stats', async (t) => {
   const root = tempDir(t);
-  const { pool } = await twoWorkersOver(t, root, (name) => Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`src/${name}${i}.c`, `int needle_${name}_${i};\n`.repeat(5)])));
+  const { pool } = await twoWorkersOver(t, root, (name) =>
+    Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`src/${name}${i}.c`, `int needle_${name}_${i};\n`.repeat(5)])),
+  );
   const everything = () => true;
   const streamed = async (request: SearchRequest, visible: SearchCall['visible'] = everything) => {
     const parts: SearchResponse[] = [];
-    const summary = await pool.stream(await pool.plan(request), request, { visible }, (part) => parts.push({ ...part, files: JSON.parse(Buffer.from(part.files).toString()) as FileResult[] }));
+    const summary = await pool.stream(await pool.plan(request), request, { visible }, (part) =>
+      parts.push({ ...part, files: JSON.parse(Buffer.from(part.files).toString()) as FileResult[] }),
+    );
     const sum = (count: (part: SearchResponse) => number) => parts.reduce((total, part) => total + count(part), 0);
     return { parts, summary, sum };
   };
   // 3 repositories × 4 files × 5 lines: 60 ranges; two workers idle, so the search runs as two groups.
   const all = await streamed({ query: 'needle', matches: 1000 });
   t.ok(all.parts.length >= 2, `one part per group that found something: ${all.parts.length}`);
-  t.same([all.summary.accumulatedStats.actualMatchCount, all.summary.accumulatedStats.totalMatchCount, all.summary.accumulatedStats.fileCount], [60, 60, 12], 'every match, counted once');
-  t.equal(all.sum((part) => part.stats.actualMatchCount), 60, 'the summary sums the parts');
+  t.same(
+    [all.summary.accumulatedStats.actualMatchCount, all.summary.accumulatedStats.totalMatchCount, all.summary.accumulatedStats.fileCount],
+    [60, 60, 12],
+    'every match, counted once',
+  );
+  t.equal(
+    all.sum((part) => part.stats.actualMatchCount),
+    60,
+    'the summary sums the parts',
+  );
   t.same([all.summary.isSearchExhaustive, all.summary.accumulatedStats.flushReason], [true, 'FLUSH_REASON_FINAL_FLUSH']);
   const whole = await searched(pool, { query: 'needle', matches: 1000 }, { visible: everything });
-  t.same(new Set(all.parts.flatMap((part) => part.files.map((file) => file.fileName.text))), new Set(whole.files.map((file) => file.fileName.text)), 'the parts hold the files of the whole response');
+  t.same(
+    new Set(all.parts.flatMap((part) => part.files.map((file) => file.fileName.text))),
+    new Set(whole.files.map((file) => file.fileName.text)),
+    'the parts hold the files of the whole response',
+  );
   // At least 20 ranges × (1 + 2 × 30) lines of results per group, or whole files: parts a worker builds, the same files as the whole response's.
-  for (const big of [{ query: 'needle', matches: 1000, contextLines: 30 }, { query: 'needle', matches: 1000, whole: true }]) {
+  for (const big of [
+    { query: 'needle', matches: 1000, contextLines: 30 },
+    { query: 'needle', matches: 1000, whole: true },
+  ]) {
     const byWorker = await streamed(big);
     const expected = await searched(pool, big, { visible: everything });
     const byName = (files: FileResult[]) => Object.fromEntries(files.map((file) => [file.fileName.text, file]));
@@ -376,7 +457,11 @@ t.test('a streamed search hands over each group as a part within `matches`, and 
 
   const cut = await streamed({ query: 'needle', matches: 7 });
   t.ok(cut.sum((part) => part.stats.actualMatchCount) <= 7, 'the parts hold at most `matches` ranges in all');
-  t.equal(cut.summary.accumulatedStats.actualMatchCount, cut.sum((part) => part.stats.actualMatchCount), 'and the summary says how many');
+  t.equal(
+    cut.summary.accumulatedStats.actualMatchCount,
+    cut.sum((part) => part.stats.actualMatchCount),
+    'and the summary says how many',
+  );
   t.same([cut.summary.isSearchExhaustive, cut.summary.accumulatedStats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'a cut stream says so');
   const files = await streamed({ query: 'type:file needle', matches: 2 });
   t.ok(files.sum((part) => part.files.length) <= 2, 'type:file counts files');
@@ -388,11 +473,14 @@ t.test('a streamed search hands over each group as a part within `matches`, and 
   t.same([spent.summary.isSearchExhaustive, spent.summary.accumulatedStats.flushReason], [false, 'FLUSH_REASON_MAX_SIZE'], 'the stream is cut');
 });
 
-t.test("a stream part whose worker dies before it is built is built by the front end, the same part", async (t) => {
+t.test('a stream part whose worker dies before it is built is built by the front end, the same part', async (t) => {
   const root = tempDir(t);
   const repoDir = path.join(root, 'repo');
   makeRepository(repoDir, Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`src/f${i}.c`, `int needle_${i};\n`.repeat(5)])));
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/one', path: repoDir, public: true }], index: { ctagsProcesses: 1 } }, 'test');
+  const config = validateConfig(
+    { dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/one', path: repoDir, public: true }], index: { ctagsProcesses: 1 } },
+    'test',
+  );
   await runIndex(config);
   // One worker: the stream is one group, searched before its part is built, so killing the worker then costs the part only.
   const pool = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
@@ -414,7 +502,9 @@ t.test("a stream part whose worker dies before it is built is built by the front
   const request = { query: 'needle', matches: 1000, contextLines: 30 };
   const streamed = async () => {
     const files: FileResult[] = [];
-    const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) => files.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[])));
+    const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) =>
+      files.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[])),
+    );
     return { files: Object.fromEntries(files.map((file) => [file.fileName.text, file])), summary };
   };
   const byWorker = await streamed();
@@ -427,14 +517,25 @@ t.test("a stream part whose worker dies before it is built is built by the front
   t.same(afterDeath.files, byWorker.files, 'and built by the front end: the same files');
   t.same([afterDeath.summary.accumulatedStats.actualMatchCount, afterDeath.summary.isSearchExhaustive], [20, true]);
   killing = false;
-  t.equal((await searched(pool, { query: 'needle', matches: 1000 }, { visible: () => true })).stats.actualMatchCount, 20, 'a replacement worker serves the next search');
+  t.equal(
+    (await searched(pool, { query: 'needle', matches: 1000 }, { visible: () => true })).stats.actualMatchCount,
+    20,
+    'a replacement worker serves the next search',
+  );
 });
 
 t.test('a streamed type:repo search returns a repository once, whichever groups hold its shards', async (t) => {
   const root = tempDir(t);
   const repoDir = path.join(root, 'big');
   makeRepository(repoDir, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}.txt`, `needle ${i} `.repeat(6000).slice(0, 60 * 1024)])));
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/big', path: repoDir, public: true }], index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' } }, 'test');
+  const config = validateConfig(
+    {
+      dataDir: path.join(root, 'data'),
+      repos: [{ name: 'example.com/big', path: repoDir, public: true }],
+      index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' },
+    },
+    'test',
+  );
   await runIndex(config);
   const catalog = loadCatalog(config);
   t.ok(catalog.repositories[0]!.shards.length >= 2, `the repository is split into ${catalog.repositories[0]!.shards.length} shards`);
@@ -443,19 +544,30 @@ t.test('a streamed type:repo search returns a repository once, whichever groups 
   pool.setCatalog(catalog);
   const request = { query: 'type:repo needle', matches: 10 };
   const returned: string[] = [];
-  const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) => returned.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[]).map((file) => file.repository)));
+  const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) =>
+    returned.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[]).map((file) => file.repository)),
+  );
   t.same(returned, ['example.com/big'], 'one result for the repository');
   t.equal(summary.isSearchExhaustive, true);
 });
 
-t.test('a type:repo search answers its repository\'s first matching file in index order, split between workers or not', async (t) => {
+t.test("a type:repo search answers its repository's first matching file in index order, split between workers or not", async (t) => {
   const root = tempDir(t);
   const repoDir = path.join(root, 'big');
   // Only the first file of the first shard holds "needle" inside a word (a low score); files of later shards hold it as a word.
   const filler = (line: string) => `${line}\n`.repeat(4000);
-  const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${String(i).padStart(2, '0')}.txt`, filler(i === 0 ? 'xneedlex' : i < 20 ? 'haystack' : 'a needle here')]));
+  const files = Object.fromEntries(
+    Array.from({ length: 40 }, (_, i) => [`f${String(i).padStart(2, '0')}.txt`, filler(i === 0 ? 'xneedlex' : i < 20 ? 'haystack' : 'a needle here')]),
+  );
   makeRepository(repoDir, files);
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/big', path: repoDir, public: true }], index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' } }, 'test');
+  const config = validateConfig(
+    {
+      dataDir: path.join(root, 'data'),
+      repos: [{ name: 'example.com/big', path: repoDir, public: true }],
+      index: { maxShardContentBytes: 1 << 20, ctagsCommand: '' },
+    },
+    'test',
+  );
   await runIndex(config);
   const catalog = loadCatalog(config);
   t.ok(catalog.repositories[0]!.shards.length >= 2, `the repository is split into ${catalog.repositories[0]!.shards.length} shards`);
@@ -476,8 +588,16 @@ t.test('a type:repo search answers its repository\'s first matching file in inde
     const request = { query: 'type:repo needle', matches: 10 };
     const { files: found, stats } = await searched(pool, request, { visible: () => true });
     const streamed: string[] = [];
-    const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) => streamed.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[]).map((file) => file.fileName.text)));
-    answers.push({ files: found.map((file) => file.fileName.text), fileCount: stats.fileCount, totalMatchCount: stats.totalMatchCount, streamed, streamedFileCount: summary.accumulatedStats.fileCount });
+    const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) =>
+      streamed.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[]).map((file) => file.fileName.text)),
+    );
+    answers.push({
+      files: found.map((file) => file.fileName.text),
+      fileCount: stats.fileCount,
+      totalMatchCount: stats.totalMatchCount,
+      streamed,
+      streamedFileCount: summary.accumulatedStats.fileCount,
+    });
   }
   t.same([answers[0]!.files, answers[0]!.fileCount, answers[0]!.streamed], [['f00.txt'], 1, ['f00.txt']], 'one worker: the first file, searched or streamed');
   t.same(answers[1], answers[0], 'two workers, each searching some of the shards: the same answer, searched or streamed');
@@ -487,8 +607,14 @@ t.test('a closing pool answers the searches it runs and refuses new ones', async
   const root = tempDir(t);
   const repoDir = path.join(root, 'repo');
   // ≈ 6 MB of matching lines: a search for 100,000 of them is likely still running when close begins.
-  makeRepository(repoDir, Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`text/file${i}.txt`, 'the quick brown fox jumps over the lazy dog 0123456789\n'.repeat(4500)])));
-  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/closing', path: repoDir, public: true }], index: { ctagsProcesses: 1 } }, 'test');
+  makeRepository(
+    repoDir,
+    Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`text/file${i}.txt`, 'the quick brown fox jumps over the lazy dog 0123456789\n'.repeat(4500)])),
+  );
+  const config = validateConfig(
+    { dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/closing', path: repoDir, public: true }], index: { ctagsProcesses: 1 } },
+    'test',
+  );
   await runIndex(config);
   const pool = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://127.0.0.1:1', contexts: {} });
   pool.setCatalog(loadCatalog(config));

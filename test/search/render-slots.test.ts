@@ -24,12 +24,20 @@ t.test('members over a slot, or without one, come in a buffer of their own; a pr
   const slot = slots.acquire()!;
   const tooMany = placeMembers(slots.share, slot, [Buffer.from('"files":'), Buffer.from('[]}')]);
   const membersOf = (results: Uint8Array) => Buffer.from(results).subarray(PREFIX_ROOM).toString();
-  t.same([membersOf(tooMany.results!), tooMany.results!.byteLength, tooMany.slotBytesUsed], ['"files":[]}', PREFIX_ROOM + 11, 0], 'eleven bytes do not fit in eight: after a room of their own');
+  t.same(
+    [membersOf(tooMany.results!), tooMany.results!.byteLength, tooMany.slotBytesUsed],
+    ['"files":[]}', PREFIX_ROOM + 11, 0],
+    'eleven bytes do not fit in eight: after a room of their own',
+  );
   t.notOk(tooMany.results!.buffer instanceof SharedArrayBuffer, 'they are not in the slot');
   t.equal(tooMany.results!.byteLength, tooMany.results!.buffer.byteLength, 'nor in a larger buffer (the answer hands it over whole)');
   const bytes = Buffer.from(tooMany.results!.buffer, tooMany.results!.byteOffset, tooMany.results!.byteLength);
   const inPlace = prefixedResponse(bytes, '{"stats":{},', 11);
-  t.same([inPlace.body.toString(), inPlace.inPlace, inPlace.body.buffer === tooMany.results!.buffer], ['{"stats":{},"files":[]}', true, true], 'the prefix written into its room: no copy');
+  t.same(
+    [inPlace.body.toString(), inPlace.inPlace, inPlace.body.buffer === tooMany.results!.buffer],
+    ['{"stats":{},"files":[]}', true, true],
+    'the prefix written into its room: no copy',
+  );
   const noSlot = placeMembers(slots.share, undefined, [Buffer.from('"a":1}')]);
   t.same([membersOf(noSlot.results!), noSlot.slotBytesUsed], ['"a":1}', 0], 'no slot');
   t.same(placeMembers(slots.share, slot, [Buffer.from('"a":1}')]), { results: null, slotBytesUsed: 6 });

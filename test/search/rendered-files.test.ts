@@ -44,7 +44,16 @@ async function shardsOfTwoRepositories(root: string): Promise<Shard[]> {
 function renderedPart(request: SearchRequest, shards: readonly Shard[], maxContentBytes: number): RenderedFiles {
   const query = plan(request, {});
   const outcome = searchShards(query, shards, {}, { wanted: request.matches + 1, deadline: performance.now() + 60_000, signal: createSignal() });
-  const { stats, repositoryInfo, files } = buildResponse(() => renderedFiles(shards), request, query, foundIn(outcome, shards), [outcome], PUBLIC_URL, TIMINGS, maxContentBytes);
+  const { stats, repositoryInfo, files } = buildResponse(
+    () => renderedFiles(shards),
+    request,
+    query,
+    foundIn(outcome, shards),
+    [outcome],
+    PUBLIC_URL,
+    TIMINGS,
+    maxContentBytes,
+  );
   return { kind: 'files', outcome, packedMatches: packMatches(outcome.matches), stats, repositoryInfo, ...files };
 }
 
@@ -68,21 +77,31 @@ function builtFromMatches(request: SearchRequest, groups: readonly Shard[][], ou
  */
 function checkViews(t: Test, views: readonly Uint8Array[], parts: readonly RenderedFiles[], label: string, whole: boolean): void {
   const partBuffers = new Set(parts.flatMap((part) => part.json.map((piece) => piece.buffer)));
-  const joinable = views.findIndex((view, i) => i > 0 && view.buffer === views[i - 1]!.buffer && views[i - 1]!.byteOffset + views[i - 1]!.byteLength === view.byteOffset);
+  const joinable = views.findIndex(
+    (view, i) => i > 0 && view.buffer === views[i - 1]!.buffer && views[i - 1]!.byteOffset + views[i - 1]!.byteLength === view.byteOffset,
+  );
   t.equal(joinable, -1, `${label}: neighbouring views of the same bytes are joined`);
-  if (whole) t.ok(views.every((view) => partBuffers.has(view.buffer) || view.byteLength === 1), `${label}: the files are the parts' own bytes`);
+  if (whole)
+    t.ok(
+      views.every((view) => partBuffers.has(view.buffer) || view.byteLength === 1),
+      `${label}: the files are the parts' own bytes`,
+    );
 }
 
 const withoutTimes = (stats: object) => Object.fromEntries(Object.entries(stats).filter(([key]) => !TIME_STATS.includes(key)));
 
-t.test("files rendered where they were found merge to the response built from all the matches", async (t) => {
+t.test('files rendered where they were found merge to the response built from all the matches', async (t) => {
   const shards = await shardsOfTwoRepositories(tempDir(t));
   t.ok(shards.length >= 4, `at least two shards a repository (${shards.length} shards)`);
   // Groups holding shards of both repositories, as the pool's would; and a group per repository, one finding nothing for `int needle`.
   const mixed = [shards.filter((_, i) => i % 2 === 0), shards.filter((_, i) => i % 2 === 1)];
   const byRepository = ['example.com/alpha', 'example.com/beta'].map((name) => shards.filter((shard) => shard.meta.repository.name === name));
   const cases = [
-    ...[{ query: 'needle', matches: 10_000 }, { query: 'needle', matches: 10_000, contextLines: 2 }, { query: 'need[a-z]+', matches: 10_000, isRegexEnabled: true }].map((request) => ({ request, groups: mixed })),
+    ...[
+      { query: 'needle', matches: 10_000 },
+      { query: 'needle', matches: 10_000, contextLines: 2 },
+      { query: 'need[a-z]+', matches: 10_000, isRegexEnabled: true },
+    ].map((request) => ({ request, groups: mixed })),
     { request: { query: 'int needle', matches: 10_000 }, groups: byRepository },
   ];
   let compared = 0;
@@ -91,11 +110,18 @@ t.test("files rendered where they were found merge to the response built from al
   let cutByMatches = 0;
   let inPieces = 0;
   for (const { request: search, groups } of cases) {
-    for (const [matches, maxContentBytes] of [10_000, 300, 57, 10, 1].flatMap((matches) => [RESPONSE_CONTENT_BYTES, 2_000, 600, 0].map((bytes) => [matches, bytes] as const))) {
+    for (const [matches, maxContentBytes] of [10_000, 300, 57, 10, 1].flatMap((matches) =>
+      [RESPONSE_CONTENT_BYTES, 2_000, 600, 0].map((bytes) => [matches, bytes] as const),
+    )) {
       const request = { ...search, matches };
       const parts = groups.map((group) => renderedPart(request, group, maxContentBytes));
       const merged = mergeRenderedFiles(parts, request, PUBLIC_URL, matchOfIn(parts, groups), maxContentBytes);
-      const expected = builtFromMatches(request, groups, parts.map((part) => part.outcome), maxContentBytes);
+      const expected = builtFromMatches(
+        request,
+        groups,
+        parts.map((part) => part.outcome),
+        maxContentBytes,
+      );
       const label = `${JSON.stringify(request)}, ${maxContentBytes} bytes of content`;
       if (merged === undefined) throw new Error(`${label}: not merged`);
       t.equal(Buffer.concat(merged.files).toString(), expected.files, `${label}: the same files in the same order`);
@@ -111,7 +137,10 @@ t.test("files rendered where they were found merge to the response built from al
   }
   t.equal(compared, 80);
   t.ok(inPieces >= 5, `parts whose JSON spans several of the writer's pieces were merged (${inPieces})`);
-  t.ok(cutByContent >= 6 && partCutByContent >= 6 && cutByMatches >= 20, `responses cut by the bound on content (${cutByContent}) or at \`matches\` (${cutByMatches}), and parts cut by the bound (${partCutByContent}), were compared`);
+  t.ok(
+    cutByContent >= 6 && partCutByContent >= 6 && cutByMatches >= 20,
+    `responses cut by the bound on content (${cutByContent}) or at \`matches\` (${cutByMatches}), and parts cut by the bound (${partCutByContent}), were compared`,
+  );
 });
 
 t.test('the file cut at `matches` is drafted again from its match; without its match the files are not merged', async (t) => {
@@ -129,6 +158,14 @@ t.test('the file cut at `matches` is drafted again from its match; without its m
   t.equal(mergeRenderedFiles(parts, { ...request, matches: total }, PUBLIC_URL, counting)?.isSearchExhaustive, true, 'every range fits: exhaustive');
   t.same(asked, [], 'no file drafted again');
   const cut = mergeRenderedFiles(parts, { ...request, matches: total - 1 }, PUBLIC_URL, counting);
-  t.same([cut?.isSearchExhaustive, cut?.stats.actualMatchCount, asked.length], [false, total - 1, 1], 'one range too many: the last file drafted again with one range less');
-  t.equal(mergeRenderedFiles(parts, { ...request, matches: total - 1 }, PUBLIC_URL, () => undefined), undefined, 'its match not to be had: not merged');
+  t.same(
+    [cut?.isSearchExhaustive, cut?.stats.actualMatchCount, asked.length],
+    [false, total - 1, 1],
+    'one range too many: the last file drafted again with one range less',
+  );
+  t.equal(
+    mergeRenderedFiles(parts, { ...request, matches: total - 1 }, PUBLIC_URL, () => undefined),
+    undefined,
+    'its match not to be had: not merged',
+  );
 });

@@ -44,15 +44,14 @@ t.test('every term kind and prefix selects the right files and ranges', async (t
   const shard = openShard(tempDir(t));
   const run = (query: string, options = { regex: false, caseSensitive: false }, limits = unlimited) =>
     searchShard(shard, parseQuery(query, options), contexts, limits);
-  const paths = (query: string, options?: { regex: boolean; caseSensitive: boolean }) =>
-    run(query, options).matches.map((m) => shard.path(m.doc));
+  const paths = (query: string, options?: { regex: boolean; caseSensitive: boolean }) => run(query, options).matches.map((m) => shard.path(m.doc));
 
   t.same(paths('TODO'), ['src/main.go', 'src/util.go'], 'only the default branch without rev:');
   t.same(paths('rev:* TODO').sort(), ['src/main.go', 'src/release.go', 'src/util.go'], 'rev:* searches every branch');
   t.same(paths('rev:^release$ TODO').sort(), ['src/main.go', 'src/release.go'], 'rev: picks branches by regex');
   t.same(paths('rev:nosuch TODO'), [], 'no matching branch, no results');
   t.same(paths('rev:x* TODO').sort(), ['src/main.go', 'src/release.go', 'src/util.go'], 'a rev: regex that matches empty names every branch');
-  t.same(paths('rev:RELEASE TODO').sort(), ['src/main.go', 'src/release.go'], 'rev: follows the query\'s case');
+  t.same(paths('rev:RELEASE TODO').sort(), ['src/main.go', 'src/release.go'], "rev: follows the query's case");
   t.same(paths('main'), ['src/main.go', 'docs/README.md'], 'bare terms match content or path, case-insensitively');
   t.same(paths('Main', { regex: false, caseSensitive: true }), ['src/main.go']);
   t.same(paths('content:main'), ['src/main.go', 'docs/README.md']);
@@ -90,7 +89,11 @@ t.test('every term kind and prefix selects the right files and ranges', async (t
   const symbol = run('sym:Main').matches[0]!;
   t.same(symbol.content, [18, 22], 'a symbol match ranges over the symbol name');
   t.same(run('TODO fix').matches[0]!.content, [31, 35, 36, 39], 'per-file AND: every satisfied term contributes its ranges');
-  t.same(run('TODO -content:fix').matches.map((m) => shard.path(m.doc)), ['src/util.go'], 'negation needs a prefix or a group');
+  t.same(
+    run('TODO -content:fix').matches.map((m) => shard.path(m.doc)),
+    ['src/util.go'],
+    'negation needs a prefix or a group',
+  );
   t.same(run('TODO -fix').matches, [], '-fix is the literal term "-fix"');
 });
 
@@ -160,7 +163,9 @@ t.test('sym: finds what matching every definition of every file finds, literal o
     // The reference: every definition of every file, its name matched on its own.
     const expected = generated.flatMap((d, index) => {
       const content = shard.content(index);
-      const ranges = shard.symbols(index).flatMap((symbol) => matcher.ranges(content.subarray(symbol.start, symbol.end), 1000).map((offset) => symbol.start + offset));
+      const ranges = shard
+        .symbols(index)
+        .flatMap((symbol) => matcher.ranges(content.subarray(symbol.start, symbol.end), 1000).map((offset) => symbol.start + offset));
       return ranges.length > 0 ? [{ doc: index, content: ranges }] : [];
     });
     const actual = searchShard(shard, parsed, contexts, unlimited).matches.map((match) => ({ doc: match.doc, content: match.content }));
@@ -175,14 +180,22 @@ t.test('a search using more regexes than a thread keeps compiled finds with all 
   const alternatives = Array.from({ length: 40 }, (_, i) => `nomatch${i}x`).join(' or ');
   for (const round of [1, 2]) {
     const found = searchShard(shard, parseQuery(`${alternatives} or T.DO`, { regex: true, caseSensitive: true }), contexts, unlimited);
-    t.same(found.matches.map((match) => shard.path(match.doc)), ['src/main.go', 'src/util.go'], `search ${round}: the last of 41 regexes still matches in every file`);
+    t.same(
+      found.matches.map((match) => shard.path(match.doc)),
+      ['src/main.go', 'src/util.go'],
+      `search ${round}: the last of 41 regexes still matches in every file`,
+    );
   }
 });
 
 t.test('a document with hundreds of thousands of ranges, one term or several, is searched on any stack', async (t) => {
   const dir = tempDir(t);
   const text = 'ab '.repeat(300_000);
-  const writer = new ShardWriter({ repository: { id: 1, name: 'r', codeHostType: 'genericGitHost', public: true, archived: false, fork: false }, branches: [{ name: 'HEAD', commit: 'a'.repeat(40) }], shardIndex: 0 });
+  const writer = new ShardWriter({
+    repository: { id: 1, name: 'r', codeHostType: 'genericGitHost', public: true, archived: false, fork: false },
+    branches: [{ name: 'HEAD', commit: 'a'.repeat(40) }],
+    shardIndex: 0,
+  });
   writer.add(doc('dense.txt', text, 'Text', 1n));
   writer.write(path.join(dir, 's.trawl'));
   const shard = Shard.open(path.join(dir, 's.trawl'));

@@ -17,14 +17,21 @@ t.test('kill -9 while 32 clients create tokens: every token whose 201 arrived wo
   const daemon = await startDaemon(
     t,
     { repos: [repo.config], index: { ctagsCommand: '' } },
-    { env: LICENSE_ENV, prepare: async (configFile) => void (owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!) },
+    {
+      env: LICENSE_ENV,
+      prepare: async (configFile) => void (owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!),
+    },
   );
   const acknowledged: string[] = [];
   let stop = false;
   const client = async () => {
     while (!stop) {
       try {
-        const response = await daemon.fetch('/api/ee/scoped_access_token', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ repos: [REPO] }) });
+        const response = await daemon.fetch('/api/ee/scoped_access_token', {
+          method: 'POST',
+          headers: bearer(owner.key),
+          body: JSON.stringify({ repos: [REPO] }),
+        });
         if (response.status === 201) acknowledged.push((await response.json()).token);
       } catch {
         return; // the daemon is gone
@@ -59,55 +66,80 @@ t.test('kill -9 while 32 clients create tokens: every token whose 201 arrived wo
     if ((await restarted.fetch('/api/repos', { headers: bearer(token) })).status !== 200) failing.push(token);
   }
   t.same(failing, [], 'every acknowledged token works');
-  t.equal((await restarted.fetch('/api/ee/scoped_access_token', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ repos: [REPO] }) })).status, 201, 'and new ones can be made');
-});
-
-t.test('a full disk: a token that cannot be saved is a 500 saying so, reads go on, and nothing acknowledged is lost', { skip: NEEDS_ROOT_TO_MOUNT }, async (t) => {
-  const disk = smallFileSystem(t, 4096);
-  const repo = fixtureRepository(t, REPO);
-  let owner!: SeededUser;
-  const daemon = await startDaemon(
-    t,
-    { repos: [repo.config], index: { ctagsCommand: '' }, dataDir: path.join(disk.dir, 'data') },
-    { env: LICENSE_ENV, prepare: async (configFile) => void (owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!) },
+  t.equal(
+    (await restarted.fetch('/api/ee/scoped_access_token', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ repos: [REPO] }) })).status,
+    201,
+    'and new ones can be made',
   );
-  const create = () => daemon.fetch('/api/ee/scoped_access_token', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ repos: [REPO] }) });
-  const acknowledged: string[] = [];
-  const createUntilRefused = async () => {
-    for (let n = 0; n < 100; n++) {
-      const response = await create();
-      if (response.status !== 201) return response;
-      acknowledged.push((await response.json()).id);
-    }
-    throw new Error('100 tokens saved on a full disk');
-  };
-  const search = () => daemon.fetch('/api/search', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ query: 'parse', matches: 10 }) });
-  t.equal((await create()).status, 201, 'a token while there is room');
-  disk.fill();
-  // Each search is audited: these fill the audit log's last page, so that its records wait for room.
-  const statuses: number[] = [];
-  for (let n = 0; n < 30; n++) statuses.push((await search()).status);
-  t.same(new Set(statuses), new Set([200]), 'searches go on');
-  const refused = await createUntilRefused();
-  t.equal(refused.status, 500);
-  t.match(await refused.json(), { statusCode: 500, errorCode: 'UNEXPECTED_ERROR', message: /^nothing was saved: the disk that holds the server's data directory is full \(ENOSPC\)$/ }, 'the error says what is wrong');
-  await daemon.waitForLog(/"level":50.*nothing was saved/, 'the refusal logged as an error');
-  t.pass('and logs it as an error');
-  t.ok((await (await search()).json()).files.length > 0, 'and find');
-  t.same(await (await daemon.fetch('/api/health')).json(), { status: 'ok' });
-
-  disk.free();
-  const after = await create();
-  t.equal(after.status, 201, 'tokens are saved again once there is room');
-  acknowledged.unshift((await after.json()).id);
-  const audited = (await (await daemon.fetch('/api/ee/audit?perPage=100', { headers: bearer(owner.key) })).json()) as { action: string; targetId: string }[];
-  const createdIds = audited.filter((entry) => entry.action === 'token.created').map((entry) => entry.targetId);
-  t.same(acknowledged.filter((id) => !createdIds.includes(id)), [], 'the audit trail has every token made while the disk was full');
-  t.equal(audited.filter((entry) => entry.action === 'search').length, 31, 'and every search');
-
-  await daemon.stop();
-  const restarted = await runDaemon(t, daemon.configFile, { env: LICENSE_ENV });
-  const listed = ((await (await restarted.fetch('/api/ee/scoped_access_tokens', { headers: bearer(owner.key) })).json()) as { id: string }[]).map((token) => token.id);
-  t.same(acknowledged.filter((id) => !listed.includes(id)), [], `after a restart every acknowledged token is there (${acknowledged.length})`);
-  t.equal(listed.length, acknowledged.length + 1, 'and none that was refused');
 });
+
+t.test(
+  'a full disk: a token that cannot be saved is a 500 saying so, reads go on, and nothing acknowledged is lost',
+  { skip: NEEDS_ROOT_TO_MOUNT },
+  async (t) => {
+    const disk = smallFileSystem(t, 4096);
+    const repo = fixtureRepository(t, REPO);
+    let owner!: SeededUser;
+    const daemon = await startDaemon(
+      t,
+      { repos: [repo.config], index: { ctagsCommand: '' }, dataDir: path.join(disk.dir, 'data') },
+      {
+        env: LICENSE_ENV,
+        prepare: async (configFile) => void (owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!),
+      },
+    );
+    const create = () => daemon.fetch('/api/ee/scoped_access_token', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ repos: [REPO] }) });
+    const acknowledged: string[] = [];
+    const createUntilRefused = async () => {
+      for (let n = 0; n < 100; n++) {
+        const response = await create();
+        if (response.status !== 201) return response;
+        acknowledged.push((await response.json()).id);
+      }
+      throw new Error('100 tokens saved on a full disk');
+    };
+    const search = () => daemon.fetch('/api/search', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ query: 'parse', matches: 10 }) });
+    t.equal((await create()).status, 201, 'a token while there is room');
+    disk.fill();
+    // Each search is audited: these fill the audit log's last page, so that its records wait for room.
+    const statuses: number[] = [];
+    for (let n = 0; n < 30; n++) statuses.push((await search()).status);
+    t.same(new Set(statuses), new Set([200]), 'searches go on');
+    const refused = await createUntilRefused();
+    t.equal(refused.status, 500);
+    t.match(
+      await refused.json(),
+      { statusCode: 500, errorCode: 'UNEXPECTED_ERROR', message: /^nothing was saved: the disk that holds the server's data directory is full \(ENOSPC\)$/ },
+      'the error says what is wrong',
+    );
+    await daemon.waitForLog(/"level":50.*nothing was saved/, 'the refusal logged as an error');
+    t.pass('and logs it as an error');
+    t.ok((await (await search()).json()).files.length > 0, 'and find');
+    t.same(await (await daemon.fetch('/api/health')).json(), { status: 'ok' });
+
+    disk.free();
+    const after = await create();
+    t.equal(after.status, 201, 'tokens are saved again once there is room');
+    acknowledged.unshift((await after.json()).id);
+    const audited = (await (await daemon.fetch('/api/ee/audit?perPage=100', { headers: bearer(owner.key) })).json()) as { action: string; targetId: string }[];
+    const createdIds = audited.filter((entry) => entry.action === 'token.created').map((entry) => entry.targetId);
+    t.same(
+      acknowledged.filter((id) => !createdIds.includes(id)),
+      [],
+      'the audit trail has every token made while the disk was full',
+    );
+    t.equal(audited.filter((entry) => entry.action === 'search').length, 31, 'and every search');
+
+    await daemon.stop();
+    const restarted = await runDaemon(t, daemon.configFile, { env: LICENSE_ENV });
+    const listed = ((await (await restarted.fetch('/api/ee/scoped_access_tokens', { headers: bearer(owner.key) })).json()) as { id: string }[]).map(
+      (token) => token.id,
+    );
+    t.same(
+      acknowledged.filter((id) => !listed.includes(id)),
+      [],
+      `after a restart every acknowledged token is there (${acknowledged.length})`,
+    );
+    t.equal(listed.length, acknowledged.length + 1, 'and none that was refused');
+  },
+);

@@ -49,14 +49,21 @@ t.test('credentials and visibility, anonymous access off', async (t) => {
     for (const path of ['/api/health', '/api/version', '/api/openapi.json']) t.equal((await daemon.fetch(path)).status, 200, path);
     await expectError(t, await daemon.fetch('/api/repos'), 401, 'NOT_AUTHENTICATED', /no credential was sent and anonymous access is off/);
     await expectError(t, await daemon.post('/api/search', { query: 'x', matches: 1 }), 401, 'NOT_AUTHENTICATED');
-    await expectError(t, await daemon.fetch('/api/repos', { headers: bearer(`trawl_ak_${'0'.repeat(64)}`) }), 401, 'NOT_AUTHENTICATED', /invalid, expired or revoked/);
+    await expectError(
+      t,
+      await daemon.fetch('/api/repos', { headers: bearer(`trawl_ak_${'0'.repeat(64)}`) }),
+      401,
+      'NOT_AUTHENTICATED',
+      /invalid, expired or revoked/,
+    );
     await expectError(t, await daemon.fetch('/api/repos', { headers: { Authorization: 'Bearer nonsense' } }), 401, 'NOT_AUTHENTICATED');
     await expectError(t, await daemon.fetch('/api/repos', { headers: { Authorization: `Basic ${member.key}` } }), 401, 'NOT_AUTHENTICATED', /no credential/);
   });
 
   t.test('/metrics names only the repositories the caller can see', async (t) => {
     await expectError(t, await daemon.fetch('/metrics'), 401, 'NOT_AUTHENTICATED');
-    const lagOf = async (secret: string) => [...(await (await as(daemon, secret).get('/metrics')).text()).matchAll(/^trawl_index_lag_seconds\{repo="([^"]+)"\}/gm)].map((match) => match[1]).sort();
+    const lagOf = async (secret: string) =>
+      [...(await (await as(daemon, secret).get('/metrics')).text()).matchAll(/^trawl_index_lag_seconds\{repo="([^"]+)"\}/gm)].map((match) => match[1]).sort();
     t.same(await lagOf(owner.key), [PRIVATE, PUBLIC], 'an owner sees every repository');
     t.same(await lagOf(member.key), [PUBLIC], 'a member only what it may see');
     t.notMatch(await (await as(daemon, member.key).get('/metrics')).text(), /secret/, 'the private name appears nowhere');
@@ -86,7 +93,10 @@ t.test('credentials and visibility, anonymous access off', async (t) => {
     await expectError(t, await as(daemon, member.key).post('/api/tree', { repoName: PRIVATE, revisionName: 'HEAD', paths: [] }), 404, 'NOT_FOUND');
     const references = await (await as(daemon, member.key).post('/api/find_references', { symbolName: 'parse_expression' })).json();
     t.ok(references.files.length > 0, 'find_references finds the public repository');
-    t.notOk(references.files.some((file: { repository: string }) => file.repository === PRIVATE), 'find_references skips invisible repositories');
+    t.notOk(
+      references.files.some((file: { repository: string }) => file.repository === PRIVATE),
+      'find_references skips invisible repositories',
+    );
     t.equal((await as(daemon, granted.key).get(sourceOf(PRIVATE))).status, 200, 'a grant makes it readable');
   });
 
@@ -98,26 +108,55 @@ t.test('credentials and visibility, anonymous access off', async (t) => {
     t.match(token.token, /^trawl_st_[0-9a-f]{64}$/);
     t.equal(Date.parse(token.expiresAt) - Date.parse(token.createdAt), 3_600_000, 'exactly one hour');
     t.match(token.createdAt, /\.\d{3}Z$/, 'millisecond precision');
-    t.same(token.repos.map((repo: { name: string }) => repo.name), [PRIVATE], 'duplicates collapsed');
+    t.same(
+      token.repos.map((repo: { name: string }) => repo.name),
+      [PRIVATE],
+      'duplicates collapsed',
+    );
     t.same(await repoNames(await as(daemon, token.token).get('/api/repos')), [PRIVATE], 'the token reaches its scope only');
     await expectError(t, await as(daemon, token.token).get(sourceOf(PUBLIC)), 404, 'NOT_FOUND');
-    await expectError(t, await daemon.fetch('/api/repos', { headers: { 'X-Service-Api-Key': token.token } }), 401, 'NOT_AUTHENTICATED', /X-Service-Api-Key takes API keys only/);
-    await expectError(t, await as(daemon, token.token).post('/api/ee/scoped_access_token', { repos: [PRIVATE] }), 403, 'INSUFFICIENT_PERMISSIONS', /scoped access token cannot/);
+    await expectError(
+      t,
+      await daemon.fetch('/api/repos', { headers: { 'X-Service-Api-Key': token.token } }),
+      401,
+      'NOT_AUTHENTICATED',
+      /X-Service-Api-Key takes API keys only/,
+    );
+    await expectError(
+      t,
+      await as(daemon, token.token).post('/api/ee/scoped_access_token', { repos: [PRIVATE] }),
+      403,
+      'INSUFFICIENT_PERMISSIONS',
+      /scoped access token cannot/,
+    );
     await expectError(t, await as(daemon, token.token).delete(`/api/ee/scoped_access_token/${token.id}`), 403, 'INSUFFICIENT_PERMISSIONS');
     await expectError(t, await as(daemon, token.token).get('/api/ee/users'), 403, 'INSUFFICIENT_PERMISSIONS');
     const listed = await (await as(daemon, owner.key).get('/api/ee/scoped_access_tokens')).json();
     assertSchema(t, TokenList, listed, 'token list');
-    t.same(listed.map((item: { id: string }) => item.id), [token.id]);
+    t.same(
+      listed.map((item: { id: string }) => item.id),
+      [token.id],
+    );
     t.notOk('token' in listed[0], 'never the secret again');
     t.same(await (await as(daemon, member.key).get('/api/ee/scoped_access_tokens')).json(), [], "others' tokens are not listed");
   });
 
   t.test('token requests are checked: scope, body, credential', async (t) => {
     await expectError(t, await as(daemon, member.key).post('/api/ee/scoped_access_token', { repos: [PRIVATE] }), 400, 'INVALID_REPOSITORY_SCOPE', /secret/);
-    await expectError(t, await as(daemon, member.key).post('/api/ee/scoped_access_token', { repos: ['example.com/acme/nothing'] }), 400, 'INVALID_REPOSITORY_SCOPE');
+    await expectError(
+      t,
+      await as(daemon, member.key).post('/api/ee/scoped_access_token', { repos: ['example.com/acme/nothing'] }),
+      400,
+      'INVALID_REPOSITORY_SCOPE',
+    );
     await expectError(t, await as(daemon, member.key).post('/api/ee/scoped_access_token', { repos: [PUBLIC], extra: 1 }), 400, 'INVALID_REQUEST_BODY');
     await expectError(t, await as(daemon, member.key).post('/api/ee/scoped_access_token', { repos: [] }), 400, 'INVALID_REQUEST_BODY');
-    await expectError(t, await as(daemon, member.key).post('/api/ee/scoped_access_token', { repos: Array.from({ length: 101 }, () => PUBLIC) }), 400, 'INVALID_REQUEST_BODY');
+    await expectError(
+      t,
+      await as(daemon, member.key).post('/api/ee/scoped_access_token', { repos: Array.from({ length: 101 }, () => PUBLIC) }),
+      400,
+      'INVALID_REQUEST_BODY',
+    );
     await expectError(t, await as(daemon, member.key).post('/api/ee/scoped_access_token', { repos: 'x' }), 400, 'INVALID_REQUEST_BODY');
     await expectError(t, await daemon.post('/api/ee/scoped_access_token', { repos: [PUBLIC] }), 401, 'NOT_AUTHENTICATED', /never allows anonymous/);
     t.equal((await as(daemon, member.key).get('/api/ee/scoped_access_tokens')).status, 200, 'the daemon keeps serving');
@@ -153,7 +192,10 @@ t.test('credentials and visibility, anonymous access off', async (t) => {
     await expectError(t, await as(daemon, member.key).get('/api/admin/api_keys?userId=*'), 403, 'INSUFFICIENT_PERMISSIONS');
     const mine = await (await as(daemon, member.key).get('/api/admin/api_keys')).json();
     t.same(mine.map((key: { name: string }) => key.name).sort(), ['ci', 'test']);
-    t.notOk(mine.some((key: object) => 'key' in key), 'secrets are never listed');
+    t.notOk(
+      mine.some((key: object) => 'key' in key),
+      'secrets are never listed',
+    );
     t.equal((await as(daemon, owner.key).get('/api/admin/api_keys?userId=*')).status, 200);
     await expectError(t, await as(daemon, granted.key).delete(`/api/admin/api_keys/${created.id}`), 404, 'NOT_FOUND');
     t.equal((await as(daemon, member.key).delete(`/api/admin/api_keys/${created.id}`)).status, 204);
@@ -176,7 +218,11 @@ t.test('credentials and visibility, anonymous access off', async (t) => {
 t.test('anonymous access on: no or a bad credential reads public repositories; token and user endpoints still refuse', async (t) => {
   const { daemon, owner } = await authDaemon(t, true);
   t.same(await repoNames(await daemon.fetch('/api/repos')), [PUBLIC], 'anonymous');
-  t.same(await repoNames(await daemon.fetch('/api/repos', { headers: bearer(`trawl_ak_${'1'.repeat(64)}`) })), [PUBLIC], 'an invalid credential counts as none');
+  t.same(
+    await repoNames(await daemon.fetch('/api/repos', { headers: bearer(`trawl_ak_${'1'.repeat(64)}`) })),
+    [PUBLIC],
+    'an invalid credential counts as none',
+  );
   t.same(await repoNames(await daemon.fetch('/api/repos', { headers: bearer(owner.key) })), [PRIVATE, PUBLIC], 'a valid one counts');
   await expectError(t, await daemon.fetch('/api/ee/scoped_access_tokens'), 401, 'NOT_AUTHENTICATED');
   await expectError(t, await daemon.fetch('/api/ee/users'), 401, 'NOT_AUTHENTICATED');

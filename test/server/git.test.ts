@@ -71,7 +71,11 @@ t.test('git endpoints', async (t) => {
     t.equal(response.headers.get('x-total-count'), '2');
     const commits = await response.json();
     assertSchema(t, CommitList, commits, 'commit list');
-    t.same(commits.map((commit: { hash: string }) => commit.hash), [repo.second, repo.first], 'newest first');
+    t.same(
+      commits.map((commit: { hash: string }) => commit.hash),
+      [repo.second, repo.first],
+      'newest first',
+    );
     t.equal(commits[0].message, 'Add the lexer');
     t.equal(commits[0].body, 'It reads tokens.');
     t.same(
@@ -80,16 +84,27 @@ t.test('git endpoints', async (t) => {
       "refs are git's %D decoration",
     );
     t.equal(commits[0].refs, 'HEAD -> main, tag: v1.0');
-    t.same([commits[0].author_name, commits[0].author_email], [commits[0].authorName, commits[0].authorEmail], 'the snake-case author fields of older Sourcebot clients');
+    t.same(
+      [commits[0].author_name, commits[0].author_email],
+      [commits[0].authorName, commits[0].authorEmail],
+      'the snake-case author fields of older Sourcebot clients',
+    );
     const paged = await daemon.fetch(`/api/commits?${q({ repo: name, perPage: '1', page: '2' })}`);
-    t.same((await paged.json()).map((commit: { hash: string }) => commit.hash), [repo.first]);
+    t.same(
+      (await paged.json()).map((commit: { hash: string }) => commit.hash),
+      [repo.first],
+    );
     const link = paged.headers.get('link')!;
     t.match(link, /<http:\/\/127\.0\.0\.1:\d+\/api\/commits\?[^>]*page=1[^>]*>; rel="first"/);
     t.match(link, /rel="prev"/);
     t.notMatch(link, /rel="next"/);
     t.match(link, /page=2[^>]*>; rel="last"/);
     const byPath = await (await daemon.fetch(`/api/commits?${q({ repo: name, path: 'src/lexer.c' })}`)).json();
-    t.same(byPath.map((commit: { hash: string }) => commit.hash), [repo.second], 'only commits that change the path');
+    t.same(
+      byPath.map((commit: { hash: string }) => commit.hash),
+      [repo.second],
+      'only commits that change the path',
+    );
     const byMessage = await (await daemon.fetch(`/api/commits?${q({ repo: name, query: 'LEXER' })}`)).json();
     t.equal(byMessage.length, 1);
     const byAuthor = await (await daemon.fetch(`/api/commits?${q({ repo: name, author: 'test author <AUTHOR@example' })}`)).json();
@@ -97,8 +112,20 @@ t.test('git endpoints', async (t) => {
     t.same(await (await daemon.fetch(`/api/commits?${q({ repo: name, query: 'LEXER', author: 'nobody' })}`)).json(), []);
     // RE2 spends 100 ms and more on these: the search workers compile them, not the front end.
     t.same(await (await daemon.fetch(`/api/commits?${q({ repo: name, query: '[\\p{L}\\p{N}]{300}' })}`)).json(), [], 'a costly pattern RE2 accepts');
-    await expectError(t, await daemon.fetch(`/api/commits?${q({ repo: name, query: '[\\p{L}\\p{N}]{1000}' })}`), 400, 'INVALID_QUERY_PARAMS', /`query`: invalid regular expression .*too large/);
-    await expectError(t, await daemon.fetch(`/api/commits?${q({ repo: name, author: 'a(b' })}`), 400, 'INVALID_QUERY_PARAMS', /`author`: invalid regular expression/);
+    await expectError(
+      t,
+      await daemon.fetch(`/api/commits?${q({ repo: name, query: '[\\p{L}\\p{N}]{1000}' })}`),
+      400,
+      'INVALID_QUERY_PARAMS',
+      /`query`: invalid regular expression .*too large/,
+    );
+    await expectError(
+      t,
+      await daemon.fetch(`/api/commits?${q({ repo: name, author: 'a(b' })}`),
+      400,
+      'INVALID_QUERY_PARAMS',
+      /`author`: invalid regular expression/,
+    );
     const future = await (await daemon.fetch(`/api/commits?${q({ repo: name, since: '2999-01-01T00:00:00Z' })}`)).json();
     t.same(future, []);
     await expectError(t, await daemon.fetch(`/api/commits?${q({ repo: name, since: 'yesterday-ish' })}`), 400, 'INVALID_QUERY_PARAMS');
@@ -128,7 +155,11 @@ t.test('git endpoints', async (t) => {
     const changed = byPath.get('docs/guide.md') as { hunks: { body: string }[] };
     t.match(changed.hunks[0]!.body, /^-Call parse_expression to parse\.\n\+Call parse_expression to parse\. Then next_token\.\n$/m);
     const onlyDocs = await (await daemon.fetch(`/api/diff?${q({ repo: name, base: repo.first, head: repo.second, path: 'docs' })}`)).json();
-    t.same(onlyDocs.files.map((file: { newPath: string }) => file.newPath), ['docs/guide.md'], 'limited to a path');
+    t.same(
+      onlyDocs.files.map((file: { newPath: string }) => file.newPath),
+      ['docs/guide.md'],
+      'limited to a path',
+    );
     await expectError(t, await daemon.fetch(`/api/diff?${q({ repo: name, base: '-p', head: 'HEAD' })}`), 400, 'INVALID_GIT_REF');
     const relative = await (await daemon.fetch(`/api/diff?${q({ repo: name, base: 'HEAD~1', head: 'main' })}`)).json();
     t.same(relative, body, 'revision suffixes resolve: HEAD~1..main is the same diff');
@@ -144,7 +175,9 @@ t.test('a repository broken on disk is an UNEXPECTED_ERROR with a request id; th
   // The index keeps serving searches; the git endpoints need the repository itself.
   fs.rmSync(path.join(repo.root, '.git', 'objects'), { recursive: true, force: true });
   fs.rmSync(path.join(repo.root, '.git', 'refs'), { recursive: true, force: true });
-  const response = await daemon.fetch(`/api/source?repo=${encodeURIComponent(repo.config.name)}&path=README.md`, { headers: { 'X-Request-Id': 'broken-repo-1' } });
+  const response = await daemon.fetch(`/api/source?repo=${encodeURIComponent(repo.config.name)}&path=README.md`, {
+    headers: { 'X-Request-Id': 'broken-repo-1' },
+  });
   t.equal(response.status, 500);
   const body = await response.json();
   t.same(body, { statusCode: 500, errorCode: 'UNEXPECTED_ERROR', message: 'unexpected error (request id broken-repo-1)' }, 'no internals leak');
@@ -162,7 +195,11 @@ t.test('a symbolic link is served as its target text, never followed; a submodul
   // A gitlink with no directory on disk: committed from the index alone (`add -A` would drop it).
   git(root, 'update-index', '--add', '--cacheinfo', '160000,0123456789abcdef0123456789abcdef01234567,module');
   git(root, 'commit', '-q', '-m', 'a submodule');
-  const daemon = await startDaemon(t, { repos: [{ name: 'example.com/acme/links', path: root, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const daemon = await startDaemon(t, {
+    repos: [{ name: 'example.com/acme/links', path: root, public: true }],
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+  });
   const source = (file: string) => daemon.fetch(`/api/source?repo=example.com/acme/links&path=${file}`);
   const up = await source('up-link');
   t.equal(up.status, 200);
@@ -183,14 +220,31 @@ t.test('a symbolic link is served as its target text, never followed; a submodul
 
 t.test('a plain-directory repository: its tree and files from disk, as the indexer reads them, one revision HEAD', async (t) => {
   const plain = path.join(tempDir(t, 'trawl-plain-'), 'notes');
-  writeFiles(plain, { 'todo.md': '# Todo\n', 'src/notes.c': 'int notes(void) { return 0; }\n', 'node_modules/skip/x.js': 'skipped\n', '.git-like/keep.txt': 'kept\n' });
+  writeFiles(plain, {
+    'todo.md': '# Todo\n',
+    'src/notes.c': 'int notes(void) { return 0; }\n',
+    'node_modules/skip/x.js': 'skipped\n',
+    '.git-like/keep.txt': 'kept\n',
+  });
   fs.writeFileSync(path.join(path.dirname(plain), 'secret.txt'), 'outside\n');
   fs.symlinkSync('../secret.txt', path.join(plain, 'link.txt'));
   fs.symlinkSync('..', path.join(plain, 'up'));
-  const daemon = await startDaemon(t, { repos: [{ name: 'local/notes', path: plain, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const daemon = await startDaemon(t, {
+    repos: [{ name: 'local/notes', path: plain, public: true }],
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+  });
   const tree = await (await daemon.post('/api/tree', { repoName: 'local/notes', revisionName: 'HEAD', paths: ['src'] })).json();
-  t.same(tree.tree.children.map((node: { path: string; type: string }) => `${node.type} ${node.path}`), ['tree .git-like', 'tree src', 'blob todo.md'], 'directories and regular files; no links, no skipped directories');
-  t.same(tree.tree.children[1].children.map((node: { path: string }) => node.path), ['src/notes.c'], 'a requested directory expanded');
+  t.same(
+    tree.tree.children.map((node: { path: string; type: string }) => `${node.type} ${node.path}`),
+    ['tree .git-like', 'tree src', 'blob todo.md'],
+    'directories and regular files; no links, no skipped directories',
+  );
+  t.same(
+    tree.tree.children[1].children.map((node: { path: string }) => node.path),
+    ['src/notes.c'],
+    'a requested directory expanded',
+  );
   const source = await (await daemon.fetch('/api/source?repo=local/notes&path=src/notes.c')).json();
   t.match(source, { source: 'int notes(void) { return 0; }\n', encoding: 'utf-8', language: 'C', path: 'src/notes.c', repo: 'local/notes' });
   t.equal(source.blobSha, git(path.dirname(plain), 'hash-object', path.join(plain, 'src/notes.c')).trim(), "the id git would give the file's content");
@@ -204,6 +258,20 @@ t.test('a plain-directory repository: its tree and files from disk, as the index
   ]) {
     await expectError(t, await daemon.fetch(`/api/source?repo=local/notes&${query}`), 404, 'FILE_NOT_FOUND', undefined, what);
   }
-  await expectError(t, await daemon.fetch('/api/source?repo=local/notes&path=todo.md&ref=main'), 400, 'INVALID_GIT_REF', /one revision, HEAD/, 'a revision other than HEAD');
-  await expectError(t, await daemon.post('/api/tree', { repoName: 'local/notes', revisionName: 'HEAD', paths: ['up'] }), 404, 'FILE_NOT_FOUND', undefined, 'a link is no directory to expand');
+  await expectError(
+    t,
+    await daemon.fetch('/api/source?repo=local/notes&path=todo.md&ref=main'),
+    400,
+    'INVALID_GIT_REF',
+    /one revision, HEAD/,
+    'a revision other than HEAD',
+  );
+  await expectError(
+    t,
+    await daemon.post('/api/tree', { repoName: 'local/notes', revisionName: 'HEAD', paths: ['up'] }),
+    404,
+    'FILE_NOT_FOUND',
+    undefined,
+    'a link is no directory to expand',
+  );
 });

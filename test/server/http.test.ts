@@ -9,7 +9,9 @@ import { serve, type HandlerHooks, type Reply, type Request } from '../../src/se
 async function listen(t: Test, handle: (request: Request) => Promise<Reply>, finished: HandlerHooks['finished'], streamStallMs = 30_000): Promise<string> {
   const hooks: HandlerHooks = { maxBodyBytes: 1024, streamStallMs, finished, unexpected: () => undefined };
   const app = uWS.App().any('/*', (res, req) => serve(res, req, hooks, handle));
-  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (listening) => (listening ? resolve(listening) : reject(new Error('cannot listen')))));
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
+    app.listen('127.0.0.1', 0, (listening) => (listening ? resolve(listening) : reject(new Error('cannot listen')))),
+  );
   t.teardown(() => uWS.us_listen_socket_close(socket));
   return `http://127.0.0.1:${uWS.us_socket_local_port(socket)}`;
 }
@@ -189,15 +191,20 @@ async function cutOff(t: Test, pieces: Buffer[]): Promise<void> {
 }
 
 t.test('every response announces the keep-alive timeout, and a connection idle that long still takes a request', async (t) => {
-  const url = await listen(t, async () => ({ status: 200, body: { ok: true } }), () => undefined);
+  const url = await listen(
+    t,
+    async () => ({ status: 200, body: { ok: true } }),
+    () => undefined,
+  );
   const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
   t.teardown(() => socket.destroy());
   let received = '';
   socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
-  const answers = (count: number) => new Promise<void>((resolve) => {
-    const check = () => ((received.match(/HTTP\/1\.1 200/g)?.length ?? 0) >= count ? resolve() : setTimeout(check, 20));
-    check();
-  });
+  const answers = (count: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => ((received.match(/HTTP\/1\.1 200/g)?.length ?? 0) >= count ? resolve() : setTimeout(check, 20));
+      check();
+    });
   socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\n');
   await answers(1);
   const announced = /^Keep-Alive: timeout=(\d+)\r$/m.exec(received);

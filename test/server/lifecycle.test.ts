@@ -59,7 +59,10 @@ t.test('searches hold render slots while in flight and give them back, whether a
   await waitFor(async () => (await slotsInUse()) >= 2, 10_000, 'searches to hold slots');
   for (const client of clients.slice(0, 4)) client.abort();
   const bodies = await Promise.all(responses);
-  t.ok(bodies.slice(4).every((body) => body?.stats.flushReason === 'FLUSH_REASON_FINAL_FLUSH'), 'the searches whose clients stayed were answered');
+  t.ok(
+    bodies.slice(4).every((body) => body?.stats.flushReason === 'FLUSH_REASON_FINAL_FLUSH'),
+    'the searches whose clients stayed were answered',
+  );
   await waitFor(async () => (await slotsInUse()) === 0, 10_000, 'every slot to be given back');
   t.pass('no slot is held at rest');
 });
@@ -96,7 +99,12 @@ t.test('SIGTERM during an index pass abandons the pass and exits at once; the ne
 });
 
 t.test('while stopping, new requests get 503; a second signal exits at once', async (t) => {
-  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { shutdownDrainSeconds: 60, workers: 1 } });
+  const daemon = await startDaemon(t, {
+    repos: [slowCorpus(t)],
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+    server: { shutdownDrainSeconds: 60, workers: 1 },
+  });
   // One kept-alive connection, opened before the signal, to send a request on after it.
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   t.teardown(() => agent.destroy());
@@ -125,7 +133,12 @@ t.test('while stopping, new requests get 503; a second signal exits at once', as
 });
 
 t.test('a full search queue answers 503 with Retry-After', async (t) => {
-  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { maxQueuedSearches: 1, workers: 1 } });
+  const daemon = await startDaemon(t, {
+    repos: [slowCorpus(t)],
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+    server: { maxQueuedSearches: 1, workers: 1 },
+  });
   const responses = await Promise.all(Array.from({ length: 6 }, () => daemon.post('/api/search', SLOW_QUERY)));
   const statuses = responses.map((response) => response.status);
   t.ok(statuses.includes(200), 'some searches ran');

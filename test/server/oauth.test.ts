@@ -10,7 +10,11 @@ import { expectError } from '../helpers/schema.js';
 const PASSWORD = 'correct horse battery';
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
-const form = (fields: Record<string, string>) => ({ method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+const form = (fields: Record<string, string>) => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields).toString(),
+});
 
 /** A signed-in browser's headers for writes (cookie, Origin, CSRF token). */
 async function browserOf(daemon: Daemon) {
@@ -30,9 +34,17 @@ function pkce() {
 
 t.test('OAuth for MCP: discovery, and every hostile step refused', async (t) => {
   const { daemon, owner } = await teamDaemon(t, { password: PASSWORD });
-  const unauthorized = await daemon.fetch('/api/mcp', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{}' });
+  const unauthorized = await daemon.fetch('/api/mcp', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: '{}',
+  });
   t.equal(unauthorized.status, 401);
-  t.equal(unauthorized.headers.get('www-authenticate'), `Bearer resource_metadata="${daemon.url}/.well-known/oauth-protected-resource/api/mcp"`, 'a 401 from /api/mcp names the resource metadata (RFC 9728)');
+  t.equal(
+    unauthorized.headers.get('www-authenticate'),
+    `Bearer resource_metadata="${daemon.url}/.well-known/oauth-protected-resource/api/mcp"`,
+    'a 401 from /api/mcp names the resource metadata (RFC 9728)',
+  );
   const resource = await (await daemon.fetch('/.well-known/oauth-protected-resource/api/mcp')).json();
   t.same(resource.authorization_servers, [daemon.url]);
   t.equal(resource.resource, `${daemon.url}/api/mcp`);
@@ -50,24 +62,59 @@ t.test('OAuth for MCP: discovery, and every hostile step refused', async (t) => 
     const body = await expectError(t, await register(daemon, { redirect_uris: [uri] }), 400, 'INVALID_REQUEST_BODY', why, `redirect URI ${uri}`);
     t.equal((body as unknown as { error: string }).error, 'invalid_redirect_uri', 'with the RFC 7591 error too');
   }
-  await expectError(t, await register(daemon, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' }), 400, 'INVALID_REQUEST_BODY', /token_endpoint_auth_method/);
+  await expectError(
+    t,
+    await register(daemon, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' }),
+    400,
+    'INVALID_REQUEST_BODY',
+    /token_endpoint_auth_method/,
+  );
   const registered = await register(daemon);
   t.equal(registered.status, 201);
   const { client_id: clientId } = await registered.json();
 
   const browser = await browserOf(daemon);
   const { verifier, challenge } = pkce();
-  const params = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'xyz', resource: `${daemon.url}/api/mcp` };
+  const params = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'xyz',
+    resource: `${daemon.url}/api/mcp`,
+  };
   const decide = (overrides: Record<string, string>, approve = true, headers: Record<string, string> = browser) =>
     daemon.fetch('/api/oauth/authorization', { method: 'POST', headers, body: JSON.stringify({ params: { ...params, ...overrides }, approve }) });
 
-  await expectError(t, await decide({ redirect_uri: 'https://evil.example/steal' }), 400, 'INVALID_REQUEST_BODY', /not one this client registered/, 'an unregistered redirect URI (no open redirect)');
+  await expectError(
+    t,
+    await decide({ redirect_uri: 'https://evil.example/steal' }),
+    400,
+    'INVALID_REQUEST_BODY',
+    /not one this client registered/,
+    'an unregistered redirect URI (no open redirect)',
+  );
   await expectError(t, await decide({ code_challenge: '' }), 400, 'INVALID_REQUEST_BODY', /PKCE is required/, 'no PKCE');
   await expectError(t, await decide({ code_challenge_method: 'plain' }), 400, 'INVALID_REQUEST_BODY', /S256/, 'plain PKCE');
   await expectError(t, await decide({ client_id: 'unknown' }), 400, 'INVALID_REQUEST_BODY', /unknown client_id/);
   await expectError(t, await decide({ resource: 'https://other.example/mcp' }), 400, 'INVALID_REQUEST_BODY', /resource must be/);
-  await expectError(t, await decide({}, true, bearer(owner.key)), 403, 'INSUFFICIENT_PERMISSIONS', /signed in to the web app/, 'an API key cannot consent for a person');
-  await expectError(t, await decide({}, true, { ...browser, Origin: 'https://evil.example' }), 403, 'INSUFFICIENT_PERMISSIONS', /cross-site/, 'a cross-site POST');
+  await expectError(
+    t,
+    await decide({}, true, bearer(owner.key)),
+    403,
+    'INSUFFICIENT_PERMISSIONS',
+    /signed in to the web app/,
+    'an API key cannot consent for a person',
+  );
+  await expectError(
+    t,
+    await decide({}, true, { ...browser, Origin: 'https://evil.example' }),
+    403,
+    'INSUFFICIENT_PERMISSIONS',
+    /cross-site/,
+    'a cross-site POST',
+  );
   await expectError(t, await decide({}, true, { ...browser, 'X-CSRF-Token': 'f'.repeat(64) }), 403, 'INVALID_CSRF_TOKEN', undefined, 'a forged CSRF token');
 
   const denied = new URL((await (await decide({}, false)).json()).redirect);
@@ -75,23 +122,54 @@ t.test('OAuth for MCP: discovery, and every hostile step refused', async (t) => 
   t.equal(denied.searchParams.get('state'), 'xyz');
 
   const code = new URL((await (await decide({})).json()).redirect).searchParams.get('code')!;
-  const exchange = (fields: Record<string, string>) => daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier, ...fields }));
+  const exchange = (fields: Record<string, string>) =>
+    daemon.fetch(
+      '/api/oauth/token',
+      form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier, ...fields }),
+    );
   const wrongVerifier = await exchange({ code_verifier: pkce().verifier });
   t.equal(wrongVerifier.status, 400);
   t.equal((await wrongVerifier.json()).error, 'invalid_grant', 'a wrong PKCE verifier');
-  const json = await daemon.fetch('/api/oauth/token', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ grant_type: 'authorization_code', code }) });
+  const json = await daemon.fetch('/api/oauth/token', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'authorization_code', code }),
+  });
   t.equal((await json.json()).error, 'invalid_request', 'the token endpoint takes form bodies only');
 
   // A fresh authorization, exchanged as a client should.
   const { verifier: otherVerifier, challenge: otherChallenge } = pkce();
   const code2 = new URL((await (await decide({ code_challenge: otherChallenge })).json()).redirect).searchParams.get('code')!;
-  const tokens = await (await daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code: code2, client_id: clientId, redirect_uri: REDIRECT, code_verifier: otherVerifier }))).json();
+  const tokens = await (
+    await daemon.fetch(
+      '/api/oauth/token',
+      form({ grant_type: 'authorization_code', code: code2, client_id: clientId, redirect_uri: REDIRECT, code_verifier: otherVerifier }),
+    )
+  ).json();
   t.match(tokens.access_token, /^trawl_oa_/);
 
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(tokens.access_token) })).status, 200, 'the access token reads');
-  await expectError(t, await daemon.fetch('/api/admin/api_keys', { method: 'POST', headers: bearer(tokens.access_token), body: JSON.stringify({ name: 'x' }) }), 403, 'INSUFFICIENT_PERMISSIONS', undefined, 'and does nothing else');
-  await expectError(t, await daemon.fetch('/api/repos', { headers: bearer(tokens.refresh_token) }), 401, 'NOT_AUTHENTICATED', undefined, 'a refresh token is no bearer credential');
-  t.equal((await daemon.fetch('/api/oauth/revoke', form({ token: `trawl_oa_${'0'.repeat(64)}` }))).status, 200, 'revoking an unknown token is no error (RFC 7009)');
+  await expectError(
+    t,
+    await daemon.fetch('/api/admin/api_keys', { method: 'POST', headers: bearer(tokens.access_token), body: JSON.stringify({ name: 'x' }) }),
+    403,
+    'INSUFFICIENT_PERMISSIONS',
+    undefined,
+    'and does nothing else',
+  );
+  await expectError(
+    t,
+    await daemon.fetch('/api/repos', { headers: bearer(tokens.refresh_token) }),
+    401,
+    'NOT_AUTHENTICATED',
+    undefined,
+    'a refresh token is no bearer credential',
+  );
+  t.equal(
+    (await daemon.fetch('/api/oauth/revoke', form({ token: `trawl_oa_${'0'.repeat(64)}` }))).status,
+    200,
+    'revoking an unknown token is no error (RFC 7009)',
+  );
 
   const refresh = () => daemon.fetch('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId }));
   const racing = await Promise.all([refresh(), refresh(), refresh()]);
@@ -107,7 +185,8 @@ t.test('reuse ends the authorization: a rotated-out refresh token, or a code pre
     const params = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' };
     const decided = await daemon.fetch('/api/oauth/authorization', { method: 'POST', headers: browser, body: JSON.stringify({ params, approve: true }) });
     const code = new URL((await decided.json()).redirect).searchParams.get('code')!;
-    const exchange = () => daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier }));
+    const exchange = () =>
+      daemon.fetch('/api/oauth/token', form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier }));
     return { exchange };
   };
   const refresh = (token: string) => daemon.fetch('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId }));
@@ -141,7 +220,10 @@ t.test('reuse ends the authorization: a rotated-out refresh token, or a code pre
   const rotated = await (await refresh(kept.refresh_token)).json();
   await daemon.stop();
   const restarted = await runDaemon(t, daemon.configFile, { env: LICENSE_ENV });
-  t.equal((await restarted.fetch('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: kept.refresh_token, client_id: clientId }))).status, 400);
+  t.equal(
+    (await restarted.fetch('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: kept.refresh_token, client_id: clientId }))).status,
+    400,
+  );
   t.equal((await restarted.fetch('/api/repos', { headers: bearer(rotated.access_token) })).status, 401, 'after a restart too');
 });
 
@@ -153,7 +235,10 @@ t.test('registration keeps nothing: many addresses registering cannot grow the s
   const before = fs.statSync(stateLog).size;
   const statuses: number[] = [];
   for (let address = 2; address < 14; address++) {
-    for (let i = 0; i < 11; i++) statuses.push((await postFrom(`127.0.0.${address}`, `${daemon.url}/api/oauth/register`, { redirect_uris: [REDIRECT], client_name: `flood ${address}.${i}` })).status);
+    for (let i = 0; i < 11; i++)
+      statuses.push(
+        (await postFrom(`127.0.0.${address}`, `${daemon.url}/api/oauth/register`, { redirect_uris: [REDIRECT], client_name: `flood ${address}.${i}` })).status,
+      );
   }
   t.equal(statuses.filter((status) => status === 201).length, 120, 'ten from each of twelve addresses');
   t.equal(statuses.filter((status) => status === 429).length, 12, 'then each address waits');
@@ -161,12 +246,25 @@ t.test('registration keeps nothing: many addresses registering cannot grow the s
 
   const browser = await browserOf(daemon);
   const { challenge } = pkce();
-  const described = await daemon.fetch(`/api/oauth/authorization?${new URLSearchParams({ response_type: 'code', client_id: early, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`, { headers: browser });
+  const described = await daemon.fetch(
+    `/api/oauth/authorization?${new URLSearchParams({ response_type: 'code', client_id: early, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`,
+    { headers: browser },
+  );
   t.equal(described.status, 200, 'the client registered before the flood still asks');
   t.equal((await described.json()).clientName, 'agent');
 
   const altered = early.slice(0, 30) + (early[30] === 'A' ? 'B' : 'A') + early.slice(31);
-  await expectError(t, await daemon.fetch(`/api/oauth/authorization?${new URLSearchParams({ response_type: 'code', client_id: altered, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`, { headers: browser }), 400, 'INVALID_REQUEST_BODY', /unknown client_id/, 'an altered client_id is no client');
+  await expectError(
+    t,
+    await daemon.fetch(
+      `/api/oauth/authorization?${new URLSearchParams({ response_type: 'code', client_id: altered, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`,
+      { headers: browser },
+    ),
+    400,
+    'INVALID_REQUEST_BODY',
+    /unknown client_id/,
+    'an altered client_id is no client',
+  );
 
   for (const name of ['Trusted\u202eevil', 'two\nlines', 'zero\u200bwidth']) {
     const refused = await register(daemon, { redirect_uris: [REDIRECT], client_name: name });

@@ -49,7 +49,11 @@ t.test('single sign-on through a real OpenID provider: a member signs in, then r
   const start = await client.get(`${daemon.url}/api/auth/oidc/start?next=%2Fsettings`);
   t.equal(start.status, 302);
   const authorize = new URL(start.headers.get('location')!);
-  t.equal(authorize.origin + authorize.pathname, (await (await fetch(`${authorize.origin}/.well-known/openid-configuration`)).json()).authorization_endpoint, "to the provider's authorization endpoint");
+  t.equal(
+    authorize.origin + authorize.pathname,
+    (await (await fetch(`${authorize.origin}/.well-known/openid-configuration`)).json()).authorization_endpoint,
+    "to the provider's authorization endpoint",
+  );
   t.equal(authorize.searchParams.get('code_challenge_method'), 'S256', 'PKCE S256');
   t.match(authorize.searchParams.get('code_challenge'), /^[A-Za-z0-9_-]{43}$/);
   t.ok(authorize.searchParams.get('state') && authorize.searchParams.get('nonce'), 'a state and a nonce');
@@ -71,7 +75,14 @@ t.test('single sign-on through a real OpenID provider: a member signs in, then r
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(key) })).status, 200, 'a key made in that session works');
 
   t.equal((await daemon.fetch(`/api/ee/user?userId=${dev.id}`, { method: 'DELETE', headers: bearer(owner.key) })).status, 200);
-  await expectError(t, await fetch(`${daemon.url}/api/auth/session`, { headers: { Cookie: sessionCookie(client, daemon) } }), 401, 'NOT_AUTHENTICATED', undefined, 'the session is gone on the next request');
+  await expectError(
+    t,
+    await fetch(`${daemon.url}/api/auth/session`, { headers: { Cookie: sessionCookie(client, daemon) } }),
+    401,
+    'NOT_AUTHENTICATED',
+    undefined,
+    'the session is gone on the next request',
+  );
   await expectError(t, await daemon.fetch('/api/repos', { headers: bearer(key) }), 401, 'NOT_AUTHENTICATED', undefined, 'and the key');
   const again = await singleSignOn(new CookieClient(), daemon, 'dev');
   t.equal(again.headers.get('location'), '/sign-in?error=not_member', 'the provider still knows them; trawl no longer does');
@@ -108,7 +119,9 @@ t.test('the callback refuses what the browser did not start, replays, forged cod
   const forgedState = new CookieClient();
   const started = await forgedState.get(`${daemon.url}/api/auth/oidc/start`);
   const state = new URL(started.headers.get('location')!).searchParams.get('state')!;
-  const forged = await forgedState.get(`${daemon.url}${CALLBACK}?code=forged-code&state=${state}&iss=${encodeURIComponent(new URL(started.headers.get('location')!).origin)}`);
+  const forged = await forgedState.get(
+    `${daemon.url}${CALLBACK}?code=forged-code&state=${state}&iss=${encodeURIComponent(new URL(started.headers.get('location')!).origin)}`,
+  );
   t.equal(forged.headers.get('location'), '/sign-in?error=flow', 'a forged code is refused by the provider and so here');
 
   for (const next of ['https://evil.example/', '//evil.example/x', '/\\evil.example', 'javascript:alert(1)', '/ok\r\nLocation: https://evil.example']) {
@@ -158,7 +171,11 @@ t.test("a member is bound to the provider's account at the first single sign-on;
   t.equal(session.user.id, dev.id, 'the first sign-in binds dev@example.com to the account "dev"');
 
   const impostor = new CookieClient();
-  t.equal((await singleSignOn(impostor, daemon, 'impostor')).headers.get('location'), '/sign-in?error=identity', 'another account vouched for with the same email (in other case) is refused');
+  t.equal(
+    (await singleSignOn(impostor, daemon, 'impostor')).headers.get('location'),
+    '/sign-in?error=identity',
+    'another account vouched for with the same email (in other case) is refused',
+  );
   t.equal(sessionCookie(impostor, daemon), '', 'and gets no session');
   t.equal((await singleSignOn(new CookieClient(), daemon, 'dev')).headers.get('location'), '/settings/api-keys', 'the bound account still signs in');
 });
@@ -167,7 +184,11 @@ t.test('starting single sign-on keeps nothing: thousands of starts refuse no one
   const { daemon } = await singleSignOnDaemon(t, ACCOUNTS);
   const starts: number[] = [];
   for (let batch = 0; batch < 15; batch++) {
-    starts.push(...(await Promise.all(Array.from({ length: 100 }, () => fetch(`${daemon.url}/api/auth/oidc/start`, { redirect: 'manual' }).then((response) => response.status)))));
+    starts.push(
+      ...(await Promise.all(
+        Array.from({ length: 100 }, () => fetch(`${daemon.url}/api/auth/oidc/start`, { redirect: 'manual' }).then((response) => response.status)),
+      )),
+    );
   }
   t.same([...new Set(starts)], [302], '1,500 starts from one address, all answered with the redirect');
   t.equal((await singleSignOn(new CookieClient(), daemon, 'dev')).headers.get('location'), '/settings/api-keys', 'and a person still signs in');
@@ -179,13 +200,26 @@ t.test('starting single sign-on keeps nothing: thousands of starts refuse no one
   const sealed = client.cookieHeader(origin).split('=').slice(1).join('=');
   const altered = sealed.slice(0, 20) + (sealed[20] === 'A' ? 'B' : 'A') + sealed.slice(21);
   client.setCookie(origin, 'trawl_sign_in_state', altered);
-  t.equal((await client.get(`${daemon.url}${CALLBACK}?code=x&state=${state}`)).headers.get('location'), '/sign-in?error=flow', 'an altered state cookie is refused');
+  t.equal(
+    (await client.get(`${daemon.url}${CALLBACK}?code=x&state=${state}`)).headers.get('location'),
+    '/sign-in?error=flow',
+    'an altered state cookie is refused',
+  );
   client.setCookie(origin, 'trawl_sign_in_state', state);
-  t.equal((await client.get(`${daemon.url}${CALLBACK}?code=x&state=${state}`)).headers.get('location'), '/sign-in?error=flow', 'the bare state as the cookie is refused');
+  t.equal(
+    (await client.get(`${daemon.url}${CALLBACK}?code=x&state=${state}`)).headers.get('location'),
+    '/sign-in?error=flow',
+    'the bare state as the cookie is refused',
+  );
 });
 
 t.test('who may sign in: verified emails, allowed domains, members made when allowed, roles from a claim', async (t) => {
-  const { daemon, owner } = await singleSignOnDaemon(t, ACCOUNTS, { allowedEmailDomains: ['corp.example', 'example.com'], createMembers: true, roleClaim: 'groups', ownerValues: ['trawl-owners'] });
+  const { daemon, owner } = await singleSignOnDaemon(t, ACCOUNTS, {
+    allowedEmailDomains: ['corp.example', 'example.com'],
+    createMembers: true,
+    roleClaim: 'groups',
+    ownerValues: ['trawl-owners'],
+  });
   t.equal((await singleSignOn(new CookieClient(), daemon, 'unverified')).headers.get('location'), '/sign-in?error=unverified_email');
   t.equal((await singleSignOn(new CookieClient(), daemon, 'outsider')).headers.get('location'), '/sign-in?error=domain');
 
@@ -200,7 +234,9 @@ t.test('who may sign in: verified emails, allowed domains, members made when all
   t.equal(newcomerSession.user.name, 'New Comer', 'named from the profile');
 
   const audit = await (await daemon.fetch('/api/ee/audit?perPage=100', { headers: bearer(owner.key) })).json();
-  const reasons = audit.filter((record: { action: string }) => record.action === 'auth.failed').map((record: { metadata: { reason: string } }) => record.metadata.reason);
+  const reasons = audit
+    .filter((record: { action: string }) => record.action === 'auth.failed')
+    .map((record: { metadata: { reason: string } }) => record.metadata.reason);
   t.same(reasons.sort(), ['domain', 'unverified_email'], 'refused sign-ins are audited with their reason');
   t.ok(audit.some((record: { action: string; metadata: { method?: string } }) => record.action === 'auth.signed_in' && record.metadata.method === 'oidc'));
 });

@@ -34,10 +34,25 @@ function rawStatus(port: number, request: string): Promise<string> {
 
 t.test('on every listen address, only a Host the operator named is answered (DNS rebinding)', async (t) => {
   const repo = fixtureRepository(t);
-  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, listen: { host: '0.0.0.0' }, publicUrl: 'https://code.example.com', server: { allowedHosts: ['search.internal', '10.0.0.5:8080'] } });
+  const daemon = await startDaemon(t, {
+    repos: [repo.config],
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+    listen: { host: '0.0.0.0' },
+    publicUrl: 'https://code.example.com',
+    server: { allowedHosts: ['search.internal', '10.0.0.5:8080'] },
+  });
   const port = Number(new URL(daemon.url).port);
   const repos = `http://127.0.0.1:${port}/api/repos`;
-  for (const host of ['code.example.com', `127.0.0.1:${port}`, `localhost:${port}`, 'search.internal', `search.internal:${port}`, 'Search.Internal', '10.0.0.5:8080']) {
+  for (const host of [
+    'code.example.com',
+    `127.0.0.1:${port}`,
+    `localhost:${port}`,
+    'search.internal',
+    `search.internal:${port}`,
+    'Search.Internal',
+    '10.0.0.5:8080',
+  ]) {
     t.equal((await get(repos, { Host: host })).status, 200, `Host ${host} was named`);
   }
   for (const host of [`rebound.example:${port}`, 'rebound.example', `192.0.2.7:${port}`, '10.0.0.5', 'search.internal.rebound.example']) {
@@ -56,7 +71,12 @@ t.test('on every listen address, only a Host the operator named is answered (DNS
 
 t.test('on loopback, a foreign Host (DNS rebinding) or a foreign Origin is refused', async (t) => {
   const repo = fixtureRepository(t);
-  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, publicUrl: 'https://code.example.com' });
+  const daemon = await startDaemon(t, {
+    repos: [repo.config],
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+    publicUrl: 'https://code.example.com',
+  });
   const { port } = new URL(daemon.url);
   const repos = `${daemon.url}/api/repos`;
   t.equal((await get(repos, { Host: `127.0.0.1:${port}` })).status, 200, 'the loopback address');

@@ -48,7 +48,10 @@ t.test('failed authentications have a budget per address by default, and past it
   const owner = users['owner@example.com']!.key;
   const statuses: number[] = [];
   for (let i = 0; i < 40; i++) statuses.push((await daemon.fetch('/api/repos', { headers: bearer(`trawl_ak_${String(i % 10).repeat(64)}`) })).status);
-  t.ok(statuses.slice(0, 10).every((status) => status === 200), 'a burst of ten is served (anonymously: the bad key counts as none)');
+  t.ok(
+    statuses.slice(0, 10).every((status) => status === 200),
+    'a burst of ten is served (anonymously: the bad key counts as none)',
+  );
   const refused = statuses.filter((status) => status === 429).length;
   t.ok(refused > 0, `then refused (${statuses.join(' ')})`);
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(owner) })).status, 200, 'a valid key from the same address still works');

@@ -11,8 +11,16 @@ t.test('SIGHUP reloads the configuration: repositories come and go without a res
   const first = fixtureRepository(t, 'example.com/acme/first');
   const second = fixtureRepository(t, 'example.com/acme/second');
   const daemon = await startDaemon(t, { repos: [first.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
-  const repoNames = async () => ((await (await daemon.fetch('/api/repos')).json()) as { repoName: string; indexState: string }[]).map((repo) => `${repo.repoName}:${repo.indexState}`);
-  const searched = async () => [...new Set(((await (await daemon.post('/api/search', { query: 'parse_expression', matches: 100 })).json()).files as { repository: string }[]).map((file) => file.repository))].sort();
+  const repoNames = async () =>
+    ((await (await daemon.fetch('/api/repos')).json()) as { repoName: string; indexState: string }[]).map((repo) => `${repo.repoName}:${repo.indexState}`);
+  const searched = async () =>
+    [
+      ...new Set(
+        ((await (await daemon.post('/api/search', { query: 'parse_expression', matches: 100 })).json()).files as { repository: string }[]).map(
+          (file) => file.repository,
+        ),
+      ),
+    ].sort();
   t.same(await repoNames(), ['example.com/acme/first:ready']);
 
   rewriteConfig(daemon, (config) => ({ ...config, repos: [first.config, second.config] }));

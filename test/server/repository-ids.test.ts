@@ -15,14 +15,27 @@ t.test('a grant stays on its repository when the index is rebuilt from nothing a
   const first = await startDaemon(
     t,
     { repos: [granted, other], auth: { anonymousAccess: false }, index: { ctagsCommand: '' } },
-    { env: LICENSE_ENV, prepare: async (configFile) => void (users = await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }, { email: 'member@example.com', role: 'member' }])) },
+    {
+      env: LICENSE_ENV,
+      prepare: async (configFile) =>
+        void (users = await seedUsers(configFile, [
+          { email: 'owner@example.com', role: 'owner' },
+          { email: 'member@example.com', role: 'member' },
+        ])),
+    },
   );
   const owner = users['owner@example.com']!;
   const member = users['member@example.com']!;
-  const visibleTo = async (daemon: typeof first, key: string) => ((await (await daemon.fetch('/api/repos', { headers: bearer(key) })).json()) as { repoName: string }[]).map((repo) => repo.repoName);
-  t.equal((await first.fetch('/api/admin/grants', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ userId: member.id, repo: GRANTED }) })).status, 200);
+  const visibleTo = async (daemon: typeof first, key: string) =>
+    ((await (await daemon.fetch('/api/repos', { headers: bearer(key) })).json()) as { repoName: string }[]).map((repo) => repo.repoName);
+  t.equal(
+    (await first.fetch('/api/admin/grants', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ userId: member.id, repo: GRANTED }) })).status,
+    200,
+  );
   t.same(await visibleTo(first, member.key), [GRANTED]);
-  const token = await (await first.fetch('/api/ee/scoped_access_token', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ repos: [GRANTED] }) })).json();
+  const token = await (
+    await first.fetch('/api/ee/scoped_access_token', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ repos: [GRANTED] }) })
+  ).json();
   t.equal(await first.stop(), 0);
 
   // The index is disposable: delete it whole, and list the repositories the other way round.

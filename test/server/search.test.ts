@@ -18,11 +18,14 @@ t.test('POST /api/search', async (t) => {
     const body = await response.json();
     assertSchema(t, SearchResponse, body, 'search response');
     t.equal(body.isSearchExhaustive, true);
-    t.same(new Set(body.files.map((file: { fileName: { text: string } }) => file.fileName.text)), new Set(['src/parser.c', 'src/parser.h', 'docs/guide.md', 'README.md']));
+    t.same(
+      new Set(body.files.map((file: { fileName: { text: string } }) => file.fileName.text)),
+      new Set(['src/parser.c', 'src/parser.h', 'docs/guide.md', 'README.md']),
+    );
     t.equal(body.files[0].fileName.text, 'src/parser.c', 'the file defining the symbol ranks first');
     const readme = body.files.find((file: { fileName: { text: string } }) => file.fileName.text === 'README.md');
     t.same(readme.chunks[0].matchRanges[0].start, { byteOffset: 31, lineNumber: 3, column: 19 }, 'byte offset, line and code-point column');
-    t.equal(body.stats.actualMatchCount, 5, "2 in parser.c, 1 in each other file");
+    t.equal(body.stats.actualMatchCount, 5, '2 in parser.c, 1 in each other file');
     t.equal(body.repositoryInfo[0].name, 'example.com/acme/widgets');
   });
 
@@ -34,12 +37,22 @@ t.test('POST /api/search', async (t) => {
   });
 
   t.test('a request id sent by the client is echoed', async (t) => {
-    const response = await daemon.fetch('/api/search', { method: 'POST', headers: { 'X-Request-Id': 'abc-123' }, body: JSON.stringify({ query: 'x', matches: 1 }) });
+    const response = await daemon.fetch('/api/search', {
+      method: 'POST',
+      headers: { 'X-Request-Id': 'abc-123' },
+      body: JSON.stringify({ query: 'x', matches: 1 }),
+    });
     t.equal(response.headers.get('x-request-id'), 'abc-123');
   });
 
   t.test('bad input gets the error object and the daemon keeps serving', async (t) => {
-    await expectError(t, await daemon.fetch('/api/search', { method: 'POST', body: '{"query": "x", "matches":' }), 400, 'INVALID_REQUEST_BODY', /not valid JSON/);
+    await expectError(
+      t,
+      await daemon.fetch('/api/search', { method: 'POST', body: '{"query": "x", "matches":' }),
+      400,
+      'INVALID_REQUEST_BODY',
+      /not valid JSON/,
+    );
     await expectError(t, await daemon.fetch('/api/search', { method: 'POST', body: '[1, 2]' }), 400, 'INVALID_REQUEST_BODY', /JSON object/);
     await expectError(t, await daemon.fetch('/api/search', { method: 'POST', body: '' }), 400, 'INVALID_REQUEST_BODY');
     await expectError(t, await daemon.post('/api/search', { query: 42, matches: 1 }), 400, 'INVALID_REQUEST_BODY', /`query`/);
@@ -52,7 +65,13 @@ t.test('POST /api/search', async (t) => {
     await expectError(t, await daemon.post('/api/search', { query: 'foo "bar', matches: 1 }), 400, 'FAILED_TO_PARSE_QUERY', /column 5 of "foo \\"bar"/);
     await expectError(t, await daemon.post('/api/search', { query: '(a', matches: 1, isRegexEnabled: true }), 400, 'FAILED_TO_PARSE_QUERY');
     const costly = Array.from({ length: 3 }, (_, i) => `[\\p{L}\\p{N}]{300}${i}`).join(' or ');
-    await expectError(t, await daemon.post('/api/search', { query: costly, matches: 1, isRegexEnabled: true }), 400, 'FAILED_TO_PARSE_QUERY', /regexes compile to more than 1,000,000 RE2 instructions together/);
+    await expectError(
+      t,
+      await daemon.post('/api/search', { query: costly, matches: 1, isRegexEnabled: true }),
+      400,
+      'FAILED_TO_PARSE_QUERY',
+      /regexes compile to more than 1,000,000 RE2 instructions together/,
+    );
     await expectError(t, await daemon.post('/api/search', { query: 'context:nope x', matches: 1 }), 404, 'SEARCH_CONTEXT_NOT_FOUND', /nope/);
     const ok = await daemon.post('/api/search', { query: 'parse_expression', matches: 1 });
     t.equal(ok.status, 200, 'still serving');
@@ -87,7 +106,10 @@ t.test('invisible repositories do not exist for anonymous callers', async (t) =>
   const body = await (await daemon.post('/api/search', { query: 'parse_expression', matches: 100 })).json();
   t.same([...new Set(body.files.map((file: { repository: string }) => file.repository))], ['example.com/acme/public']);
   const repos = await (await daemon.fetch('/api/repos')).json();
-  t.same(repos.map((repo: { repoName: string }) => repo.repoName), ['example.com/acme/public']);
+  t.same(
+    repos.map((repo: { repoName: string }) => repo.repoName),
+    ['example.com/acme/public'],
+  );
 });
 
 t.test('without anonymous access, reads need a credential', async (t) => {
@@ -102,18 +124,24 @@ t.test('without anonymous access, reads need a credential', async (t) => {
 t.test('type:file and type:repo count files and repositories against `matches`, not match ranges', async (t) => {
   const root = tempDir(t, 'trawl-types-');
   // One repository with many matches in one file, ahead of two with one match each.
-  const repos = ([
-    { name: 'example.com/a/busy', files: { 'busy.c': 'int typed_needle;\n'.repeat(50), 'also.c': 'typed_needle\n' } },
-    { name: 'example.com/b/quiet', files: { 'quiet.c': 'typed_needle\n' } },
-    { name: 'example.com/c/calm', files: { 'calm.c': 'typed_needle\n' } },
-  ] as { name: string; files: Record<string, string> }[]).map(({ name, files }) => {
+  const repos = (
+    [
+      { name: 'example.com/a/busy', files: { 'busy.c': 'int typed_needle;\n'.repeat(50), 'also.c': 'typed_needle\n' } },
+      { name: 'example.com/b/quiet', files: { 'quiet.c': 'typed_needle\n' } },
+      { name: 'example.com/c/calm', files: { 'calm.c': 'typed_needle\n' } },
+    ] as { name: string; files: Record<string, string> }[]
+  ).map(({ name, files }) => {
     const dir = path.join(root, name.split('/')[2]!);
     makeRepository(dir, files);
     return { name, path: dir, public: true };
   });
   const daemon = await startDaemon(t, { repos, auth: { anonymousAccess: true } });
   const search = async (query: string, matches: number) =>
-    (await (await daemon.post('/api/search', { query, matches })).json()) as { files: { repository: string; fileName: { text: string }; chunks: unknown[] }[]; isSearchExhaustive: boolean; stats: { totalMatchCount: number } };
+    (await (await daemon.post('/api/search', { query, matches })).json()) as {
+      files: { repository: string; fileName: { text: string }; chunks: unknown[] }[];
+      isSearchExhaustive: boolean;
+      stats: { totalMatchCount: number };
+    };
   const everyRepository = repos.map((repo) => repo.name).sort();
   for (const matches of [3, 4, 100]) {
     const body = await search('type:repo typed_needle', matches);
@@ -153,5 +181,8 @@ t.test('the same capped search answers the same files in the same order, however
     repositories.map((repo) => `${repo.name} test/Router.js`).sort(),
     "every repository's test/Router.js, whose name matches, is in the answer though static rank puts tests last",
   );
-  t.ok(alone.slice(0, 4).every((file) => file.endsWith(' test/Router.js')), 'and ranked first, with its file-name match');
+  t.ok(
+    alone.slice(0, 4).every((file) => file.endsWith(' test/Router.js')),
+    'and ranked first, with its file-name match',
+  );
 });

@@ -39,7 +39,11 @@ interface Signed {
 }
 
 async function signIn(daemon: Daemon, email: string, password = PASSWORD, headers: Record<string, string> = {}): Promise<Signed> {
-  const response = await daemon.fetch('/api/auth/sign_in', { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify({ email, password }) });
+  const response = await daemon.fetch('/api/auth/sign_in', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify({ email, password }),
+  });
   if (response.status !== 200) throw new Error(`sign-in answered ${response.status}: ${await response.text()}`);
   const setCookie = response.headers.get('set-cookie') ?? '';
   const body = await response.json();
@@ -47,7 +51,12 @@ async function signIn(daemon: Daemon, email: string, password = PASSWORD, header
 }
 
 /** Headers of a page of this daemon's writing with the session: the cookie, the Origin, the CSRF token. */
-const pageHeaders = (daemon: Daemon, signed: Signed) => ({ Cookie: signed.cookie, Origin: daemon.url, 'X-CSRF-Token': signed.csrf, 'Content-Type': 'application/json' });
+const pageHeaders = (daemon: Daemon, signed: Signed) => ({
+  Cookie: signed.cookie,
+  Origin: daemon.url,
+  'X-CSRF-Token': signed.csrf,
+  'Content-Type': 'application/json',
+});
 
 t.test('signing in sets an HttpOnly, SameSite=Lax cookie that reads and manages, never creates tokens', async (t) => {
   const { daemon } = await sessionsDaemon(t);
@@ -55,7 +64,11 @@ t.test('signing in sets an HttpOnly, SameSite=Lax cookie that reads and manages,
   t.match(signed.setCookie, /^trawl_session=trawl_ss_[0-9a-f]{64}; Path=\/; Max-Age=2592000; HttpOnly; SameSite=Lax$/, 'the cookie and its attributes');
   assertSchema(t, SessionState, signed.body, 'sign-in answer');
 
-  const search = await daemon.fetch('/api/search', { method: 'POST', headers: pageHeaders(daemon, signed), body: JSON.stringify({ query: 'parse_expression', matches: 5 }) });
+  const search = await daemon.fetch('/api/search', {
+    method: 'POST',
+    headers: pageHeaders(daemon, signed),
+    body: JSON.stringify({ query: 'parse_expression', matches: 5 }),
+  });
   t.equal(search.status, 200, 'a search with the session');
   const session = await daemon.fetch('/api/auth/session', { headers: { Cookie: signed.cookie } });
   t.equal((await session.json()).csrfToken, signed.csrf, 'GET /api/auth/session answers the same CSRF token');
@@ -73,7 +86,13 @@ t.test('signing in sets an HttpOnly, SameSite=Lax cookie that reads and manages,
     'INSUFFICIENT_PERMISSIONS',
     /needs an API key/,
   );
-  await expectError(t, await daemon.fetch('/api/repos', { headers: { Authorization: `Bearer ${signed.cookie.split('=')[1]}` } }), 401, 'NOT_AUTHENTICATED', /invalid/);
+  await expectError(
+    t,
+    await daemon.fetch('/api/repos', { headers: { Authorization: `Bearer ${signed.cookie.split('=')[1]}` } }),
+    401,
+    'NOT_AUTHENTICATED',
+    /invalid/,
+  );
   await expectError(t, await daemon.fetch('/api/ee/users', { headers: { Cookie: signed.cookie } }), 403, 'INSUFFICIENT_PERMISSIONS', /owner/);
 });
 
@@ -81,12 +100,19 @@ t.test('cookie-authenticated writes need this serverâ€™s Origin and the sessionâ
   const { daemon } = await sessionsDaemon(t);
   const signed = await signIn(daemon, 'member@example.com');
   const other = await signIn(daemon, 'owner@example.com');
-  const create = (headers: Record<string, string>) => daemon.fetch('/api/admin/api_keys', { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify({ name: 'x' }) });
+  const create = (headers: Record<string, string>) =>
+    daemon.fetch('/api/admin/api_keys', { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify({ name: 'x' }) });
   const { Origin, 'X-CSRF-Token': csrf } = pageHeaders(daemon, signed);
   await expectError(t, await create({ Cookie: signed.cookie, 'X-CSRF-Token': csrf }), 403, 'INVALID_CSRF_TOKEN', /Origin/);
   await expectError(t, await create({ Cookie: signed.cookie, Origin }), 403, 'INVALID_CSRF_TOKEN', /X-CSRF-Token/);
   await expectError(t, await create({ Cookie: signed.cookie, Origin, 'X-CSRF-Token': other.csrf }), 403, 'INVALID_CSRF_TOKEN', /X-CSRF-Token/);
-  await expectError(t, await create({ Cookie: signed.cookie, Origin: 'https://evil.example', 'X-CSRF-Token': csrf }), 403, 'INSUFFICIENT_PERMISSIONS', /cross-site/);
+  await expectError(
+    t,
+    await create({ Cookie: signed.cookie, Origin: 'https://evil.example', 'X-CSRF-Token': csrf }),
+    403,
+    'INSUFFICIENT_PERMISSIONS',
+    /cross-site/,
+  );
   await expectError(t, await create({ Cookie: signed.cookie, Origin: 'null', 'X-CSRF-Token': csrf }), 403, 'INSUFFICIENT_PERMISSIONS', /cross-site/);
   t.equal((await create({ Cookie: signed.cookie, Origin, 'X-CSRF-Token': csrf })).status, 201, 'with both, the write is done');
   const keys = await (await daemon.fetch('/api/admin/api_keys', { headers: { Cookie: signed.cookie } })).json();
@@ -104,13 +130,27 @@ t.test('forged, replayed and planted cookies get nothing', async (t) => {
   const planted = await signIn(daemon, 'member@example.com');
   const victim = await signIn(daemon, 'owner@example.com', PASSWORD, { Cookie: planted.cookie });
   t.not(victim.cookie, planted.cookie, 'a new secret at every sign-in');
-  await expectError(t, await daemon.fetch('/api/repos', { headers: { Cookie: planted.cookie } }), 401, 'NOT_AUTHENTICATED', /invalid/, 'the planted session ended');
+  await expectError(
+    t,
+    await daemon.fetch('/api/repos', { headers: { Cookie: planted.cookie } }),
+    401,
+    'NOT_AUTHENTICATED',
+    /invalid/,
+    'the planted session ended',
+  );
 
   // Replay after signing out.
   const signOut = await daemon.fetch('/api/auth/sign_out', { method: 'POST', headers: pageHeaders(daemon, victim) });
   t.equal(signOut.status, 200);
   t.match(signOut.headers.get('set-cookie'), /^trawl_session=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax$/, 'the cookie is cleared');
-  await expectError(t, await daemon.fetch('/api/repos', { headers: { Cookie: victim.cookie } }), 401, 'NOT_AUTHENTICATED', /invalid/, 'a replayed cookie after sign-out');
+  await expectError(
+    t,
+    await daemon.fetch('/api/repos', { headers: { Cookie: victim.cookie } }),
+    401,
+    'NOT_AUTHENTICATED',
+    /invalid/,
+    'a replayed cookie after sign-out',
+  );
 });
 
 t.test('sign-in: wrong passwords are refused alike, audited, rate limited, never echoed', async (t) => {
@@ -119,14 +159,35 @@ t.test('sign-in: wrong passwords are refused alike, audited, rate limited, never
   const wrong = await expectError(t, await attempt('member@example.com', 'not the password'), 401, 'NOT_AUTHENTICATED');
   const unknown = await expectError(t, await attempt('nobody@example.com', 'not the password'), 401, 'NOT_AUTHENTICATED');
   t.equal(wrong.message, unknown.message, 'an unknown email is told nothing more');
-  await expectError(t, await attempt('keyonly@example.com', 'not the password'), 401, 'NOT_AUTHENTICATED', /wrong/, 'a member without a password cannot sign in');
-  const invalid = await expectError(t, await daemon.post('/api/auth/sign_in', { email: 'member@example.com', password: 12345 }), 400, 'INVALID_REQUEST_BODY', /password/);
+  await expectError(
+    t,
+    await attempt('keyonly@example.com', 'not the password'),
+    401,
+    'NOT_AUTHENTICATED',
+    /wrong/,
+    'a member without a password cannot sign in',
+  );
+  const invalid = await expectError(
+    t,
+    await daemon.post('/api/auth/sign_in', { email: 'member@example.com', password: 12345 }),
+    400,
+    'INVALID_REQUEST_BODY',
+    /password/,
+  );
   t.notMatch(invalid.message, /12345/, 'the password is not echoed');
-  const short = await expectError(t, await daemon.fetch('/api/auth/password', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ password: 'hunter2' }) }), 400, 'INVALID_REQUEST_BODY', /a secret, not shown/);
+  const short = await expectError(
+    t,
+    await daemon.fetch('/api/auth/password', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ password: 'hunter2' }) }),
+    400,
+    'INVALID_REQUEST_BODY',
+    /a secret, not shown/,
+  );
   t.notMatch(short.message, /hunter2/);
 
   const audit = await (await daemon.fetch('/api/ee/audit', { headers: bearer(owner.key) })).json();
-  const failed = audit.filter((record: { action: string; metadata: { email?: string } }) => record.action === 'auth.failed' && record.metadata.email !== undefined);
+  const failed = audit.filter(
+    (record: { action: string; metadata: { email?: string } }) => record.action === 'auth.failed' && record.metadata.email !== undefined,
+  );
   t.ok(failed.length >= 3, 'failed sign-ins are audited');
   t.notOk(JSON.stringify(audit).includes('not the password'), 'no password in the audit log');
 
@@ -157,7 +218,11 @@ t.test('strangers guessing a password never keep its owner out: only failures co
   t.equal((await from('127.0.0.5', PASSWORD)).status, 200, 'an address that has not failed is let through');
 
   const signed = await signIn(daemon, 'member@example.com');
-  const changed = await daemon.fetch('/api/auth/password', { method: 'POST', headers: pageHeaders(daemon, signed), body: JSON.stringify({ currentPassword: PASSWORD, password: `${PASSWORD} again` }) });
+  const changed = await daemon.fetch('/api/auth/password', {
+    method: 'POST',
+    headers: pageHeaders(daemon, signed),
+    body: JSON.stringify({ currentPassword: PASSWORD, password: `${PASSWORD} again` }),
+  });
   t.equal(changed.status, 200, 'changing the password is not held by the attack either');
 });
 
@@ -172,7 +237,14 @@ t.test('removing a user, or ending a session, locks the browser out on its next 
 
   const ended = await daemon.fetch(`/api/auth/sessions/${laptop.body.sessionId}`, { method: 'DELETE', headers: pageHeaders(daemon, mine) });
   t.equal(ended.status, 204);
-  await expectError(t, await daemon.fetch('/api/repos', { headers: { Cookie: laptop.cookie } }), 401, 'NOT_AUTHENTICATED', undefined, 'the ended session is out');
+  await expectError(
+    t,
+    await daemon.fetch('/api/repos', { headers: { Cookie: laptop.cookie } }),
+    401,
+    'NOT_AUTHENTICATED',
+    undefined,
+    'the ended session is out',
+  );
 
   await daemon.stop();
   const restarted = await runDaemon(t, daemon.configFile, { env: LICENSE_ENV });
@@ -180,8 +252,22 @@ t.test('removing a user, or ending a session, locks the browser out on its next 
 
   const removed = await restarted.fetch(`/api/ee/user?userId=${member.id}`, { method: 'DELETE', headers: bearer(owner.key) });
   t.equal(removed.status, 200);
-  await expectError(t, await restarted.fetch('/api/repos', { headers: { Cookie: mine.cookie } }), 401, 'NOT_AUTHENTICATED', undefined, 'the removed member is out on the very next request');
-  await expectError(t, await restarted.post('/api/auth/sign_in', { email: 'member@example.com', password: PASSWORD }), 401, 'NOT_AUTHENTICATED', undefined, 'and cannot sign in again');
+  await expectError(
+    t,
+    await restarted.fetch('/api/repos', { headers: { Cookie: mine.cookie } }),
+    401,
+    'NOT_AUTHENTICATED',
+    undefined,
+    'the removed member is out on the very next request',
+  );
+  await expectError(
+    t,
+    await restarted.post('/api/auth/sign_in', { email: 'member@example.com', password: PASSWORD }),
+    401,
+    'NOT_AUTHENTICATED',
+    undefined,
+    'and cannot sign in again',
+  );
 });
 
 t.test('changing the password needs the current one and ends the other sessions', async (t) => {
@@ -190,11 +276,24 @@ t.test('changing the password needs the current one and ends the other sessions'
   const other = await signIn(daemon, 'member@example.com');
   const change = (body: unknown) => daemon.fetch('/api/auth/password', { method: 'POST', headers: pageHeaders(daemon, mine), body: JSON.stringify(body) });
   await expectError(t, await change({ password: 'a brand new password' }), 400, 'INVALID_REQUEST_BODY', /currentPassword/);
-  await expectError(t, await change({ password: 'a brand new password', currentPassword: 'wrong wrong wrong' }), 400, 'INVALID_REQUEST_BODY', /currentPassword/);
+  await expectError(
+    t,
+    await change({ password: 'a brand new password', currentPassword: 'wrong wrong wrong' }),
+    400,
+    'INVALID_REQUEST_BODY',
+    /currentPassword/,
+  );
   t.equal((await change({ password: 'a brand new password', currentPassword: PASSWORD })).status, 200);
   t.equal((await daemon.fetch('/api/repos', { headers: { Cookie: mine.cookie } })).status, 200, 'this session stays');
   await expectError(t, await daemon.fetch('/api/repos', { headers: { Cookie: other.cookie } }), 401, 'NOT_AUTHENTICATED', undefined, 'the other one ended');
-  await expectError(t, await daemon.post('/api/auth/sign_in', { email: 'member@example.com', password: PASSWORD }), 401, 'NOT_AUTHENTICATED', undefined, 'the old password is refused');
+  await expectError(
+    t,
+    await daemon.post('/api/auth/sign_in', { email: 'member@example.com', password: PASSWORD }),
+    401,
+    'NOT_AUTHENTICATED',
+    undefined,
+    'the old password is refused',
+  );
   t.ok(await signIn(daemon, 'member@example.com', 'a brand new password'), 'the new one signs in');
 });
 

@@ -12,7 +12,10 @@ t.test('a shard truncated under its mappings is a counted shard failure, never a
   const root = path.join(tempDir(t, 'trawl-fault-'), 'big');
   // Many pages of content, the needle in the last file: the search reads well past the first page.
   const filler = 'lorem ipsum dolor sit amet, consectetur adipiscing elit\n'.repeat(2000);
-  makeRepository(root, { ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`text/filler${i}.txt`, filler])), 'src/z.c': 'int truncation_needle = 1;\n' });
+  makeRepository(root, {
+    ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`text/filler${i}.txt`, filler])),
+    'src/z.c': 'int truncation_needle = 1;\n',
+  });
   const daemon = await startDaemon(t, { repos: [{ name: 'example.com/acme/big', path: root, public: true }], auth: { anonymousAccess: true } });
   const search = async () => {
     const response = await daemon.post('/api/search', { query: 'truncation_needle', matches: 10 });
@@ -21,7 +24,10 @@ t.test('a shard truncated under its mappings is a counted shard failure, never a
   };
 
   const before = await search();
-  t.same(before.files.map((file) => file.fileName.text), ['src/z.c']);
+  t.same(
+    before.files.map((file) => file.fileName.text),
+    ['src/z.c'],
+  );
   t.equal(before.stats.crashes, 0);
 
   const shardDirectory = path.join(path.dirname(daemon.configFile), 'data', 'shards');

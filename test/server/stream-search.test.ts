@@ -37,7 +37,11 @@ t.test('POST /api/stream_search', async (t) => {
     t.equal(final.type, 'final');
     assertSchema(t, SearchStats, final.accumulatedStats, 'accumulated stats');
     t.equal(final.isSearchExhaustive, true);
-    t.equal(final.accumulatedStats.actualMatchCount, chunks.reduce((sum, chunk) => sum + chunk.stats.actualMatchCount, 0), 'the final stats sum the chunks\'');
+    t.equal(
+      final.accumulatedStats.actualMatchCount,
+      chunks.reduce((sum, chunk) => sum + chunk.stats.actualMatchCount, 0),
+      "the final stats sum the chunks'",
+    );
     const files = chunks.flatMap((chunk) => chunk.files.map((file: { fileName: { text: string } }) => file.fileName.text));
     t.same(new Set(files), new Set(['src/parser.c', 'src/parser.h', 'docs/guide.md', 'README.md']));
   });
@@ -92,33 +96,57 @@ t.test('POST /api/stream_search', async (t) => {
     const chunks = payloads.slice(0, -2).map((payload) => JSON.parse(payload));
     const ranges = chunks.reduce((sum, chunk) => sum + chunk.stats.actualMatchCount, 0);
     t.equal(ranges, 60000, 'every match range arrived');
-    t.equal(chunks.reduce((sum, chunk) => sum + chunk.files.reduce((n: number, file: { chunks: { matchRanges: unknown[] }[] }) => n + file.chunks.reduce((m, c) => m + c.matchRanges.length, 0), 0), 0), 60000, 'in the files, as their stats say');
-    t.same([final.accumulatedStats.actualMatchCount, final.accumulatedStats.fileCount], [60000, chunks.reduce((sum, chunk) => sum + chunk.stats.fileCount, 0)], 'the final stats sum the chunks\'');
+    t.equal(
+      chunks.reduce(
+        (sum, chunk) =>
+          sum +
+          chunk.files.reduce((n: number, file: { chunks: { matchRanges: unknown[] }[] }) => n + file.chunks.reduce((m, c) => m + c.matchRanges.length, 0), 0),
+        0,
+      ),
+      60000,
+      'in the files, as their stats say',
+    );
+    t.same(
+      [final.accumulatedStats.actualMatchCount, final.accumulatedStats.fileCount],
+      [60000, chunks.reduce((sum, chunk) => sum + chunk.stats.fileCount, 0)],
+      "the final stats sum the chunks'",
+    );
     for (const chunk of chunks) assertSchema(t, SearchResponse, { ...chunk, isSearchExhaustive: false, type: undefined }, 'chunk event');
-    t.same(Object.keys(chunks[0]), ['type', 'files', 'repositoryInfo', 'stats'], 'members in the spec\'s order');
+    t.same(Object.keys(chunks[0]), ['type', 'files', 'repositoryInfo', 'stats'], "members in the spec's order");
     t.ok(text.length > 4 << 20, `a stream larger than socket buffers (${text.length} bytes)`);
   });
 });
 
 t.test('a stream_search client that reads nothing is cut off, and the daemon keeps serving', async (t) => {
-  const daemon = await startDaemon(t, { repos: [slowCorpus(t)], auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { streamStallSeconds: 1, workers: 1 } });
+  const daemon = await startDaemon(t, {
+    repos: [slowCorpus(t)],
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+    server: { streamStallSeconds: 1, workers: 1 },
+  });
   const { port } = new URL(daemon.url);
   const body = JSON.stringify({ query: 'quick', matches: 100_000, contextLines: 3 });
   const socket = net.connect(Number(port), '127.0.0.1');
   t.teardown(() => socket.destroy());
   socket.once('connect', () => {
-    socket.write(`POST /api/stream_search HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    socket.write(
+      `POST /api/stream_search HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     socket.pause(); // never read: tens of megabytes of results wait
   });
   t.equal((await daemon.fetch('/api/health')).status, 200, 'health answers meanwhile');
-  const aborted = async () => /^trawl_http_requests_total\{route="\/api\/stream_search",status="aborted"\} 1$/m.test(await (await daemon.fetch('/metrics')).text());
+  const aborted = async () =>
+    /^trawl_http_requests_total\{route="\/api\/stream_search",status="aborted"\} 1$/m.test(await (await daemon.fetch('/metrics')).text());
   await waitFor(aborted, 120_000, 'the stalled stream to be cut off');
   let received = '';
   socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   socket.resume();
   await closed;
-  t.ok(received.length > 0 && !received.includes('[DONE]'), `the client got part of the stream, then the connection closed (${received.length} characters, no [DONE])`);
+  t.ok(
+    received.length > 0 && !received.includes('[DONE]'),
+    `the client got part of the stream, then the connection closed (${received.length} characters, no [DONE])`,
+  );
   const after = await daemon.post('/api/search', { query: 'quick', matches: 5 });
   t.equal(after.status, 200, 'and serves the next search');
 });
@@ -144,7 +172,10 @@ t.test('a grant removed while a stream waits: none of its later events shows tha
   const grant = (method: 'POST' | 'DELETE') =>
     method === 'POST'
       ? daemon.fetch('/api/admin/grants', { method, headers: bearer(owner.key), body: JSON.stringify({ userId: member.id, repo: secret.config.name }) })
-      : daemon.fetch(`/api/admin/grants?userId=${encodeURIComponent(member.id)}&repo=${encodeURIComponent(secret.config.name)}`, { method, headers: bearer(owner.key) });
+      : daemon.fetch(`/api/admin/grants?userId=${encodeURIComponent(member.id)}&repo=${encodeURIComponent(secret.config.name)}`, {
+          method,
+          headers: bearer(owner.key),
+        });
   t.equal((await grant('POST')).status, 200);
 
   /** The member's stream for parse_expression; `whenStarted` runs once its first bytes arrived. */
@@ -164,14 +195,20 @@ t.test('a grant removed while a stream waits: none of its later events shows tha
       request.on('error', reject);
       request.end(JSON.stringify({ query: 'parse_expression', matches: 100 }));
     });
-  const repositoriesIn = (payloads: string[]) => new Set(payloads.filter((payload) => payload.startsWith('{"type":"chunk"')).flatMap((payload) => (JSON.parse(payload) as { files: { repository: string }[] }).files.map((file) => file.repository)));
+  const repositoriesIn = (payloads: string[]) =>
+    new Set(
+      payloads
+        .filter((payload) => payload.startsWith('{"type":"chunk"'))
+        .flatMap((payload) => (JSON.parse(payload) as { files: { repository: string }[] }).files.map((file) => file.repository)),
+    );
 
   t.same([...repositoriesIn(await memberStream())], [secret.config.name], 'granted, the stream shows the repository');
 
   // The one worker is busy with big searches, so the member's search waits behind them: the grant goes while it waits.
   // Literal ones: each is one task, sent to the worker as the search is admitted (a regex search plans first).
   const blockers = Array.from({ length: 8 }, () => daemon.post('/api/search', { query: 'lazy dog 0123456789', matches: 20_000 }));
-  const queueDepth = async () => Number(/^trawl_search_queue_depth (\d+)$/m.exec(await (await daemon.fetch('/metrics', { headers: bearer(owner.key) })).text())?.[1]);
+  const queueDepth = async () =>
+    Number(/^trawl_search_queue_depth (\d+)$/m.exec(await (await daemon.fetch('/metrics', { headers: bearer(owner.key) })).text())?.[1]);
   await waitFor(async () => (await queueDepth()) >= 8, 10_000, 'the big searches to be queued');
   const payloads = await memberStream(async () => t.equal((await grant('DELETE')).status, 200, 'the grant is removed mid-stream'));
   t.same([...repositoriesIn(payloads)], [], 'no event after the removal shows the repository');

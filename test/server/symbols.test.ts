@@ -21,14 +21,22 @@ t.test('find_references and find_definitions', async (t) => {
     'each match with its whole line',
   );
   t.same(parserC.matches[0].range.start, { byteOffset: 25, lineNumber: 3, column: 5 });
-  t.same(references.repositoryInfo.map((info: { name: string }) => info.name), [name], 'only the named repository');
+  t.same(
+    references.repositoryInfo.map((info: { name: string }) => info.name),
+    [name],
+    'only the named repository',
+  );
 
   const cOnly = await (await daemon.post('/api/find_references', { symbolName: 'parse_expression', repoName: name, language: 'c++' })).json();
   t.same(new Set(cOnly.files.map((file: { fileName: string }) => file.fileName)), new Set(['src/parser.c', 'src/parser.h']), 'C++ includes the C family');
 
   const definitions = await (await daemon.post('/api/find_definitions', { symbolName: 'parse_expression', repoName: name })).json();
   assertSchema(t, FindSymbolResponse, definitions, 'definitions response');
-  t.same(new Set(definitions.files.map((file: { fileName: string }) => file.fileName)), new Set(['src/parser.c']), 'the ctags definition (ctags does not report C prototypes by default)');
+  t.same(
+    new Set(definitions.files.map((file: { fileName: string }) => file.fileName)),
+    new Set(['src/parser.c']),
+    'the ctags definition (ctags does not report C prototypes by default)',
+  );
 
   const literal = await (await daemon.post('/api/find_references', { symbolName: 'parse_.*', repoName: name })).json();
   t.equal(literal.stats.matchCount, 0, 'the name is taken literally, not as a regex');

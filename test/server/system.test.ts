@@ -10,7 +10,11 @@ import { fixtureRepository } from './fixture.js';
 
 t.test('docs/errors.md lists exactly the error registry', async (t) => {
   const doc = fs.readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
-  const rows = [...doc.matchAll(/^\| (\d{3}) \| ([A-Z_]+) \| (.+) \|$/gm)].map(([, status, code, when]) => ({ code: code!, status: Number(status), when: when! }));
+  const rows = [...doc.matchAll(/^\| (\d{3}) \| ([A-Z_]+) \| (.+) \|$/gm)].map(([, status, code, when]) => ({
+    code: code!,
+    status: Number(status),
+    when: when!,
+  }));
   t.same(
     rows,
     Object.entries(ERROR_CODES).map(([code, { status, when }]) => ({ code, status, when })),
@@ -41,13 +45,31 @@ t.test('system endpoints, OpenAPI, metrics, unknown paths and methods', async (t
   // A third party's reading of the document, as client generators make it: the OpenAPI 3.0 schema, every $ref.
   await t.resolves(SwaggerParser.validate(structuredClone(document)), 'a valid OpenAPI 3.0 document (swagger-parser)');
 
-  for (const [query, isRegexEnabled] of [['parse_expression', false], ['parse_\\w+', true], ['sym:parse_expression', false], ['file:parser', false]] as const) {
+  for (const [query, isRegexEnabled] of [
+    ['parse_expression', false],
+    ['parse_\\w+', true],
+    ['sym:parse_expression', false],
+    ['file:parser', false],
+  ] as const) {
     t.equal((await daemon.post('/api/search', { query, matches: 5, isRegexEnabled })).status, 200);
   }
   const metrics = await daemon.fetch('/metrics');
   t.equal(metrics.status, 200);
   const text = await metrics.text();
-  for (const name of ['trawl_http_requests_total', 'trawl_http_request_duration_seconds', 'trawl_search_duration_seconds', 'trawl_search_queue_depth', 'trawl_shards_loaded', 'trawl_worker_shards_loaded', 'trawl_index_lag_seconds', 'trawl_worker_crashes_total', 'trawl_shard_failures_total', 'trawl_render_slots_in_use', 'trawl_search_tasks_yielded_total', 'trawl_searches_displaced_total']) {
+  for (const name of [
+    'trawl_http_requests_total',
+    'trawl_http_request_duration_seconds',
+    'trawl_search_duration_seconds',
+    'trawl_search_queue_depth',
+    'trawl_shards_loaded',
+    'trawl_worker_shards_loaded',
+    'trawl_index_lag_seconds',
+    'trawl_worker_crashes_total',
+    'trawl_shard_failures_total',
+    'trawl_render_slots_in_use',
+    'trawl_search_tasks_yielded_total',
+    'trawl_searches_displaced_total',
+  ]) {
     t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), `metric ${name}`);
   }
   t.match(text, /trawl_shards_loaded 1$/m, 'the one shard is mapped');

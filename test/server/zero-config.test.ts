@@ -10,7 +10,11 @@ t.test('zero-config: trawl serve indexes the repository it starts in and prints 
   const dir = tempDir(t);
   const repo = path.join(dir, 'checkout');
   makeRepository(repo, { 'app.py': 'def handler():\n    return "TODO: answer"\n' });
-  const child = spawn(process.execPath, [CLI, 'serve'], { cwd: repo, env: { ...process.env, TRAWL_CONFIG: '', XDG_CACHE_HOME: path.join(dir, 'cache') }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    cwd: repo,
+    env: { ...process.env, TRAWL_CONFIG: '', XDG_CACHE_HOME: path.join(dir, 'cache') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   t.teardown(async () => {
     child.kill('SIGTERM');
@@ -26,7 +30,11 @@ t.test('zero-config: trawl serve indexes the repository it starts in and prints 
   const response = await fetch(curl![1]!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: curl![2]! });
   t.equal(response.status, 200, 'the sample curl works');
   const body = await response.json();
-  t.same(body.files.map((file: { fileName: { text: string } }) => file.fileName.text), ['app.py'], 'and finds the repository’s TODO');
+  t.same(
+    body.files.map((file: { fileName: { text: string } }) => file.fileName.text),
+    ['app.py'],
+    'and finds the repository’s TODO',
+  );
   t.equal(body.files[0].repository, 'local/checkout');
   child.kill('SIGTERM');
   t.equal(await exited, 0, 'SIGTERM stops it with status 0');

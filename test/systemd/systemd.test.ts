@@ -17,13 +17,21 @@ t.test('systemd-analyze verify finds nothing to say about trawl.service', async 
 /** A datagram socket like systemd's notify socket; `received()` is every notification so far, one per line. */
 async function notifySocket(t: Test): Promise<{ socket: string; received: () => string }> {
   const socket = path.join(tempDir(t), 'notify.sock');
-  const receiver = spawn('python3', ['-c', `
+  const receiver = spawn(
+    'python3',
+    [
+      '-c',
+      `
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])
 print('bound', flush=True)
 while True:
-    print(s.recv(4096).decode(), flush=True)`, socket], { stdio: ['ignore', 'pipe', 'inherit'] });
+    print(s.recv(4096).decode(), flush=True)`,
+      socket,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   t.teardown(() => receiver.kill());
   let received = '';
   receiver.stdout.on('data', (chunk: Buffer) => (received += chunk.toString()));
@@ -34,10 +42,17 @@ while True:
 t.test('under systemd: READY=1 after the first index pass, then watchdog pings while the pool answers', async (t) => {
   const { socket, received } = await notifySocket(t);
   const repo = fixtureRepository(t);
-  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } }, { env: { NOTIFY_SOCKET: socket, WATCHDOG_USEC: '400000' } });
+  const daemon = await startDaemon(
+    t,
+    { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } },
+    { env: { NOTIFY_SOCKET: socket, WATCHDOG_USEC: '400000' } },
+  );
   await waitFor(async () => /READY=1\n(.*\n)*WATCHDOG=1/.test(received()), 10_000, 'READY=1, then a watchdog ping');
   t.pass('READY=1 once the first index pass is published, then watchdog pings');
-  await daemon.waitForLog(/server.searchTimeBudgetMs is not below half of WatchdogSec/, 'the warning that the 10 s search budget is longer than the 200 ms probe interval');
+  await daemon.waitForLog(
+    /server.searchTimeBudgetMs is not below half of WatchdogSec/,
+    'the warning that the 10 s search budget is longer than the 200 ms probe interval',
+  );
   await daemon.stop();
   await waitFor(async () => /STOPPING=1/.test(received()), 5000, 'STOPPING=1');
   t.pass('STOPPING=1 on SIGTERM');
@@ -51,7 +66,10 @@ t.test('a busy pool keeps the watchdog pinged while searches queue for many of i
     { env: { NOTIFY_SOCKET: socket, WATCHDOG_USEC: '400000' } }, // a probe every 200 ms
   );
   await waitFor(async () => /WATCHDOG=1/.test(received()), 10_000, 'a first watchdog ping');
-  const pings = () => received().split('\n').filter((line) => line === 'WATCHDOG=1').length;
+  const pings = () =>
+    received()
+      .split('\n')
+      .filter((line) => line === 'WATCHDOG=1').length;
   const before = pings();
   const started = performance.now();
   const searches = Array.from({ length: 160 }, () => daemon.post('/api/search', SLOW_QUERY));

@@ -58,7 +58,11 @@ t.test('search, results, file view, tree and symbols in a real browser', async (
 
   await page.click('#results .file:has(.file-name:text-is("src/parser.c")) a.ln.result-link >> nth=0');
   await page.waitForSelector('#code .line.selected');
-  t.match(page.url(), /\/browse\/example\.com\/acme\/widgets@HEAD\/-\/blob\/src\/parser\.c\?hl=\d+-\d+(,\d+-\d+)*#L3$/, 'a result line opens the file view at that line');
+  t.match(
+    page.url(),
+    /\/browse\/example\.com\/acme\/widgets@HEAD\/-\/blob\/src\/parser\.c\?hl=\d+-\d+(,\d+-\d+)*#L3$/,
+    'a result line opens the file view at that line',
+  );
   t.same(await page.$$eval('.line.selected', (lines) => lines.map((line) => line.id)), ['L3']);
   t.ok(await page.evaluate(() => (CSS.highlights.get('search-match')?.size ?? 0) >= 1), 'the search matches are highlighted in the file');
   t.ok(await page.$('#code .hljs-keyword'), 'the code is syntax highlighted');
@@ -108,25 +112,48 @@ t.test('search, results, file view, tree and symbols in a real browser', async (
 t.test('every webUrl the API returns opens a page showing that file, in a git repository and in a plain directory', async (t) => {
   const repo = fixtureRepository(t);
   const plain = path.join(tempDir(t, 'trawl-plain-'), 'notes');
-  writeFiles(plain, { 'todo.md': '# Todo\n\nparse_expression docs\n', 'src/notes.c': 'int notes(void) { return 0; }\n', 'node_modules/skip/x.js': 'skipped\n' });
-  const daemon = await startDaemon(t, { repos: [repo.config, { name: 'local/notes', path: plain, public: true }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  writeFiles(plain, {
+    'todo.md': '# Todo\n\nparse_expression docs\n',
+    'src/notes.c': 'int notes(void) { return 0; }\n',
+    'node_modules/skip/x.js': 'skipped\n',
+  });
+  const daemon = await startDaemon(t, {
+    repos: [repo.config, { name: 'local/notes', path: plain, public: true }],
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+  });
   const body = await (await daemon.post('/api/search', { query: 'file:.', matches: 1000 })).json();
   const results = body.files as { fileName: { text: string }; repository: string; webUrl: string }[];
   t.equal(results.filter((result) => result.repository === repo.config.name).length, 6, 'every file of the fixture');
-  t.same(results.filter((result) => result.repository === 'local/notes').map((result) => result.fileName.text).sort(), ['src/notes.c', 'todo.md'], 'and of the plain directory');
+  t.same(
+    results
+      .filter((result) => result.repository === 'local/notes')
+      .map((result) => result.fileName.text)
+      .sort(),
+    ['src/notes.c', 'todo.md'],
+    'and of the plain directory',
+  );
   const browser = await launch(t);
   const { page, errors } = await openPage(browser);
   for (const result of results) {
     await page.goto(result.webUrl);
     await page.waitForSelector('#crumbs strong');
-    t.equal(await page.textContent('#crumbs strong'), path.basename(result.fileName.text), `${result.repository} ${result.fileName.text}: the page names the file`);
+    t.equal(
+      await page.textContent('#crumbs strong'),
+      path.basename(result.fileName.text),
+      `${result.repository} ${result.fileName.text}: the page names the file`,
+    );
     const shown = (await page.$('#code')) ? await page.textContent('#code') : await page.textContent('.binary');
     t.ok(shown && shown.length > 0, `${result.repository} ${result.fileName.text}: the page shows its content`);
   }
   await page.goto(`${daemon.url}/`);
   await page.click('#repos a:text-is("local/notes")');
   await page.waitForSelector('#listing');
-  t.same((await page.$$eval('#listing li', (items) => items.map((item) => item.textContent))).sort(), ['src/', 'todo.md'], "the plain directory's page lists its files, not an error");
+  t.same(
+    (await page.$$eval('#listing li', (items) => items.map((item) => item.textContent))).sort(),
+    ['src/', 'todo.md'],
+    "the plain directory's page lists its files, not an error",
+  );
   t.same(errors, [], 'no script errors');
 });
 
@@ -152,7 +179,10 @@ t.test('narrow screens and instances without anonymous access', async (t) => {
   const daemon = await startDaemon(
     t,
     { repos: [{ ...repo.config, public: false }], auth: { anonymousAccess: false }, index: { ctagsCommand: '' } },
-    { prepare: async (configFile) => void (key = (await seedUsers(configFile, [{ email: 'reader@example.com', role: 'owner' }]))['reader@example.com']!.key), env: LICENSE_ENV },
+    {
+      prepare: async (configFile) => void (key = (await seedUsers(configFile, [{ email: 'reader@example.com', role: 'owner' }]))['reader@example.com']!.key),
+      env: LICENSE_ENV,
+    },
   );
   const browser = await launch(t);
   const page = await browser.newPage({ viewport: { width: 375, height: 700 } });
@@ -196,11 +226,18 @@ t.test('the same search shows the same files in the same order, a file whose nam
   for (let i = 0; i < 3; i++) {
     await page.goto(`${daemon.url}/search?q=router`);
     await page.waitForSelector('#summary:has-text("matches")');
-    shown.push(await page.$$eval('#results .file', (files) => files.map((file) => `${file.querySelector('.repo')!.textContent} ${file.querySelector('.file-name')!.textContent}`)));
+    shown.push(
+      await page.$$eval('#results .file', (files) =>
+        files.map((file) => `${file.querySelector('.repo')!.textContent} ${file.querySelector('.file-name')!.textContent}`),
+      ),
+    );
   }
   t.ok(shown[0]!.length > 4, `${shown[0]!.length} files`);
   t.same(shown[1], shown[0], 'the second search shows the first one’s files, in its order');
   t.same(shown[2], shown[0], 'and so does the third');
-  t.ok(shown[0]!.slice(0, 4).every((file) => file.endsWith(' test/Router.js')), 'the files whose name matches come first');
+  t.ok(
+    shown[0]!.slice(0, 4).every((file) => file.endsWith(' test/Router.js')),
+    'the files whose name matches come first',
+  );
   t.same(errors, [], 'no script errors');
 });

@@ -25,7 +25,11 @@ t.test("the MCP SDK's own OAuth flow: discovery, registration, consent in the br
   const provider = new MemoryOAuthProvider(callback.url, async (url) => {
     await page.goto(url.href);
     await page.waitForSelector('#consent');
-    consentShown = { title: (await page.textContent('#consent-title')) ?? '', name: (await page.textContent('#consent-client-name')) ?? '', origin: (await page.textContent('#consent-origin')) ?? '' };
+    consentShown = {
+      title: (await page.textContent('#consent-title')) ?? '',
+      name: (await page.textContent('#consent-client-name')) ?? '',
+      origin: (await page.textContent('#consent-origin')) ?? '',
+    };
     await page.click('#allow');
   });
   const mcpUrl = new URL(`${daemon.url}/api/mcp`);
@@ -60,10 +64,18 @@ t.test("the MCP SDK's own OAuth flow: discovery, registration, consent in the br
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(first.access_token) })).status, 401, 'the old access token ended with its pair');
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(refreshed.access_token) })).status, 200, 'the new one works');
 
-  const revoked = await daemon.fetch('/api/oauth/revoke', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `token=${refreshed.refresh_token}` });
+  const revoked = await daemon.fetch('/api/oauth/revoke', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: `token=${refreshed.refresh_token}`,
+  });
   t.equal(revoked.status, 200);
   t.equal((await daemon.fetch('/api/repos', { headers: bearer(refreshed.access_token) })).status, 401, 'revoking the refresh token ends the access token too');
-  await t.rejects(refreshAuthorization(daemon.url, { metadata, clientInformation: provider.information!, refreshToken: first.refresh_token! }), /invalid/i, 'a used refresh token is refused');
+  await t.rejects(
+    refreshAuthorization(daemon.url, { metadata, clientInformation: provider.information!, refreshToken: first.refresh_token! }),
+    /invalid/i,
+    'a used refresh token is refused',
+  );
 
   // Removed, the person's OAuth tokens end with them.
   provider.saved = undefined;

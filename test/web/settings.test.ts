@@ -50,7 +50,11 @@ t.test('sign in with the keyboard, create an API key in Settings, use it; remove
   const key = (await page.textContent('#new-key'))!;
   t.match(key, /^trawl_ak_[0-9a-f]{64}$/, 'the key is shown once');
   t.match(await page.textContent('#api-keys'), /ci pipeline/, 'and listed');
-  const search = await fetch(`${daemon.url}/api/search`, { method: 'POST', headers: bearer(key), body: JSON.stringify({ query: 'parse_expression', matches: 5 }) });
+  const search = await fetch(`${daemon.url}/api/search`, {
+    method: 'POST',
+    headers: bearer(key),
+    body: JSON.stringify({ query: 'parse_expression', matches: 5 }),
+  });
   t.equal(search.status, 200, 'the key works from outside the browser, as curl would use it');
   await page.reload();
   await page.waitForSelector('#api-keys');
@@ -63,7 +67,11 @@ t.test('sign in with the keyboard, create an API key in Settings, use it; remove
 
   const removed = await fetch(`${daemon.url}/api/ee/user?userId=${dev.id}`, { method: 'DELETE', headers: bearer(owner.key) });
   t.equal(removed.status, 200, 'an owner removes the person');
-  t.equal((await fetch(`${daemon.url}/api/search`, { method: 'POST', headers: bearer(key), body: JSON.stringify({ query: 'x', matches: 1 }) })).status, 401, 'their key is dead');
+  t.equal(
+    (await fetch(`${daemon.url}/api/search`, { method: 'POST', headers: bearer(key), body: JSON.stringify({ query: 'x', matches: 1 }) })).status,
+    401,
+    'their key is dead',
+  );
   await page.click('.settings-nav a:text-is("API keys")');
   await page.waitForSelector('#sign-in');
   t.pass('the browser is sent to sign in on its next request');
@@ -89,7 +97,11 @@ t.test('owners manage members, the license and anonymous access; the pages work 
   await page.fill('#add-member input[name=password]', 'a password for new');
   await page.click('#add-member button');
   await page.waitForSelector('#members :text("new@example.com")');
-  const signIn = await fetch(`${daemon.url}/api/auth/sign_in`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'new@example.com', password: 'a password for new' }) });
+  const signIn = await fetch(`${daemon.url}/api/auth/sign_in`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: 'new@example.com', password: 'a password for new' }),
+  });
   t.equal(signIn.status, 200, 'the added member signs in with the password set for them');
 
   await page.click('#members button:text("Make owner@example.com a member")');

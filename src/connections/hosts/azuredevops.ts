@@ -22,7 +22,15 @@ export async function listAzureDevops({ connection, fetch, listing }: HostListin
   }
   for (const full of connection.repos) {
     const [org = '', project = '', name = ''] = full.split('/');
-    listing.add(describe(org, (await getJson(fetch, under(connection.url, `/${part(org)}/${part(project)}/_apis/git/repositories/${part(name)}`, VERSION))).body as Record<string, unknown>));
+    listing.add(
+      describe(
+        org,
+        (await getJson(fetch, under(connection.url, `/${part(org)}/${part(project)}/_apis/git/repositories/${part(name)}`, VERSION))).body as Record<
+          string,
+          unknown
+        >,
+      ),
+    );
   }
 }
 

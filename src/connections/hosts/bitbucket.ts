@@ -21,7 +21,9 @@ async function listCloud({ connection, fetch, listing }: HostListing): Promise<v
   }
   for (const full of connection.repos) {
     const [workspace = '', name = ''] = full.split('/');
-    listing.add(describeCloud((await getJson(fetch, under(connection.url, `/repositories/${encodeURIComponent(workspace)}/${encodeURIComponent(name)}`))).body as Json));
+    listing.add(
+      describeCloud((await getJson(fetch, under(connection.url, `/repositories/${encodeURIComponent(workspace)}/${encodeURIComponent(name)}`))).body as Json),
+    );
   }
 }
 

@@ -6,7 +6,13 @@ import type { HostListing } from './host.js';
 export async function listGitea({ connection, fetch, listing }: HostListing): Promise<void> {
   const api = (path: string, query: Record<string, string | number> = {}) => under(connection.url, `/api/v1${path}`, query);
   const walk = async (first: URL) => {
-    for await (const repo of pages(fetch, first, (body) => arrayOf(body, first.pathname), (_body, response) => linkNext(response))) listing.add(describe(repo));
+    for await (const repo of pages(
+      fetch,
+      first,
+      (body) => arrayOf(body, first.pathname),
+      (_body, response) => linkNext(response),
+    ))
+      listing.add(describe(repo));
   };
   for (const org of connection.orgs) await walk(api(`/orgs/${encodeURIComponent(org)}/repos`, { limit: 50 }));
   for (const user of connection.users) await walk(api(`/users/${encodeURIComponent(user)}/repos`, { limit: 50 }));

@@ -13,7 +13,12 @@ export function githubApiBase(url: string): string {
 }
 
 export async function listGithub({ connection, token, fetch, listing }: HostListing): Promise<void> {
-  const octokit = new Octokit({ baseUrl: githubApiBase(connection.url), auth: token, request: { fetch, retries: 0 }, log: { debug() {}, info() {}, warn() {}, error() {} } });
+  const octokit = new Octokit({
+    baseUrl: githubApiBase(connection.url),
+    auth: token,
+    request: { fetch, retries: 0 },
+    log: { debug() {}, info() {}, warn() {}, error() {} },
+  });
   const add = (repos: unknown[]) => repos.forEach((repo) => listing.add(describe(repo as Record<string, unknown>)));
   for (const org of connection.orgs) {
     for await (const page of octokit.paginate.iterator(octokit.rest.repos.listForOrg, { org, type: 'all', per_page: 100 })) add(page.data);

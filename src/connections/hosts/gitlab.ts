@@ -6,12 +6,19 @@ import type { HostListing } from './host.js';
 export async function listGitlab({ connection, fetch, listing }: HostListing): Promise<void> {
   const api = (path: string, query: Record<string, string | number> = {}) => under(connection.url, `/api/v4${path}`, { per_page: 100, ...query });
   const walk = async (first: URL) => {
-    for await (const project of pages(fetch, first, (body) => arrayOf(body, first.pathname), (_body, response) => linkNext(response))) listing.add(describe(project));
+    for await (const project of pages(
+      fetch,
+      first,
+      (body) => arrayOf(body, first.pathname),
+      (_body, response) => linkNext(response),
+    ))
+      listing.add(describe(project));
   };
   if (connection.all) await walk(api('/projects', { order_by: 'id', sort: 'asc' }));
   for (const group of connection.groups) await walk(api(`/groups/${encodeURIComponent(group)}/projects`, { include_subgroups: 'true' }));
   for (const user of connection.users) await walk(api(`/users/${encodeURIComponent(user)}/projects`));
-  for (const project of connection.projects) listing.add(describe((await getJson(fetch, api(`/projects/${encodeURIComponent(project)}`))).body as Record<string, unknown>));
+  for (const project of connection.projects)
+    listing.add(describe((await getJson(fetch, api(`/projects/${encodeURIComponent(project)}`))).body as Record<string, unknown>));
 }
 
 function describe(project: Record<string, unknown>): RemoteRepository {

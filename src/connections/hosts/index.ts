@@ -38,12 +38,20 @@ export async function discover(connection: ConnectionConfig, options: DiscoverOp
   if (connection.type === 'git') {
     const listing = new Listing(connection, 1, null);
     const url = new URL(connection.url);
-    listing.add({ path: (url.protocol === 'file:' ? url.pathname.split('/').filter(Boolean).at(-1) ?? '' : url.pathname.replace(/^\/+|\/+$/g, '')).replace(/\.git$/, ''), cloneUrl: connection.url });
+    listing.add({
+      path: (url.protocol === 'file:' ? (url.pathname.split('/').filter(Boolean).at(-1) ?? '') : url.pathname.replace(/^\/+|\/+$/g, '')).replace(/\.git$/, ''),
+      cloneUrl: connection.url,
+    });
     return { repositories: listing.repositories, warnings: listing.warnings };
   }
   const listing = new Listing(connection, options.maxRepositories, cloneOrigins(connection));
   const apiOrigin = new URL(connection.type === 'github' ? githubApiBase(connection.url) : connection.url).origin;
-  const fetch = hostFetch({ origin: apiOrigin, timeoutMs: options.timeoutMs, signal: options.signal, headers: { 'User-Agent': 'trawl', Accept: 'application/json', ...authHeaders(connection, options.token) } });
+  const fetch = hostFetch({
+    origin: apiOrigin,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    headers: { 'User-Agent': 'trawl', Accept: 'application/json', ...authHeaders(connection, options.token) },
+  });
   try {
     await LISTERS[connection.type]({ connection, token: options.token, fetch, listing });
   } catch (error) {
@@ -85,6 +93,14 @@ function cloneOrigins(connection: ConnectionConfig): string[] {
 /** The user name git sends with the token over http(s), as each host expects it. */
 export function gitUser(connection: ConnectionConfig): string {
   if (connection.user) return connection.user;
-  const users: Record<ConnectionType, string> = { github: 'x-access-token', gitlab: 'oauth2', gitea: 'oauth2', gerrit: 'anonymous', bitbucket: 'x-token-auth', azuredevops: 'pat', git: 'git' };
+  const users: Record<ConnectionType, string> = {
+    github: 'x-access-token',
+    gitlab: 'oauth2',
+    gitea: 'oauth2',
+    gerrit: 'anonymous',
+    bitbucket: 'x-token-auth',
+    azuredevops: 'pat',
+    git: 'git',
+  };
   return users[connection.type];
 }

@@ -154,13 +154,18 @@ export function buildResponse<T>(
 ): Built<T> {
   const resultType = resultTypeOf(query);
   const ranked = resultType === 'repo' ? firstFilePerRepository(found) : found;
-  ranked.sort((a, b) => b.score - a.score || compareLocations(a.shard.meta.repository.name, a.shard.path(a.doc), b.shard.meta.repository.name, b.shard.path(b.doc)));
+  ranked.sort(
+    (a, b) => b.score - a.score || compareLocations(a.shard.meta.repository.name, a.shard.path(a.doc), b.shard.meta.repository.name, b.shard.path(b.doc)),
+  );
   const { response, intact, faultedShards } = assembleIntact(files, request, query, ranked, publicUrl, maxContentBytes);
   const stats = emptyStats();
   for (const outcome of outcomes) addStats(stats, outcome.stats);
   stats.crashes += faultedShards;
   // type:repo: the ranges of the files standing for repositories, however many shards each task scanned.
-  const totalRanges = resultType === 'repo' ? ranked.reduce((sum, match) => sum + (match.path.length + match.content.length) / 2, 0) : outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
+  const totalRanges =
+    resultType === 'repo'
+      ? ranked.reduce((sum, match) => sum + (match.path.length + match.content.length) / 2, 0)
+      : outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
   const stop = combinedStop(outcomes.map((outcome) => outcome.stop));
   stats.actualMatchCount = response.matchRanges;
   stats.totalMatchCount = totalRanges;
@@ -183,7 +188,8 @@ function firstFilePerRepository(found: readonly Found[]): Found[] {
   for (const match of found) {
     const id = match.shard.meta.repository.id;
     const kept = first.get(id);
-    if (kept === undefined || match.shard.meta.shardIndex < kept.shard.meta.shardIndex || (match.shard === kept.shard && match.doc < kept.doc)) first.set(id, match);
+    if (kept === undefined || match.shard.meta.shardIndex < kept.shard.meta.shardIndex || (match.shard === kept.shard && match.doc < kept.doc))
+      first.set(id, match);
   }
   return [...first.values()];
 }
@@ -241,7 +247,6 @@ export function flushReason(stop: StopReason, cut: boolean): FlushReason {
   return cut ? 'FLUSH_REASON_MAX_SIZE' : 'FLUSH_REASON_FINAL_FLUSH';
 }
 
-
 /** The stats' times, in nanoseconds, from when the search started, was planned and had searched. */
 export function timeStats(stats: SearchStats, timings: { started: number; planned: number; searched: number }): void {
   stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
@@ -289,7 +294,13 @@ function assemble<T>(
  * type:repo return files without chunks (their content ranges are not returned), each counting as one; otherwise
  * file-name ranges come first, then content ranges in file order, within the budget.
  */
-export function draftWithin(request: SearchRequest, resultType: ReturnType<typeof resultTypeOf>, match: Found, budget: number, publicUrl: string): { file: FileDraft; counted: number } {
+export function draftWithin(
+  request: SearchRequest,
+  resultType: ReturnType<typeof resultTypeOf>,
+  match: Found,
+  budget: number,
+  publicUrl: string,
+): { file: FileDraft; counted: number } {
   const pathRanges = resultType ? match.path : withinBudget(match.path, budget);
   const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget - pathRanges.length / 2);
   const file = fileDraft(request, match.shard, match.doc, pathRanges, contentRanges, publicUrl);
@@ -321,7 +332,14 @@ export interface FileDraft {
 
 const pathScratch = new WordScratch();
 
-function fileDraft(request: SearchRequest, shard: Shard, doc: number, pathRanges: readonly number[], contentRanges: readonly number[], publicUrl: string): FileDraft {
+function fileDraft(
+  request: SearchRequest,
+  shard: Shard,
+  doc: number,
+  pathRanges: readonly number[],
+  contentRanges: readonly number[],
+  publicUrl: string,
+): FileDraft {
   const repository = shard.meta.repository;
   const path = shard.path(doc);
   const pathBytes = shard.pathBytes(doc);

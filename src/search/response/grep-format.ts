@@ -72,7 +72,12 @@ export function formatJsonLines(response: SearchResponse, locate: FileLocator, e
         const end = to === Infinity ? Buffer.byteLength(line.text) : byteColumn(line.raw, to) - 1;
         return { match: { text: Buffer.from(line.raw).subarray(start, end).toString() }, start, end };
       });
-      out.push(JSON.stringify({ type: submatches.length > 0 ? 'match' : 'context', data: { path, lines, line_number: line.lineNumber, absolute_offset: line.byteOffset, submatches } }));
+      out.push(
+        JSON.stringify({
+          type: submatches.length > 0 ? 'match' : 'context',
+          data: { path, lines, line_number: line.lineNumber, absolute_offset: line.byteOffset, submatches },
+        }),
+      );
       if (submatches.length > 0) fileMatchedLines++;
       fileMatches += submatches.length;
     }
@@ -81,7 +86,15 @@ export function formatJsonLines(response: SearchResponse, locate: FileLocator, e
     out.push(JSON.stringify({ type: 'end', data: { path, binary_offset: null, stats: { matched_lines: fileMatchedLines, matches: fileMatches } } }));
   }
   const elapsed = { secs: Math.floor(elapsedNanos / 1e9), nanos: elapsedNanos % 1e9, human: `${(elapsedNanos / 1e9).toFixed(6)}s` };
-  out.push(JSON.stringify({ type: 'summary', data: { elapsed_total: elapsed, stats: { elapsed, searches: response.stats.filesConsidered, searches_with_match: response.files.length, matched_lines: matchedLines, matches } } }));
+  out.push(
+    JSON.stringify({
+      type: 'summary',
+      data: {
+        elapsed_total: elapsed,
+        stats: { elapsed, searches: response.stats.filesConsidered, searches_with_match: response.files.length, matched_lines: matchedLines, matches },
+      },
+    }),
+  );
   return out;
 }
 
@@ -101,7 +114,9 @@ function chunkLines(chunk: Chunk): ChunkLine[] {
 function spansOn(chunk: Chunk, lineNumber: number): (readonly [number, number])[] {
   return chunk.matchRanges
     .filter((range) => range.start.lineNumber <= lineNumber && lineNumber <= range.end.lineNumber)
-    .map((range) => [range.start.lineNumber === lineNumber ? range.start.column : 1, range.end.lineNumber === lineNumber ? range.end.column : Infinity] as const);
+    .map(
+      (range) => [range.start.lineNumber === lineNumber ? range.start.column : 1, range.end.lineNumber === lineNumber ? range.end.column : Infinity] as const,
+    );
 }
 
 /** The 1-based byte column of code point column `column` of `text`. */

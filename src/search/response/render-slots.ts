@@ -97,7 +97,11 @@ export function prefixedResponse(bytes: Buffer, prefix: string, membersBytes: nu
  * so that the task's answer can hand its memory over (search-thread.ts) and
  * the front end write the prefix in place (`prefixedResponse`).
  */
-export function placeMembers(share: RenderSlotsShare, slot: number | undefined, members: readonly Uint8Array[]): { results: Uint8Array | null; slotBytesUsed: number } {
+export function placeMembers(
+  share: RenderSlotsShare,
+  slot: number | undefined,
+  members: readonly Uint8Array[],
+): { results: Uint8Array | null; slotBytesUsed: number } {
   const length = members.reduce((sum, part) => sum + part.length, 0);
   const room = share.slotBytes - PREFIX_ROOM;
   const inSlot = slot !== undefined && length <= room;

@@ -28,7 +28,10 @@ import {
 import { JsonWriter } from './json-writer.js';
 
 /** What a task renders of its files (RenderedFiles without the task's outcome and stats); `shards` index the task's shards. */
-export type FilesRendered = Pick<RenderedFiles, 'json' | 'ends' | 'keys' | 'repositoryIds' | 'ranges' | 'foundRanges' | 'shards' | 'docs' | 'contentBytes' | 'cutByContent'>;
+export type FilesRendered = Pick<
+  RenderedFiles,
+  'json' | 'ends' | 'keys' | 'repositoryIds' | 'ranges' | 'foundRanges' | 'shards' | 'docs' | 'contentBytes' | 'cutByContent'
+>;
 
 /**
  * A FileSink rendering each file to JSON, every file after the first with its comma before it, written from the
@@ -37,7 +40,17 @@ export type FilesRendered = Pick<RenderedFiles, 'json' | 'ends' | 'keys' | 'repo
 export function renderedFiles(shards: readonly Shard[], scratch?: Buffer): FileSink<FilesRendered> {
   const json = new JsonWriter(scratch);
   const shardIndex = new Map(shards.map((shard, index) => [shard, index]));
-  const rendered: Omit<FilesRendered, 'json'> = { ends: [], keys: [], repositoryIds: [], ranges: [], foundRanges: [], shards: [], docs: [], contentBytes: [], cutByContent: false };
+  const rendered: Omit<FilesRendered, 'json'> = {
+    ends: [],
+    keys: [],
+    repositoryIds: [],
+    ranges: [],
+    foundRanges: [],
+    shards: [],
+    docs: [],
+    contentBytes: [],
+    cutByContent: false,
+  };
   return {
     add: (file, match) => {
       if (rendered.ends.length > 0) json.raw(',');
@@ -91,7 +104,13 @@ const CLOSE = Buffer.from(']');
  * ranges (the file cut in the middle drafted again from `matchOf`) and at the bound on content. Undefined when
  * that file's match cannot be had: the response is then built from the matches.
  */
-export function mergeRenderedFiles(parts: readonly RenderedFiles[], request: SearchRequest, publicUrl: string, matchOf: MatchOf, maxContentBytes = RESPONSE_CONTENT_BYTES): MergedFiles | undefined {
+export function mergeRenderedFiles(
+  parts: readonly RenderedFiles[],
+  request: SearchRequest,
+  publicUrl: string,
+  matchOf: MatchOf,
+  maxContentBytes = RESPONSE_CONTENT_BYTES,
+): MergedFiles | undefined {
   const stats = emptyStats();
   for (const part of parts) accumulateStats(stats, part.stats);
   const files = new Views(OPEN);

@@ -59,7 +59,14 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
       continue;
     }
     const resumed = index === 0 ? limits.resume : undefined;
-    const shardLimits = { maxMatchRanges: resultType === 'repo' ? 1 : wanted - (resumed?.found ?? 0), countFiles: counts, deadline, isCancelled, startAt: resumed?.at, slice };
+    const shardLimits = {
+      maxMatchRanges: resultType === 'repo' ? 1 : wanted - (resumed?.found ?? 0),
+      countFiles: counts,
+      deadline,
+      isCancelled,
+      startAt: resumed?.at,
+      slice,
+    };
     let result;
     try {
       result = searchShard(shard, query, contexts, shardLimits, patterns);
@@ -126,7 +133,9 @@ function weight(match: DocumentMatch, counts: boolean): number {
  */
 function best(matches: ScoredMatch[], wanted: number, counts: boolean, shards: readonly Shard[]): { matches: ScoredMatch[]; held: number } {
   const at = (match: ScoredMatch) => shards[match.shard]!;
-  const sorted = matches.sort((a, b) => b.score - a.score || compareLocations(at(a).meta.repository.name, at(a).path(a.doc), at(b).meta.repository.name, at(b).path(b.doc)));
+  const sorted = matches.sort(
+    (a, b) => b.score - a.score || compareLocations(at(a).meta.repository.name, at(a).path(a.doc), at(b).meta.repository.name, at(b).path(b.doc)),
+  );
   let held = 0;
   let end = 0;
   while (end < sorted.length && held < wanted) held += weight(sorted[end++]!, counts);

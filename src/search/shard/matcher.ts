@@ -97,11 +97,21 @@ const WINDOW_GAP = 1024;
  * are searched in one window, the text around it staying the regex's context for `^`, `$` and `\b`.
  * Why: docs/design.md, "Per-file work is linear".
  */
-export function searchAnchorRuns(anchor: Matcher, regex: Matcher, text: Buffer, separator: number, scanEnd: number, from: number, searched: number, out: number[], limit: number): number {
+export function searchAnchorRuns(
+  anchor: Matcher,
+  regex: Matcher,
+  text: Buffer,
+  separator: number,
+  scanEnd: number,
+  from: number,
+  searched: number,
+  out: number[],
+  limit: number,
+): number {
   let at = Math.max(from, searched);
   while (out.length < 2 * limit && at < scanEnd) {
     const occurrences = anchor.ranges(text, FIND_BATCH, at, scanEnd);
-    for (let i = 0; i < occurrences.length && out.length < 2 * limit; ) {
+    for (let i = 0; i < occurrences.length && out.length < 2 * limit;) {
       const start = Math.max(searched, runStart(text, separator, occurrences[i]!));
       let end = runEnd(text, separator, occurrences[i + 1]!);
       for (i += 2; i < occurrences.length && occurrences[i]! < end + WINDOW_GAP; i += 2) end = Math.max(end, runEnd(text, separator, occurrences[i + 1]!));

@@ -62,7 +62,9 @@ function scoreRange(content: Buffer, spans: SymbolSpans, start: number, end: num
 }
 
 function isWordByte(byte: number | undefined): boolean {
-  return byte !== undefined && ((byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x5f || byte >= 0x80);
+  return (
+    byte !== undefined && ((byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x5f || byte >= 0x80)
+  );
 }
 
 /** The order of files of equal score: by repository name, then path. */

@@ -268,7 +268,10 @@ class Evaluator {
    */
   nameMatches(root: QueryNode, docs: Candidates): Uint32Array {
     const terms = bareTerms(root);
-    const inPaths = terms.length === 0 ? NO_DOCUMENTS : uniteAll(terms, (term) => candidates(this.patterns.literalPlan(term), this.shard.pathTrigrams, this.stats, this.patterns.trigramKeys));
+    const inPaths =
+      terms.length === 0
+        ? NO_DOCUMENTS
+        : uniteAll(terms, (term) => candidates(this.patterns.literalPlan(term), this.shard.pathTrigrams, this.stats, this.patterns.trigramKeys));
     if (inPaths === 'all' || inPaths.length === 0) return NO_DOCUMENTS;
     const hinted = intersectAll<Candidates>([docs, inPaths], (found) => found);
     if (hinted === 'all') return NO_DOCUMENTS;
@@ -388,7 +391,10 @@ class Evaluator {
     let mask = this.branchMasks.get(node);
     if (mask === undefined) {
       const regex = this.patterns.branchRegex(node);
-      const bits = this.shard.meta.branches.reduce((bits, branch, bit) => (native.testRegex(regex, Buffer.from(branch.name)) ? bits | (1n << BigInt(bit)) : bits), 0n);
+      const bits = this.shard.meta.branches.reduce(
+        (bits, branch, bit) => (native.testRegex(regex, Buffer.from(branch.name)) ? bits | (1n << BigInt(bit)) : bits),
+        0n,
+      );
       mask = { bits, low: Number(bits & 0xffffffffn), high: Number(bits >> 32n) };
       this.branchMasks.set(node, mask);
     }
@@ -438,7 +444,7 @@ class Evaluator {
     const longestMatch = 3 * Buffer.byteLength(literal.text, 'utf8');
     const blockBytes = this.shard.blockBytes;
     let searched = 0;
-    for (let i = lowerBound(blocks, first); i < blocks.length && blocks[i]! < end; ) {
+    for (let i = lowerBound(blocks, first); i < blocks.length && blocks[i]! < end;) {
       let runEnd = i + 1;
       while (runEnd < blocks.length && blocks[runEnd]! < end && blocks[runEnd] === blocks[runEnd - 1]! + 1) runEnd++;
       const from = (blocks[i]! - first) * blockBytes;

@@ -18,8 +18,19 @@ import type { Reply, Request } from '../http.js';
 import type { ServerContext } from '../route.js';
 
 /** The SDK, zod and the tool table, loaded at the first MCP session, not at start (they cost it ~180 ms). */
-let library: Promise<[typeof import('@modelcontextprotocol/sdk/server/mcp.js'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), typeof import('./tools.js')]> | null = null;
-const mcpLibrary = () => (library ??= Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./tools.js')]));
+let library: Promise<
+  [
+    typeof import('@modelcontextprotocol/sdk/server/mcp.js'),
+    typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    typeof import('./tools.js'),
+  ]
+> | null = null;
+const mcpLibrary = () =>
+  (library ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('./tools.js'),
+  ]));
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
@@ -90,11 +101,16 @@ async function whileOpening(holder: string, context: ServerContext, open: () => 
   let held = opening.get(holder) ?? 0;
   for (const session of sessions.values()) if (session.holder === holder) held++;
   if (held >= mcpSessionsPerCaller) {
-    throw new ApiError('RATE_LIMITED', `you hold ${held} MCP sessions, the most one caller may (server.mcpSessionsPerCaller): end one with DELETE /api/mcp, or let one expire`, { 'Retry-After': '60' });
+    throw new ApiError(
+      'RATE_LIMITED',
+      `you hold ${held} MCP sessions, the most one caller may (server.mcpSessionsPerCaller): end one with DELETE /api/mcp, or let one expire`,
+      { 'Retry-After': '60' },
+    );
   }
   let total = sessions.size;
   for (const count of opening.values()) total += count;
-  if (total >= mcpSessions) throw new ApiError('SERVICE_UNAVAILABLE', `the server holds ${total} MCP sessions, the most it may (server.mcpSessions)`, { 'Retry-After': '60' });
+  if (total >= mcpSessions)
+    throw new ApiError('SERVICE_UNAVAILABLE', `the server holds ${total} MCP sessions, the most it may (server.mcpSessions)`, { 'Retry-After': '60' });
   opening.set(holder, (opening.get(holder) ?? 0) + 1);
   try {
     return await open();
@@ -129,7 +145,11 @@ function toWebRequest(request: Request, context: ServerContext): globalThis.Requ
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) headers.set(name, value);
   const hasBody = request.method === 'post';
-  return new globalThis.Request(`${context.config.publicUrl}${request.path}`, { method: request.method.toUpperCase(), headers, ...(hasBody ? { body: request.body.toString('utf8') } : {}) });
+  return new globalThis.Request(`${context.config.publicUrl}${request.path}`, {
+    method: request.method.toUpperCase(),
+    headers,
+    ...(hasBody ? { body: request.body.toString('utf8') } : {}),
+  });
 }
 
 /** The transport's Response as a reply: the same status, the headers MCP clients read, the body. */

@@ -42,7 +42,12 @@ interface ToolCaller {
 }
 
 /** Runs a route in process for the session's caller; the JSON body on success, an ApiError otherwise. */
-async function call(route: Route, { caller, remoteAddress }: ToolCaller, context: ServerContext, input: { query?: Record<string, string | undefined>; body?: unknown }): Promise<unknown> {
+async function call(
+  route: Route,
+  { caller, remoteAddress }: ToolCaller,
+  context: ServerContext,
+  input: { query?: Record<string, string | undefined>; body?: unknown },
+): Promise<unknown> {
   const params = Object.entries(input.query ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined);
   const request: Request = {
     method: route.method,
@@ -135,8 +140,15 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
     return queryFilters(scope);
   };
   /** A read-only tool whose arguments are exactly `shape` (an unknown one is an error result naming it). */
-  const tool = <Shape extends z.ZodRawShape>(name: string, description: string, shape: Shape, produce: (args: z.infer<z.ZodObject<Shape>>) => Promise<string>) =>
-    server.registerTool(name, { description, inputSchema: z.object(shape).strict(), annotations: { readOnlyHint: true } }, (args: unknown) => run(() => produce(args as z.infer<z.ZodObject<Shape>>)));
+  const tool = <Shape extends z.ZodRawShape>(
+    name: string,
+    description: string,
+    shape: Shape,
+    produce: (args: z.infer<z.ZodObject<Shape>>) => Promise<string>,
+  ) =>
+    server.registerTool(name, { description, inputSchema: z.object(shape).strict(), annotations: { readOnlyHint: true } }, (args: unknown) =>
+      run(() => produce(args as z.infer<z.ZodObject<Shape>>)),
+    );
 
   tool(
     'search_code',
@@ -151,9 +163,18 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
       limit: z.number().int().min(1).max(1000).optional().describe('Match ranges to return (default 50)'),
     },
     async ({ query, regex, caseSensitive, repo, language, path, limit }) => {
-      const filters = [...scopeFilters({ repo }), language === undefined ? '' : `lang:${quote(language)}`, path === undefined ? '' : `file:${quote(escapeRegExp(path))}`];
+      const filters = [
+        ...scopeFilters({ repo }),
+        language === undefined ? '' : `lang:${quote(language)}`,
+        path === undefined ? '' : `file:${quote(escapeRegExp(path))}`,
+      ];
       const matches = limit ?? 50;
-      const body = { query: [query, ...filters].filter(Boolean).join(' '), matches, isRegexEnabled: regex ?? false, isCaseSensitivityEnabled: caseSensitive ?? false };
+      const body = {
+        query: [query, ...filters].filter(Boolean).join(' '),
+        matches,
+        isRegexEnabled: regex ?? false,
+        isCaseSensitivityEnabled: caseSensitive ?? false,
+      };
       const response = (await route(searchRoute, { body })) as SearchResult;
       if (response.files.length === 0) return 'No matches.';
       const header = `${response.stats.actualMatchCount} matches in ${response.files.length} files${response.isSearchExhaustive ? '' : ` (cut at ${matches}: raise limit or narrow the query for more)`}\n\n`;
@@ -174,7 +195,8 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
       groupByRepo: z.boolean().optional().describe('Count matches per repository instead of listing them'),
     },
     async ({ pattern, path, include, repo, ref, limit, groupByRepo }) => {
-      const includeFilter = include === undefined ? '' : `file:${quote(include.includes('/') ? fileGlobSource(include) : `(^|/)${fileGlobSource(include).slice(1)}`)}`;
+      const includeFilter =
+        include === undefined ? '' : `file:${quote(include.includes('/') ? fileGlobSource(include) : `(^|/)${fileGlobSource(include).slice(1)}`)}`;
       const matches = limit ?? (groupByRepo ? 10_000 : 100);
       const query = [`content:${quote(pattern)}`, ...scopeFilters({ repo, path, ref }), includeFilter].filter(Boolean).join(' ');
       const response = (await route(searchRoute, { body: { query, matches, isRegexEnabled: true, isCaseSensitivityEnabled: true } })) as SearchResult;
@@ -193,7 +215,10 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
         return `Matches by repository${cut}:\n` + [...counts].map(([name, count]) => `${name}: ${count.matches} matches in ${count.files} files\n`).join('');
       }
       const total = response.files.reduce((sum, file) => sum + contentMatches(file), 0);
-      return `${total} matches in ${response.files.length} files${cut}\n\n` + bounded(renderFiles(response.files), () => 'Narrow the search (repo, path, include) or lower limit.');
+      return (
+        `${total} matches in ${response.files.length} files${cut}\n\n` +
+        bounded(renderFiles(response.files), () => 'Narrow the search (repo, path, include) or lower limit.')
+      );
     },
   );
 
@@ -213,7 +238,12 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
       const response = (await route(searchRoute, { body: { query, matches, isRegexEnabled: true, isCaseSensitivityEnabled: true } })) as SearchResult;
       if (response.files.length === 0) return 'No files match.';
       const cut = response.isSearchExhaustive ? '' : `\n[cut at ${matches} files: raise limit or narrow the pattern for more]`;
-      return bounded(response.files.map((file) => `${file.repository} ${file.fileName.text}\n`), () => 'Narrow the pattern, repo or path.') + cut;
+      return (
+        bounded(
+          response.files.map((file) => `${file.repository} ${file.fileName.text}\n`),
+          () => 'Narrow the pattern, repo or path.',
+        ) + cut
+      );
     },
   );
 
@@ -229,9 +259,16 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
     },
     async ({ query, page: number, perPage: size, sort, direction }) => {
       const params = { query, page: number?.toString(), perPage: (size ?? 30).toString(), sort, direction };
-      const repos = (await route(reposRoute, { query: params })) as { repoName: string; indexState: string; defaultBranch: string; branches: string[]; pushedAt?: string }[];
+      const repos = (await route(reposRoute, { query: params })) as {
+        repoName: string;
+        indexState: string;
+        defaultBranch: string;
+        branches: string[];
+        pushedAt?: string;
+      }[];
       if (repos.length === 0) return 'No repositories.';
-      const line = (repo: (typeof repos)[number]) => `${repo.repoName} (${repo.indexState}; default branch ${repo.defaultBranch}${repo.pushedAt ? `, last commit ${repo.pushedAt}` : ''}; indexed: ${repo.branches.join(', ') || 'nothing yet'})\n`;
+      const line = (repo: (typeof repos)[number]) =>
+        `${repo.repoName} (${repo.indexState}; default branch ${repo.defaultBranch}${repo.pushedAt ? `, last commit ${repo.pushedAt}` : ''}; indexed: ${repo.branches.join(', ') || 'nothing yet'})\n`;
       return bounded(repos.map(line), () => 'Pass query to filter, or page through.');
     },
   );
@@ -277,7 +314,10 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
       const count = limit ?? 400;
       const shown = lines.slice(first - 1, first - 1 + count).map((line, i) => `${first + i}: ${line}\n`);
       const text = bounded(shown, (n) => `Call again with offset ${first + n}.`);
-      const rest = first - 1 + count < lines.length && !text.includes('[truncated') ? `\n[${lines.length - (first - 1 + count)} more lines: call again with offset ${first + count}.]` : '';
+      const rest =
+        first - 1 + count < lines.length && !text.includes('[truncated')
+          ? `\n[${lines.length - (first - 1 + count)} more lines: call again with offset ${first + count}.]`
+          : '';
       return `${path} (${source.language || 'text'}, ${lines.length} lines)\n${text}${rest}`;
     },
   );
@@ -302,7 +342,9 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
       let level = [root];
       let cutLevel = false;
       for (let d = 1; d <= (depth ?? 1) && level.length > 0 && entries.length <= limit; d++) {
-        const { tree } = (await route(treeRoute, { body: { repoName: repo, revisionName: ref ?? 'HEAD', paths: level.filter(Boolean) } })) as { tree: TreeNode };
+        const { tree } = (await route(treeRoute, { body: { repoName: repo, revisionName: ref ?? 'HEAD', paths: level.filter(Boolean) } })) as {
+          tree: TreeNode;
+        };
         const next: string[] = [];
         for (const directory of level) {
           for (const child of nodeAt(tree, directory)?.children ?? []) {
@@ -317,8 +359,14 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
         level = next.slice(0, LIMITS.treePaths);
       }
       if (entries.length === 0) return 'No entries.';
-      const more = entries.length > limit || cutLevel ? `\n[cut at ${Math.min(limit, entries.length)} entries: raise maxEntries, lower depth or list a subdirectory]` : '';
-      return bounded(entries.slice(0, limit).map((entry) => `${entry}\n`), () => 'List a subdirectory, or lower depth.') + more;
+      const more =
+        entries.length > limit || cutLevel ? `\n[cut at ${Math.min(limit, entries.length)} entries: raise maxEntries, lower depth or list a subdirectory]` : '';
+      return (
+        bounded(
+          entries.slice(0, limit).map((entry) => `${entry}\n`),
+          () => 'List a subdirectory, or lower depth.',
+        ) + more
+      );
     },
   );
 
@@ -330,7 +378,7 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
       ref: z.string().optional().describe('Branch, tag or commit to list from (default HEAD)'),
       path: z.string().optional().describe('Only commits changing this file or directory'),
       query: z.string().optional().describe('RE2 regular expression over the message (case-insensitive)'),
-      author: z.string().optional().describe('RE2 regular expression over the author\'s name and email (case-insensitive)'),
+      author: z.string().optional().describe("RE2 regular expression over the author's name and email (case-insensitive)"),
       since: z.string().optional().describe("ISO 8601 or relative: '30 days ago', 'last week'"),
       until: z.string().optional().describe("ISO 8601 or relative: 'yesterday'"),
       page,
@@ -340,7 +388,9 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
     async ({ repo, ref, path, query, author, since, until, page: number, perPage: size, limit }) => {
       const params = { repo, ref, path, query, author, since, until, page: number?.toString(), perPage: String(size ?? limit ?? 20) };
       const commits = (await route(commitsRoute, { query: params })) as { hash: string; date: string; authorName: string; message: string }[];
-      return commits.length === 0 ? 'No commits.' : commits.map((commit) => `${commit.hash.slice(0, 12)} ${commit.date.slice(0, 10)} ${commit.authorName}: ${commit.message}\n`).join('');
+      return commits.length === 0
+        ? 'No commits.'
+        : commits.map((commit) => `${commit.hash.slice(0, 12)} ${commit.date.slice(0, 10)} ${commit.authorName}: ${commit.message}\n`).join('');
     },
   );
 
@@ -363,24 +413,50 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
   tool(
     'list_commit_authors',
     'The authors of a repository (or of one path in it), most commits first.',
-    { repo: z.string(), ref: z.string().optional().describe('Branch, tag or commit (default HEAD)'), path: z.string().optional().describe('Only authors of commits changing this file or directory'), page, perPage: perPage(50) },
+    {
+      repo: z.string(),
+      ref: z.string().optional().describe('Branch, tag or commit (default HEAD)'),
+      path: z.string().optional().describe('Only authors of commits changing this file or directory'),
+      page,
+      perPage: perPage(50),
+    },
     async ({ repo, ref, path, page: number, perPage: size }) => {
-      const authors = (await route(authorsRoute, { query: { repo, ref, path, page: number?.toString(), perPage: size?.toString() } })) as { name: string; email: string; commitCount: number }[];
+      const authors = (await route(authorsRoute, { query: { repo, ref, path, page: number?.toString(), perPage: size?.toString() } })) as {
+        name: string;
+        email: string;
+        commitCount: number;
+      }[];
       return authors.length === 0 ? 'No authors.' : authors.map((author) => `${author.commitCount} ${author.name} <${author.email}>\n`).join('');
     },
   );
 
   tool('list_connections', 'The code hosts of the repositories you can see (one connection per code host type).', {}, async () => {
     const connections = (await route(connectionsRoute, {})) as { id: number; name: string; connectionType: string }[];
-    return connections.length === 0 ? 'No connections.' : connections.map((connection) => `${connection.id} ${connection.name} (${connection.connectionType})\n`).join('');
+    return connections.length === 0
+      ? 'No connections.'
+      : connections.map((connection) => `${connection.id} ${connection.name} (${connection.connectionType})\n`).join('');
   });
 
-  tool('get_diff', 'The diff between two revisions of a repository.', { repo: z.string(), base: z.string(), head: z.string(), path: z.string().optional() }, async ({ repo, base, head, path }) => {
-    const { files } = (await route(diffRoute, { query: { repo, base, head, path } })) as { files: { oldPath: string | null; newPath: string | null; hunks: { oldRange: { start: number; lines: number }; newRange: { start: number; lines: number }; body: string }[] }[] };
-    if (files.length === 0) return 'No differences.';
-    const parts = files.map((file) => `--- ${file.oldPath ?? '/dev/null'}\n+++ ${file.newPath ?? '/dev/null'}\n${file.hunks.map((hunk) => `@@ -${hunk.oldRange.start},${hunk.oldRange.lines} +${hunk.newRange.start},${hunk.newRange.lines} @@\n${hunk.body}`).join('')}\n`);
-    return bounded(parts, () => 'Pass path to see one file.');
-  });
+  tool(
+    'get_diff',
+    'The diff between two revisions of a repository.',
+    { repo: z.string(), base: z.string(), head: z.string(), path: z.string().optional() },
+    async ({ repo, base, head, path }) => {
+      const { files } = (await route(diffRoute, { query: { repo, base, head, path } })) as {
+        files: {
+          oldPath: string | null;
+          newPath: string | null;
+          hunks: { oldRange: { start: number; lines: number }; newRange: { start: number; lines: number }; body: string }[];
+        }[];
+      };
+      if (files.length === 0) return 'No differences.';
+      const parts = files.map(
+        (file) =>
+          `--- ${file.oldPath ?? '/dev/null'}\n+++ ${file.newPath ?? '/dev/null'}\n${file.hunks.map((hunk) => `@@ -${hunk.oldRange.start},${hunk.oldRange.lines} +${hunk.newRange.start},${hunk.newRange.lines} @@\n${hunk.body}`).join('')}\n`,
+      );
+      return bounded(parts, () => 'Pass path to see one file.');
+    },
+  );
 
   for (const [name, symbolRoute, what] of [
     ['find_symbol_definitions', findDefinitionsRoute, 'Where a symbol is defined (ctags definitions).'],
@@ -388,8 +464,12 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
   ] as const) {
     tool(name, what, { symbol: z.string(), repo: z.string().optional(), language: z.string().optional() }, async ({ symbol, repo, language }) => {
       const body = { symbolName: symbol, ...(repo === undefined ? {} : { repoName: repo }), ...(language === undefined ? {} : { language }) };
-      const found = (await route(symbolRoute, { body })) as { files: { repository: string; fileName: string; matches: { lineContent: string; range: { start: { lineNumber: number } } }[] }[] };
-      const lines = found.files.flatMap((file) => file.matches.map((match) => `${file.repository} ${file.fileName}:${match.range.start.lineNumber}: ${match.lineContent.trim()}\n`));
+      const found = (await route(symbolRoute, { body })) as {
+        files: { repository: string; fileName: string; matches: { lineContent: string; range: { start: { lineNumber: number } } }[] }[];
+      };
+      const lines = found.files.flatMap((file) =>
+        file.matches.map((match) => `${file.repository} ${file.fileName}:${match.range.start.lineNumber}: ${match.lineContent.trim()}\n`),
+      );
       return lines.length === 0 ? 'Not found.' : bounded(lines, () => 'Pass repo or language to narrow it.');
     });
   }

@@ -3,7 +3,18 @@
  * running daemon): API keys (each user their own; owners anyone's),
  * repository grants, the anonymous-access setting and the license (owners).
  */
-import { ApiKeyList, ApiKeysQuery, CreateApiKeyRequest, CreatedApiKey, GrantQuery, GrantRequest, InstallLicenseRequest, LicenseResponse, Settings, Success } from '../../api/auth-schemas.js';
+import {
+  ApiKeyList,
+  ApiKeysQuery,
+  CreateApiKeyRequest,
+  CreatedApiKey,
+  GrantQuery,
+  GrantRequest,
+  InstallLicenseRequest,
+  LicenseResponse,
+  Settings,
+  Success,
+} from '../../api/auth-schemas.js';
 import { ApiError } from '../../api/errors.js';
 import { parseBody, parseQuery, validator } from '../../api/validate.js';
 import { apiKeyView } from '../../auth/views.js';

@@ -170,7 +170,8 @@ async function regexParameter(context: ServerContext, value: string | undefined,
   if (value === undefined || value === '') return undefined;
   const match = async (texts: string[]) => {
     const result = await context.pool.matchTexts(value, texts, caller);
-    if ('invalid' in result) throw new ApiError('INVALID_QUERY_PARAMS', `query parameter \`${field}\`: invalid regular expression ${JSON.stringify(value)} (${result.invalid})`);
+    if ('invalid' in result)
+      throw new ApiError('INVALID_QUERY_PARAMS', `query parameter \`${field}\`: invalid regular expression ${JSON.stringify(value)} (${result.invalid})`);
     return result.matched;
   };
   await match([]);
@@ -181,7 +182,11 @@ async function regexParameter(context: ServerContext, value: string | undefined,
 function gitDateParameter(value: string | undefined, field: string): Date | undefined {
   if (value === undefined) return undefined;
   const date = parseGitDate(value);
-  if (!date) throw new ApiError('INVALID_QUERY_PARAMS', `query parameter \`${field}\`: expected an ISO 8601 date or a relative one such as \`30 days ago\` (got ${JSON.stringify(value)})`);
+  if (!date)
+    throw new ApiError(
+      'INVALID_QUERY_PARAMS',
+      `query parameter \`${field}\`: expected an ISO 8601 date or a relative one such as \`30 days ago\` (got ${JSON.stringify(value)})`,
+    );
   return date;
 }
 
@@ -220,7 +225,10 @@ export const blameRoute: Route = {
     const params = parseQuery(blameQuery, request.query);
     const { repo, commit } = await commitIn(context, caller, params.repo, params.ref!);
     const blob = await blobAt(commit, params.path);
-    const blame = await blameFile(repo.path, commit.sha(), blob.path, requestLimit(request, context), { slots: context.gitProcesses, caller: callerKey(caller, request) });
+    const blame = await blameFile(repo.path, commit.sha(), blob.path, requestLimit(request, context), {
+      slots: context.gitProcesses,
+      caller: callerKey(caller, request),
+    });
     audit(context, caller, 'file.blamed', { id: repo.name, type: 'repository' }, { path: blob.path, ref: params.ref });
     return { status: 200, body: blame };
   },

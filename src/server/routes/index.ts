@@ -2,10 +2,29 @@
 import { openApiDocument } from '../../api/openapi.js';
 import type { Route } from '../route.js';
 import { authorsRoute, blameRoute, commitRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from './git.js';
-import { addGrantRoute, createApiKeyRoute, deleteApiKeyRoute, getLicenseRoute, getSettingsRoute, installLicenseRoute, listApiKeysRoute, removeGrantRoute, setSettingsRoute } from './admin.js';
+import {
+  addGrantRoute,
+  createApiKeyRoute,
+  deleteApiKeyRoute,
+  getLicenseRoute,
+  getSettingsRoute,
+  installLicenseRoute,
+  listApiKeysRoute,
+  removeGrantRoute,
+  setSettingsRoute,
+} from './admin.js';
 import { mcpDeleteRoute, mcpPostRoute } from './mcp.js';
 import { connectionSyncRoute, connectionsRoute, reposRoute } from './repos.js';
-import { authorizationServerRoute, decideAuthorizationRoute, describeAuthorizationRoute, protectedResourceRootRoute, protectedResourceRoute, registerClientRoute, revokeRoute, tokenRoute } from './oauth.js';
+import {
+  authorizationServerRoute,
+  decideAuthorizationRoute,
+  describeAuthorizationRoute,
+  protectedResourceRootRoute,
+  protectedResourceRoute,
+  registerClientRoute,
+  revokeRoute,
+  tokenRoute,
+} from './oauth.js';
 import { oidcCallbackRoute, oidcStartRoute, providersRoute } from './oidc.js';
 import { searchRoute, streamSearchRoute } from './search.js';
 import { endOtherSessionsRoute, endSessionRoute, getSessionRoute, listSessionsRoute, setPasswordRoute, signInRoute, signOutRoute } from './sessions.js';

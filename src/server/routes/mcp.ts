@@ -10,7 +10,11 @@ const JsonRpcError = Type.Object({
   error: Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) }),
   id: Type.Union([Type.String(), Type.Number(), Type.Null()]),
 });
-const SESSION_NOT_FOUND = { status: 404, description: 'JSON-RPC error: the session named by mcp-session-id is not open (ended, expired or never opened)', schema: JsonRpcError };
+const SESSION_NOT_FOUND = {
+  status: 404,
+  description: 'JSON-RPC error: the session named by mcp-session-id is not open (ended, expired or never opened)',
+  schema: JsonRpcError,
+};
 const NOT_INITIALIZED = 'no mcp-session-id and not an initialize request';
 
 const mcpRoute = (method: 'post' | 'delete', summary: string, response: Route['response']): Route => ({

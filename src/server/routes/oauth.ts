@@ -42,7 +42,10 @@ const RegisterRequest = Type.Object(
   { additionalProperties: true },
 );
 const registerBody = validator(RegisterRequest);
-const AuthorizationDecision = Type.Object({ params: Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), { maxProperties: 32 }), approve: Type.Boolean() }, { additionalProperties: false });
+const AuthorizationDecision = Type.Object(
+  { params: Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), { maxProperties: 32 }), approve: Type.Boolean() },
+  { additionalProperties: false },
+);
 const decisionBody = validator(AuthorizationDecision);
 
 /** An error with both vocabularies: the API's error object and RFC 6749's fields. */
@@ -61,7 +64,12 @@ class OAuthApiError extends ApiError {
   }
 }
 
-const API_CODE_OF_STATUS: Record<number, ErrorCode> = { 400: 'INVALID_REQUEST_BODY', 401: 'NOT_AUTHENTICATED', 403: 'INSUFFICIENT_PERMISSIONS', 503: 'SERVICE_UNAVAILABLE' };
+const API_CODE_OF_STATUS: Record<number, ErrorCode> = {
+  400: 'INVALID_REQUEST_BODY',
+  401: 'NOT_AUTHENTICATED',
+  403: 'INSUFFICIENT_PERMISSIONS',
+  503: 'SERVICE_UNAVAILABLE',
+};
 
 /** Runs a step of the OAuth server; its refusals become errors in both vocabularies. */
 async function step<T>(run: () => T | Promise<T>): Promise<T> {
@@ -75,7 +83,12 @@ async function step<T>(run: () => T | Promise<T>): Promise<T> {
 
 /** OAuth is an enterprise feature: without an active license every step is refused, saying so. */
 function requireLicense(context: ServerContext): void {
-  if (!context.auth.activeLicense()) throw new OAuthApiError('INSUFFICIENT_PERMISSIONS', 'access_denied', 'OAuth for MCP clients is an enterprise feature and this instance has no active license: use an API key (Authorization: Bearer trawl_ak_…) or install a license');
+  if (!context.auth.activeLicense())
+    throw new OAuthApiError(
+      'INSUFFICIENT_PERMISSIONS',
+      'access_denied',
+      'OAuth for MCP clients is an enterprise feature and this instance has no active license: use an API key (Authorization: Bearer trawl_ak_…) or install a license',
+    );
 }
 
 /** A redirect URI a client may register: https, or http on a loopback address (native apps, RFC 8252); never with a fragment. */
@@ -118,7 +131,16 @@ const protectedResource = (path: string, operationId: string): Route => ({
   errors: [],
   async handle(_request: Request, _caller: Caller, context: ServerContext): Promise<JsonReply> {
     const base = context.config.publicUrl;
-    return { status: 200, body: { resource: `${base}${MCP_RESOURCE_PATH}`, authorization_servers: [base], bearer_methods_supported: ['header'], scopes_supported: [OAUTH_SCOPE], resource_name: 'trawl' } };
+    return {
+      status: 200,
+      body: {
+        resource: `${base}${MCP_RESOURCE_PATH}`,
+        authorization_servers: [base],
+        bearer_methods_supported: ['header'],
+        scopes_supported: [OAUTH_SCOPE],
+        resource_name: 'trawl',
+      },
+    };
   },
 });
 export const protectedResourceRoute = protectedResource(PROTECTED_RESOURCE_METADATA_PATH, 'oauthProtectedResource');
@@ -173,12 +195,24 @@ export const registerClientRoute: Route = {
       if (problem) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_redirect_uri', `redirect_uris: ${problem}`);
     }
     const redirectUris = [...new Set(body.redirect_uris)];
-    if (Buffer.byteLength(redirectUris.join('')) > MAX_REDIRECT_URI_BYTES) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_redirect_uri', `redirect_uris: at most ${MAX_REDIRECT_URI_BYTES} bytes in all`);
+    if (Buffer.byteLength(redirectUris.join('')) > MAX_REDIRECT_URI_BYTES)
+      throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_redirect_uri', `redirect_uris: at most ${MAX_REDIRECT_URI_BYTES} bytes in all`);
     const name = body.client_name?.trim() || 'MCP client';
-    if (UNSHOWABLE_NAME.test(name)) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_client_metadata', 'client_name: control characters and bidirectional formatting characters are not allowed');
+    if (UNSHOWABLE_NAME.test(name))
+      throw new OAuthApiError(
+        'INVALID_REQUEST_BODY',
+        'invalid_client_metadata',
+        'client_name: control characters and bidirectional formatting characters are not allowed',
+      );
     registrations.takeFor(addressKey(request.remoteAddress));
     const client = server(context).register(name, redirectUris);
-    audit(context, caller, 'oauth.client.registered', { id: client.id, type: 'oauthClient' }, { name: client.name, redirectUris: client.redirectUris, remoteAddress: request.remoteAddress });
+    audit(
+      context,
+      caller,
+      'oauth.client.registered',
+      { id: client.id, type: 'oauthClient' },
+      { name: client.name, redirectUris: client.redirectUris, remoteAddress: request.remoteAddress },
+    );
     return {
       status: 201,
       body: {
@@ -221,7 +255,11 @@ export const describeAuthorizationRoute: Route = {
     const { client, redirectUri } = await checkAuthorizationRequest(context, params);
     // A name registered before such characters were refused is shown with them replaced.
     const clientName = client.name.replace(new RegExp(UNSHOWABLE_NAME, 'g'), '\ufffd');
-    return { status: 200, body: { clientId: client.id, clientName, redirectUri, scope: OAUTH_SCOPE, registeredAt: new Date(client.createdAt).toISOString() }, headers: noStore };
+    return {
+      status: 200,
+      body: { clientId: client.id, clientName, redirectUri, scope: OAUTH_SCOPE, registeredAt: new Date(client.createdAt).toISOString() },
+      headers: noStore,
+    };
   },
 };
 
@@ -238,7 +276,8 @@ export const decideAuthorizationRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext): Promise<JsonReply> {
     const { params, approve } = parseBody(decisionBody, request.body);
     const { client } = await checkAuthorizationRequest(context, params);
-    if (caller.credential?.kind !== 'session') throw new OAuthApiError('INSUFFICIENT_PERMISSIONS', 'access_denied', 'only a person signed in to the web app can approve an authorization');
+    if (caller.credential?.kind !== 'session')
+      throw new OAuthApiError('INSUFFICIENT_PERMISSIONS', 'access_denied', 'only a person signed in to the web app can approve an authorization');
     const redirect = await step(() => server(context).authorize(params, caller.user!.id, approve));
     audit(context, caller, approve ? 'oauth.approved' : 'oauth.denied', { id: client.id, type: 'oauthClient' }, { name: client.name });
     return { status: 200, body: { redirect }, headers: noStore };
@@ -272,7 +311,8 @@ export const revokeRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext): Promise<JsonReply> {
     const { token } = formFields(request);
     if (!token) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_request', 'the token field is required');
-    if (await context.auth.revokeOAuthToken(token)) audit(context, caller, 'oauth.revoked', { id: null, type: 'oauthGrant' }, { remoteAddress: request.remoteAddress });
+    if (await context.auth.revokeOAuthToken(token))
+      audit(context, caller, 'oauth.revoked', { id: null, type: 'oauthGrant' }, { remoteAddress: request.remoteAddress });
     return { status: 200, body: {}, headers: noStore };
   },
 };

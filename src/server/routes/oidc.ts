@@ -45,7 +45,11 @@ export const providersRoute: Route = {
   tag: TAG,
   summary: 'The ways to sign in: a password (when some member has one), and single sign-on when configured',
   access: 'public',
-  response: { status: 200, schema: Type.Object({ password: Type.Boolean(), oidc: Type.Union([Type.Object({ name: Type.String(), start: Type.String() }), Type.Null()]) }), description: 'The ways' },
+  response: {
+    status: 200,
+    schema: Type.Object({ password: Type.Boolean(), oidc: Type.Union([Type.Object({ name: Type.String(), start: Type.String() }), Type.Null()]) }),
+    description: 'The ways',
+  },
   errors: [],
   async handle(_request: Request, _caller: Caller, context: ServerContext) {
     const signIn = context.oidc();
@@ -83,7 +87,8 @@ export const oidcCallbackRoute: Route = {
   path: CALLBACK_PATH,
   operationId: 'finishSingleSignOn',
   tag: TAG,
-  summary: "The identity provider's redirect back (`code`, `state`, or `error`): signs the browser in and redirects where it was going, or to /sign-in?error=<reason>",
+  summary:
+    "The identity provider's redirect back (`code`, `state`, or `error`): signs the browser in and redirects where it was going, or to /sign-in?error=<reason>",
   access: 'public',
   response: { status: 302, description: 'Signed in, or to the sign-in page with the reason', headers: ['Location', 'Set-Cookie'] },
   errors: ['NOT_FOUND'],
@@ -100,7 +105,13 @@ export const oidcCallbackRoute: Route = {
       return redirect(next, { 'Set-Cookie': await handOver(context, request, started, 'oidc') });
     } catch (error) {
       if (!(error instanceof OidcError)) throw error;
-      audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { path: request.path, method: 'oidc', reason: error.reason, detail: error.message, remoteAddress: request.remoteAddress, requestId: request.requestId });
+      audit(
+        context,
+        anonymousCaller,
+        'auth.failed',
+        { id: null, type: null },
+        { path: request.path, method: 'oidc', reason: error.reason, detail: error.message, remoteAddress: request.remoteAddress, requestId: request.requestId },
+      );
       // A failed sign-in's state is of no further use: the browser starts again.
       return redirect(`/sign-in?error=${error.reason}`, { 'Set-Cookie': setCookie(SIGN_IN_STATE_COOKIE, '', 0, secure) });
     }

@@ -34,7 +34,8 @@ const CONNECTION_TYPES: Record<CodeHostType, string> = {
 const hostTypeId = (type: CodeHostType) => CODE_HOST_TYPES.indexOf(type) + 1;
 
 /** The connection a repository is listed under: its configured connection's id, else its code host type's. */
-const connectionIdOf = (repo: CatalogRepository, context: ServerContext) => (repo.config.connection === undefined ? hostTypeId(repo.config.codeHostType) : context.connections.repositorySync(repo.config.name)?.connectionId ?? 0);
+const connectionIdOf = (repo: CatalogRepository, context: ServerContext) =>
+  repo.config.connection === undefined ? hostTypeId(repo.config.codeHostType) : (context.connections.repositorySync(repo.config.name)?.connectionId ?? 0);
 
 const visibleRepositories = (caller: Caller, context: ServerContext) => context.catalog().repositories.filter((repo) => caller.canSee(repo.config));
 
@@ -80,9 +81,10 @@ export const reposRoute: Route = {
     const needle = params.query?.toLowerCase();
     const repos = visibleRepositories(caller, context).filter(
       (repo) =>
-        (needle === undefined || repo.config.name.toLowerCase().includes(needle)) && (params.connectionId === undefined || connectionIdOf(repo, context) === params.connectionId),
+        (needle === undefined || repo.config.name.toLowerCase().includes(needle)) &&
+        (params.connectionId === undefined || connectionIdOf(repo, context) === params.connectionId),
     );
-    const key = (repo: CatalogRepository) => (params.sort === 'pushed' ? repo.entry?.pushedAt ?? '' : repo.config.name);
+    const key = (repo: CatalogRepository) => (params.sort === 'pushed' ? (repo.entry?.pushedAt ?? '') : repo.config.name);
     repos.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0) * (params.direction === 'desc' ? -1 : 1));
     const { items, headers } = paginate(repos, params, context.config.publicUrl, '/api/repos', request.query);
     return { status: 200, body: items.map((repo) => describe(repo, context)), headers };
@@ -108,7 +110,9 @@ export const connectionsRoute: Route = {
       .statuses()
       .filter((status) => owner || seen.has(status.name))
       .map((status) => (owner ? status : { ...status, syncState: { ...status.syncState, failedRepos: undefined } }));
-    const connections = [...[...types].map((type) => ({ id: hostTypeId(type), name: type, connectionType: CONNECTION_TYPES[type] })), ...configured].sort((a, b) => a.id - b.id);
+    const connections = [...[...types].map((type) => ({ id: hostTypeId(type), name: type, connectionType: CONNECTION_TYPES[type] })), ...configured].sort(
+      (a, b) => a.id - b.id,
+    );
     return { status: 200, body: connections };
   },
 };
@@ -118,7 +122,7 @@ export const connectionSyncRoute: Route = {
   path: '/api/connections/{id}/sync',
   operationId: 'syncConnection',
   tag: 'Repositories',
-  summary: 'Lists and fetches the connection\'s repositories now (after the sync under way, if one is); its progress shows on GET /api/connections',
+  summary: "Lists and fetches the connection's repositories now (after the sync under way, if one is); its progress shows on GET /api/connections",
   access: 'owner',
   response: { status: 202, schema: ConnectionSyncAccepted, description: 'The sync is started or queued' },
   errors: ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS', 'INVALID_CSRF_TOKEN', 'NOT_FOUND'],
@@ -128,7 +132,8 @@ export const connectionSyncRoute: Route = {
     const segment = decodePathSegment(raw);
     const id = segment !== null && /^[1-9][0-9]{0,8}$/.test(segment) ? Number(segment) : null;
     const name = id === null ? undefined : context.connections.connectionName(id);
-    if (name === undefined || !context.connections.syncNow(name)) throw new ApiError('NOT_FOUND', `no configured connection has the id ${JSON.stringify(segment ?? raw)} (GET /api/connections lists them)`);
+    if (name === undefined || !context.connections.syncNow(name))
+      throw new ApiError('NOT_FOUND', `no configured connection has the id ${JSON.stringify(segment ?? raw)} (GET /api/connections lists them)`);
     audit(context, caller, 'connection.sync', { id: String(id), type: 'connection' }, { name });
     return { status: 202, body: { id, name, status: 'queued' } };
   },

@@ -78,7 +78,12 @@ export const streamSearchRoute: Route = {
     'Search code, streamed as server-sent events: `{"type":"chunk",files,repositoryInfo,stats}` per shard group as it completes, then `{"type":"final",accumulatedStats,isSearchExhaustive}`, then `[DONE]`',
   access: 'read',
   body: SearchRequest,
-  response: { status: 200, contentType: 'text/event-stream', schema: StreamSearchEvent, description: 'A stream of server-sent events; the schema is that of each event\'s `data`' },
+  response: {
+    status: 200,
+    contentType: 'text/event-stream',
+    schema: StreamSearchEvent,
+    description: "A stream of server-sent events; the schema is that of each event's `data`",
+  },
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const search = parseBody(body, request.body);

@@ -53,7 +53,8 @@ let checksInFlight = 0;
 
 /** Runs a password check within the bound on checks in flight. */
 async function boundedCheck<T>(check: () => Promise<T>): Promise<T> {
-  if (checksInFlight >= MAX_CHECKS_IN_FLIGHT) throw new ApiError('SERVICE_UNAVAILABLE', 'too many sign-ins at once; try again in a second', { 'Retry-After': '1' });
+  if (checksInFlight >= MAX_CHECKS_IN_FLIGHT)
+    throw new ApiError('SERVICE_UNAVAILABLE', 'too many sign-ins at once; try again in a second', { 'Retry-After': '1' });
   checksInFlight++;
   try {
     return await check();
@@ -73,7 +74,8 @@ function sessionState(context: ServerContext, user: User, session: Session, csrf
 
 /** The caller's session, or INSUFFICIENT_PERMISSIONS when it called with a key instead. */
 function sessionOf(caller: Caller): Session {
-  if (caller.credential?.kind !== 'session') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'this endpoint is about a signed-in session: call it with the session cookie, not a key');
+  if (caller.credential?.kind !== 'session')
+    throw new ApiError('INSUFFICIENT_PERMISSIONS', 'this endpoint is about a signed-in session: call it with the session cookie, not a key');
   return caller.credential.session;
 }
 
@@ -93,7 +95,14 @@ export async function handOver(context: ServerContext, request: Request, started
   const previous = earlier === undefined ? null : context.auth.authenticateSession(earlier);
   if (previous?.kind === 'session') await context.auth.endSession(previous.user.id, previous.session.id);
   const { user, session, secret } = started;
-  context.audit.record({ action: 'auth.signed_in', actorId: user.id, actorType: 'user', targetId: session.id, targetType: 'session', metadata: { method, remoteAddress: request.remoteAddress } });
+  context.audit.record({
+    action: 'auth.signed_in',
+    actorId: user.id,
+    actorType: 'user',
+    targetId: session.id,
+    targetType: 'session',
+    metadata: { method, remoteAddress: request.remoteAddress },
+  });
   return setCookie(SESSION_COOKIE, secret, context.auth.state.sessionLimits.maxAgeMs / 1000, secure);
 }
 
@@ -121,10 +130,20 @@ export const signInRoute: Route = {
     if (started) outcome.succeeded();
     else {
       outcome.failed();
-      audit(context, anonymousCaller, 'auth.failed', { id: null, type: null }, { path: request.path, email, remoteAddress: request.remoteAddress, requestId: request.requestId });
+      audit(
+        context,
+        anonymousCaller,
+        'auth.failed',
+        { id: null, type: null },
+        { path: request.path, email, remoteAddress: request.remoteAddress, requestId: request.requestId },
+      );
       throw new ApiError('NOT_AUTHENTICATED', 'the email or the password is wrong');
     }
-    return { status: 200, body: sessionState(context, started.user, started.session, started.csrfToken), headers: { 'Set-Cookie': await handOver(context, request, started, 'password'), 'Cache-Control': 'no-store' } };
+    return {
+      status: 200,
+      body: sessionState(context, started.user, started.session, started.csrfToken),
+      headers: { 'Set-Cookie': await handOver(context, request, started, 'password'), 'Cache-Control': 'no-store' },
+    };
   },
 };
 
@@ -141,7 +160,11 @@ export const signOutRoute: Route = {
     const session = sessionOf(caller);
     await context.auth.endSession(caller.user!.id, session.id);
     audit(context, caller, 'auth.signed_out', { id: session.id, type: 'session' });
-    return { status: 200, body: { success: true, message: 'signed out' }, headers: { 'Set-Cookie': setCookie(SESSION_COOKIE, '', 0, secureCookies(context.config.publicUrl)) } };
+    return {
+      status: 200,
+      body: { success: true, message: 'signed out' },
+      headers: { 'Set-Cookie': setCookie(SESSION_COOKIE, '', 0, secureCookies(context.config.publicUrl)) },
+    };
   },
 };
 

@@ -90,7 +90,11 @@ function symbolRoute(path: string, operationId: string, definitions: boolean, su
     async handle(request: Request, caller: Caller, context: ServerContext) {
       const find = parseBody(body, request.body);
       if (find.repoName !== undefined) visibleRepository(context, caller, find.repoName);
-      const response = await context.pool.search(symbolQuery(find, definitions), { query: find.symbolName, matches: MAX_MATCHES, contextLines: 0 }, { visible: caller.canSee, signal: signalFor(request), caller: callerKey(caller, request) });
+      const response = await context.pool.search(
+        symbolQuery(find, definitions),
+        { query: find.symbolName, matches: MAX_MATCHES, contextLines: 0 },
+        { visible: caller.canSee, signal: signalFor(request), caller: callerKey(caller, request) },
+      );
       return { status: 200, body: toSymbolResponse(response, context.config.publicUrl) };
     },
   };

@@ -36,7 +36,8 @@ export const metricsRoute: Route = {
   path: '/metrics',
   operationId: 'metrics',
   tag: 'System',
-  summary: 'Prometheus metrics: requests and latency per route, search latency, queue depth, shards loaded, index lag (of the repositories the caller can see), worker crashes, shard failures',
+  summary:
+    'Prometheus metrics: requests and latency per route, search latency, queue depth, shards loaded, index lag (of the repositories the caller can see), worker crashes, shard failures',
   access: 'read',
   response: { status: 200, contentType: 'text/plain; version=0.0.4', description: 'Prometheus text format' },
   errors: ['NOT_AUTHENTICATED'],

@@ -39,7 +39,8 @@ export const createTokenRoute: Route = {
   errors: ['INVALID_REQUEST_BODY', 'INVALID_REPOSITORY_SCOPE', ...CREDENTIAL_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
     const { repos, repoIds } = parseBody(createBody, request.body);
-    if ((repos === undefined) === (repoIds === undefined)) throw new ApiError('INVALID_REQUEST_BODY', 'request body: send exactly one of `repos` (names) and `repoIds` (ids)');
+    if ((repos === undefined) === (repoIds === undefined))
+      throw new ApiError('INVALID_REQUEST_BODY', 'request body: send exactly one of `repos` (names) and `repoIds` (ids)');
     const { repositories } = context.catalog();
     const scope = [...new Set<string | number>(repos ?? repoIds)].map((wanted) => {
       const repo = repositories.find((candidate) => (repos ? candidate.config.name : candidate.entry?.id) === wanted);
@@ -59,7 +60,8 @@ export const revokeTokenRoute = deleteByIdRoute({
   base: TOKEN_PATH,
   operationId: 'revokeScopedAccessToken',
   tag: TAG,
-  summary: 'Revoke one of your live scoped access tokens (a revoked or expired one is not found); the very next request with it fails, and open streams and MCP sessions using it end',
+  summary:
+    'Revoke one of your live scoped access tokens (a revoked or expired one is not found); the very next request with it fails, and open streams and MCP sessions using it end',
   access: 'user',
   ee: true,
   errors: ['SCOPED_ACCESS_TOKEN_NOT_FOUND', ...CREDENTIAL_ERRORS],

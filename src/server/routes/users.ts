@@ -125,6 +125,10 @@ export const auditRoute: Route = {
     const since = dateParameter(params.since, 'since')?.getTime();
     const until = dateParameter(params.until, 'until')?.getTime();
     const { total, entries } = await context.audit.page(since, until, (page.number - 1) * page.size, page.size);
-    return { status: 200, body: entries.map((entry) => auditRecordView(entry, context.version)), headers: pageHeaders(total, page, context.config.publicUrl, '/api/ee/audit', request.query) };
+    return {
+      status: 200,
+      body: entries.map((entry) => auditRecordView(entry, context.version)),
+      headers: pageHeaders(total, page, context.config.publicUrl, '/api/ee/audit', request.query),
+    };
   },
 };
