@@ -1,9 +1,9 @@
 /** Request and response schemas of the auth endpoints: scoped tokens, users, audit, API keys, grants, settings, license (spec/api.md §5, §6). */
+import { AUTH_LIMITS } from '../auth/limits.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { isoDate, longPerPage, page } from './schemas.js';
 
 /** Passwords: shorter ones are refused when set; longer ones always (the hash's cost must not grow with what a caller sends). */
-export const AUTH_LIMITS = { reposPerToken: 100, passwordMinCharacters: 10, passwordMaxBytes: 1024 } as const;
 
 const timestamp = Type.String({ description: 'ISO 8601, millisecond precision' });
 const identifier = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });

@@ -5,7 +5,7 @@
  * `scrypt$<log2 N>$<r>$<p>$<salt b64>$<hash b64>`; compared in constant time.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { AUTH_LIMITS } from '../api/auth-schemas.js';
+import { AUTH_LIMITS } from './limits.js';
 
 const { passwordMinCharacters, passwordMaxBytes } = AUTH_LIMITS;
 
