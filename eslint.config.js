@@ -4,17 +4,19 @@ import tseslint from 'typescript-eslint';
 
 /** Folders of src/ and those each one must not import. */
 const FORBIDDEN = {
-  query: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'obs', 'connections'],
+  query: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'obs', 'connections', 'index'],
   index: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'config', 'api', 'connections'],
   config: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'api', 'connections'],
-  api: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'connections'],
+  api: ['server', 'worker', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'connections'],
   obs: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'index', 'api', 'connections'],
   git: ['server', 'worker', 'auth', 'search', 'indexer', 'cli', 'query', 'connections'],
   indexer: ['server', 'auth', 'search', 'cli', 'query', 'connections'],
-  auth: ['server', 'worker', 'search', 'indexer', 'git', 'cli', 'query', 'connections'],
+  auth: ['server', 'worker', 'search', 'indexer', 'git', 'cli', 'query', 'connections', 'api'],
   search: ['server', 'auth', 'indexer', 'git', 'cli', 'connections'],
   worker: ['server', 'auth', 'git', 'cli', 'connections'],
   connections: ['server', 'worker', 'auth', 'search', 'indexer', 'cli', 'query', 'api'],
+  // The language table is data: it imports nothing of trawl's, and every layer may import it.
+  language: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'config', 'api', 'connections', 'index'],
   server: ['cli', 'worker'],
 };
 
@@ -47,8 +49,8 @@ const layer = (folder, forbidden) => ({
                 },
               ]
             : []),
-          // The query language names languages as linguist does: the one thing query/ takes from index/ (the table is data, no I/O).
-          ...(folder === 'query' ? [{ regex: '^\\.\\./index/(?!languages\\.js$)', message: 'src/query/ takes only the language table from src/index/' }] : []),
+          // The request schemas state the auth layer's bounds: the one thing api/ takes from auth/ (constants, no state).
+          ...(folder === 'api' ? [{ regex: '^\\.\\./auth/(?!limits\\.js$)', message: 'src/api/ takes only the limits from src/auth/' }] : []),
           // The front end never touches shard bytes: the pool and the workers do.
           ...(folder === 'server'
             ? [

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { isUtf8 } from 'node:buffer';
 import { ShardWriter } from '../index/shard-writer.js';
 import { DocumentFlags, SHARD_FILE_EXTENSION } from '../index/format.js';
-import { detectLanguage } from '../index/languages.js';
+import { detectLanguage } from '../language/languages.js';
 import { sortByStaticRank } from '../index/rank.js';
 import { noSymbols } from '../index/symbols.js';
 import type { DocumentInput, RepositoryMeta } from '../index/model.js';

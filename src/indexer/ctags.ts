@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { CtagsTag } from '../index/symbols.js';
-import { primaryExtension } from '../index/languages.js';
+import { primaryExtension } from '../language/languages.js';
 
 const CTAGS_ARGS = ['--_interactive=sandbox', '--output-format=json', '--fields=NnKsZ'];
 /** A file ctags has not finished after this long is taken as a hang: the process is killed. */

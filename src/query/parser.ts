@@ -10,7 +10,7 @@
  * Over 300 lines: the grammar of docs/query-syntax.md in one recursive-descent
  * parser; its lexing decides on the parser's backtracking, so they stay together.
  */
-import { resolveLanguage } from '../index/languages.js';
+import { resolveLanguage } from '../language/languages.js';
 import type { PatternNode, PatternTarget, QueryNode } from './ast.js';
 import { MATCH_NOTHING } from './ast.js';
 import { checkedPattern, type PatternCheck } from './compiled-regex.js';

@@ -1,11 +1,11 @@
 import t from 'tap';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { languageDataSource } from '../../src/index/language-data-source.js';
-import { detectLanguage, resolveLanguage } from '../../src/index/languages.js';
+import { languageDataSource } from '../../src/language/language-data-source.js';
+import { detectLanguage, resolveLanguage } from '../../src/language/languages.js';
 
 t.test('language-data.ts is what linguist-languages makes (run `npm run gen:languages` after updating it)', async (t) => {
-  const file = fileURLToPath(new URL('../../src/index/language-data.ts', import.meta.url));
+  const file = fileURLToPath(new URL('../../src/language/language-data.ts', import.meta.url));
   t.equal(fs.readFileSync(file, 'utf8'), await languageDataSource());
 });
 

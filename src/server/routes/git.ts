@@ -28,7 +28,7 @@ import { directoryFileAt, directoryTreeOf } from '../../git/plain-directory.js';
 import { isGitRepository, type GitCommit } from '../../git/repository.js';
 import { treeOf } from '../../git/tree.js';
 import type { RepositoryConfig } from '../../config/config.js';
-import { detectLanguage } from '../../index/languages.js';
+import { detectLanguage } from '../../language/languages.js';
 import { browseUrl, externalUrl } from '../../search/links.js';
 import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';

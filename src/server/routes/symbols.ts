@@ -8,7 +8,7 @@ import { ApiError } from '../../api/errors.js';
 import { FindSymbolRequest, FindSymbolResponse, type FindSymbolRequestBody } from '../../api/schemas.js';
 import type { FileResult, SearchResponse } from '../../api/types.js';
 import { parseBody, validator } from '../../api/validate.js';
-import { resolveLanguage } from '../../index/languages.js';
+import { resolveLanguage } from '../../language/languages.js';
 import type { QueryNode } from '../../query/ast.js';
 import { browseRepositoryUrl } from '../../search/links.js';
 import { escapeRegExp } from '../../query/escape.js';
