@@ -81,6 +81,26 @@ export default [
   },
   ...Object.entries(FORBIDDEN).map(([folder, forbidden]) => layer(folder, forbidden)),
   {
+    // Code that runs per match or per file writes an object's members out: a spread plus members costs a hidden
+    // class and a copy each time (docs/design.md, "The hot path's memory").
+    files: [
+      'src/search/shard/**/*.ts',
+      'src/search/response/build.ts',
+      'src/search/response/json-writer.ts',
+      'src/search/shard-cache.ts',
+      'src/search/packed-matches.ts',
+    ],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ObjectExpression:has(> SpreadElement):has(> Property)',
+          message: 'a spread plus members on the per-match path: write the members out (docs/design.md, "The hot path\'s memory")',
+        },
+      ],
+    },
+  },
+  {
     // A protocol owns every type that crosses its threads: it imports the layers below, never the code that runs on either side.
     files: ['src/worker/*-protocol.ts', 'src/worker/thread-url.ts'],
     rules: {

@@ -51,6 +51,14 @@ t.test('the rules refuse what the architecture forbids', async (t) => {
   }
 });
 
+t.test('the per-match files refuse a spread plus members; per-search code may use one', async (t) => {
+  const source = 'export const withShard = (match: { doc: number }, shard: string) => ({ ...match, shard });\n';
+  const rules = async (filePath: string) => (await eslint.lintText(source, { filePath })).flatMap((result) => result.messages.map((message) => message.ruleId));
+  t.same(await rules('src/search/shard/evaluate.ts'), ['no-restricted-syntax'], 'per match: refused');
+  t.same(await rules('src/search/response/build.ts'), ['no-restricted-syntax'], 'per file: refused');
+  t.same(await rules('src/search/pool.ts'), [], 'per search: allowed');
+});
+
 t.test('the repository relies on nothing outside it: no tracked file points at a document beside the checkout', async (t) => {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })

@@ -40,7 +40,7 @@ export class ShardCache {
     const found: Found[] = [];
     for (const match of matches) {
       try {
-        found.push({ ...match, shard: this.get(shardFiles[match.shard]!) });
+        found.push({ doc: match.doc, content: match.content, path: match.path, shard: this.get(shardFiles[match.shard]!), score: match.score });
       } catch {
         stats.crashes++;
       }

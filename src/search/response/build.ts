@@ -60,7 +60,7 @@ export function buildLocalResponse<T>(
 
 /** The matches of one `searchShards` outcome with their shards (`shards[match.shard]`). */
 export function foundIn(outcome: ShardsOutcome, shards: readonly Shard[]): Found[] {
-  return outcome.matches.map((match) => ({ ...match, shard: shards[match.shard]! }));
+  return outcome.matches.map((match) => ({ doc: match.doc, content: match.content, path: match.path, shard: shards[match.shard]!, score: match.score }));
 }
 
 /**
