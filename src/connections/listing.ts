@@ -39,6 +39,8 @@ export class Listing {
   readonly warnings: string[] = [];
   private warned = 0;
   private readonly excluded: RegExp[];
+  private readonly topics: RegExp[];
+  private readonly excludedTopics: RegExp[];
   private readonly host: string;
 
   constructor(
@@ -48,6 +50,8 @@ export class Listing {
     private readonly cloneOrigins: readonly string[] | null,
   ) {
     this.excluded = connection.exclude.repos.map(globToRegExp);
+    this.topics = connection.topics.map(globToRegExp);
+    this.excludedTopics = connection.exclude.topics.map(globToRegExp);
     this.host = connectionHost(connection);
   }
 
@@ -71,7 +75,7 @@ export class Listing {
   }
 
   private isExcluded(repo: RemoteRepository): boolean {
-    const { exclude, topics } = this.connection;
+    const { exclude } = this.connection;
     if (
       (exclude.forks && repo.fork) ||
       (exclude.archived && repo.archived) ||
@@ -83,8 +87,8 @@ export class Listing {
     if (repo.sizeBytes !== undefined && (repo.sizeBytes < exclude.minSizeBytes || repo.sizeBytes > exclude.maxSizeBytes)) return true;
     if (this.excluded.some((glob) => glob.test(repo.path))) return true;
     const repoTopics = repo.topics ?? [];
-    if (exclude.topics.some((glob) => repoTopics.some((topic) => globToRegExp(glob).test(topic)))) return true;
-    return topics.length > 0 && !topics.some((glob) => repoTopics.some((topic) => globToRegExp(glob).test(topic)));
+    if (this.excludedTopics.some((glob) => repoTopics.some((topic) => glob.test(topic)))) return true;
+    return this.topics.length > 0 && !this.topics.some((glob) => repoTopics.some((topic) => glob.test(topic)));
   }
 
   /** A clone URL must stay on the host: never a local path, never another scheme family or origin. */

@@ -127,7 +127,10 @@ export class ConnectionSyncer {
     this.state.save();
   }
 
-  /** A new configuration (SIGHUP): connections added start, removed ones are dropped with their mirrors, every one syncs now. */
+  /**
+   * A new configuration (SIGHUP): connections added start, removed ones are dropped with their mirrors, every one
+   * syncs now. The caller applies `repositories()` afterwards (`onRepositories` is called only before mirrors go).
+   */
   reconfigure(config: Config): void {
     this.options = { ...this.options, config };
     this.holders = null;
@@ -135,7 +138,6 @@ export class ConnectionSyncer {
     this.dropUnconfigured();
     for (const connection of config.connections) this.syncNow(connection.name);
     this.state.save();
-    this.options.onRepositories();
   }
 
   /** Starts a sync of connection `name` (or queues one after the sync under way); false for an unknown name. */
@@ -387,20 +389,21 @@ export class ConnectionSyncer {
     record.repos = record.repos.filter((repo) => !dropped.has(repo));
     this.holders = null;
     this.options.logger.info({ connection, repositories: [...dropped].map((repo) => repo.name) }, 'repositories gone from their host dropped');
-    this.removeMirrors(connection, [...dropped]);
+    this.removeMirrors([...dropped].map((repo) => this.mirrorPath(connection, repo)));
   }
 
   private dropUnconfigured(): void {
     this.holders = null;
     const forgotten = this.state.forgetAllBut(new Set(this.config.connections.map((connection) => connection.name)));
-    for (const { connection, repos } of forgotten) this.removeMirrors(connection, repos);
+    this.removeMirrors(forgotten.flatMap(({ connection, repos }) => repos.map((repo) => this.mirrorPath(connection, repo))));
   }
 
-  /** Removes mirrors once the daemon has stopped indexing them (the list is published first). */
-  private removeMirrors(connection: string, repos: MirroredRepository[]): void {
+  /** Removes mirrors once the daemon has stopped indexing them: the state is saved and the list published first, once. */
+  private removeMirrors(directories: string[]): void {
+    if (directories.length === 0) return;
     this.state.save();
     this.options.onRepositories();
-    for (const repo of repos) fs.rmSync(this.mirrorPath(connection, repo), { recursive: true, force: true });
+    for (const directory of directories) fs.rmSync(directory, { recursive: true, force: true });
   }
 
   private publishSoon(): void {
@@ -423,26 +426,28 @@ export class ConnectionSyncer {
  * indexes besides the configuration file's, and what `trawl index` must keep (from the state on disk).
  */
 export function mirroredRepositories(config: Config, state = SyncState.open(config.dataDir)): RepositoryConfig[] {
-  return config.connections.flatMap((connection) =>
-    state
+  return config.connections.flatMap((connection) => {
+    const publicRepos = connection.publicRepos.map(globToRegExp);
+    return state
       .record(connection.name)
       .repos.filter((repo) => repo.fetchedAt !== undefined)
-      .map((repo) => repositoryConfig(config.dataDir, connection, repo)),
-  );
+      .map((repo) => repositoryConfig(config.dataDir, connection, publicRepos, repo));
+  });
 }
 
 function mirrorPath(dataDir: string, connection: string, repo: MirroredRepository): string {
   return path.join(dataDir, 'mirrors', connection, repo.mirror);
 }
 
-function repositoryConfig(dataDir: string, connection: ConnectionConfig, repo: MirroredRepository): RepositoryConfig {
+/** `publicRepos`: the connection's `publicRepos` globs, compiled once for all its repositories. */
+function repositoryConfig(dataDir: string, connection: ConnectionConfig, publicRepos: readonly RegExp[], repo: MirroredRepository): RepositoryConfig {
   const config: RepositoryConfig = {
     name: repo.name,
     path: mirrorPath(dataDir, connection.name, repo),
     branches: connection.branches,
     tags: connection.tags,
     codeHostType: CODE_HOST[connection.type](connection),
-    public: connection.public || connection.publicRepos.some((glob) => globToRegExp(glob).test(repo.name)),
+    public: connection.public || publicRepos.some((glob) => glob.test(repo.name)),
     archived: repo.archived,
     fork: repo.fork,
     connection: connection.name,
