@@ -3,54 +3,27 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { trawl } from '../helpers/cli.js';
-import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
-import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
+import { bearer } from '../helpers/auth.js';
+import { waitFor } from '../helpers/daemon.js';
 import { commitAll, git, writeFiles } from '../helpers/git.js';
 import { createServedRepository } from '../helpers/git-host.js';
 import { tempDir } from '../helpers/tmp.js';
-
-interface Status {
-  name: string;
-  syncState: { status: string; repoCount: number; failedRepos?: { repo: string; error: string }[] };
-}
-
-async function statuses(daemon: Daemon, owner: SeededUser): Promise<Status[]> {
-  return (await (await daemon.fetch('/api/connections', { headers: bearer(owner.key) })).json()) as Status[];
-}
-
-async function repositories(daemon: Daemon, owner: SeededUser): Promise<string[]> {
-  return ((await (await daemon.fetch('/api/repos', { headers: bearer(owner.key) })).json()) as { repoName: string }[]).map((repo) => repo.repoName);
-}
-
-async function ownerDaemon(t: Parameters<typeof startDaemon>[0], config: Record<string, unknown>): Promise<{ daemon: Daemon; owner: SeededUser }> {
-  let owner!: SeededUser;
-  const daemon = await startDaemon(
-    t,
-    { index: { ctagsCommand: '' }, ...config },
-    {
-      env: LICENSE_ENV,
-      prepare: async (configFile) => {
-        owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!;
-      },
-    },
-  );
-  return { daemon, owner };
-}
+import { connectionStatuses, daemonWithUsers, repositoryNames, searchFiles } from './helpers.js';
 
 t.test('a repository past sync.maxRepositoryMegabytes is refused; the others sync', async (t) => {
   const root = tempDir(t, 'trawl-served-');
   createServedRepository(t, root, 'big', { 'noise.bin': crypto.randomBytes(3 << 20).toString('base64') });
   createServedRepository(t, root, 'small', { 'small.txt': 'trawl_small_marker\n' });
-  const { daemon, owner } = await ownerDaemon(t, {
+  const { daemon, owner } = await daemonWithUsers(t, {
     sync: { maxRepositoryMegabytes: 1 },
     connections: { big: { type: 'git', url: `file://${root}/big.git` }, small: { type: 'git', url: `file://${root}/small.git` } },
   });
   await waitFor(
-    async () => (await statuses(daemon, owner)).every((status) => status.syncState.status !== 'pending' && status.syncState.status !== 'syncing'),
+    async () => (await connectionStatuses(daemon, owner)).every((status) => status.syncState.status !== 'pending' && status.syncState.status !== 'syncing'),
     30_000,
     'both syncs',
   );
-  const [big, small] = await statuses(daemon, owner);
+  const [big, small] = await connectionStatuses(daemon, owner);
   t.match(
     big!.syncState.failedRepos,
     [{ repo: /local\/big$/, error: /grew past 1 MiB \(sync\.maxRepositoryMegabytes\)/ }],
@@ -60,23 +33,23 @@ t.test('a repository past sync.maxRepositoryMegabytes is refused; the others syn
   t.equal(small!.syncState.repoCount, 1, 'the small one is');
   const mirrors = path.join(path.dirname(daemon.configFile), 'data', 'mirrors', 'big');
   t.same(fs.existsSync(mirrors) ? fs.readdirSync(mirrors) : [], [], 'the partial fetch left nothing on disk');
-  await waitFor(async () => (await repositories(daemon, owner)).length === 1, 30_000, 'the small repository listed');
-  t.same(await repositories(daemon, owner), ['local/small']);
+  await waitFor(async () => (await repositoryNames(daemon, owner)).length === 1, 30_000, 'the small repository listed');
+  t.same(await repositoryNames(daemon, owner), ['local/small']);
 });
 
 t.test('SIGHUP adds and drops connections, and syncs them', async (t) => {
   const root = tempDir(t, 'trawl-served-');
   createServedRepository(t, root, 'first', { 'one.txt': 'trawl_first_connection\n' });
   createServedRepository(t, root, 'second', { 'two.txt': 'trawl_second_connection\n' });
-  const { daemon, owner } = await ownerDaemon(t, { connections: { first: { type: 'git', url: `file://${root}/first.git` } } });
-  await waitFor(async () => (await repositories(daemon, owner)).join() === 'local/first', 30_000, 'the first connection');
+  const { daemon, owner } = await daemonWithUsers(t, { connections: { first: { type: 'git', url: `file://${root}/first.git` } } });
+  await waitFor(async () => (await repositoryNames(daemon, owner)).join() === 'local/first', 30_000, 'the first connection');
   const config = JSON.parse(fs.readFileSync(daemon.configFile, 'utf8')) as { connections: Record<string, unknown> };
   config.connections = { second: { type: 'git', url: `file://${root}/second.git` } };
   fs.writeFileSync(daemon.configFile, JSON.stringify(config));
   daemon.process.kill('SIGHUP');
-  await waitFor(async () => (await repositories(daemon, owner)).join() === 'local/second', 30_000, 'the second connection in place of the first');
+  await waitFor(async () => (await repositoryNames(daemon, owner)).join() === 'local/second', 30_000, 'the second connection in place of the first');
   t.same(
-    (await statuses(daemon, owner)).map((status) => status.name),
+    (await connectionStatuses(daemon, owner)).map((status) => status.name),
     ['second'],
     'the removed connection is no longer listed',
   );
@@ -91,12 +64,11 @@ t.test('tags the globs name are fetched and indexed as branches of their name; o
   writeFiles(work, { 'v.txt': 'trawl_tagged_head\n' });
   commitAll(work, 'after the release');
   git(work, 'push', '-q', '--tags', 'origin', 'main');
-  const { daemon, owner } = await ownerDaemon(t, { connections: { tagged: { type: 'git', url: `file://${root}/tagged.git`, revisions: { tags: ['v*'] } } } });
-  await waitFor(async () => (await repositories(daemon, owner)).length === 1, 30_000, 'the mirror');
-  const search = async (query: string) => {
-    const response = await daemon.fetch('/api/search', { method: 'POST', headers: bearer(owner.key), body: JSON.stringify({ query, matches: 10 }) });
-    return ((await response.json()) as { files: { fileName: { text: string }; branches?: string[] }[] }).files.map((file) => file.branches ?? []);
-  };
+  const { daemon, owner } = await daemonWithUsers(t, {
+    connections: { tagged: { type: 'git', url: `file://${root}/tagged.git`, revisions: { tags: ['v*'] } } },
+  });
+  await waitFor(async () => (await repositoryNames(daemon, owner)).length === 1, 30_000, 'the mirror');
+  const search = async (query: string) => (await searchFiles(daemon, owner, query)).map((file) => file.branches ?? []);
   await waitFor(async () => (await search('trawl_tagged_head')).length === 1, 30_000, 'the index');
   t.same(await search('trawl_tagged_release_one rev:v1.0'), [['v1.0']], 'the annotated tag, peeled to its commit, is searchable as a branch');
   const repo = ((await (await daemon.fetch('/api/repos', { headers: bearer(owner.key) })).json()) as { branches: string[] }[])[0]!;
@@ -106,8 +78,8 @@ t.test('tags the globs name are fetched and indexed as branches of their name; o
 t.test('trawl index, run offline, indexes the mirrors the daemon fetched and drops none of them', async (t) => {
   const root = tempDir(t, 'trawl-served-');
   createServedRepository(t, root, 'kept', { 'kept.txt': 'trawl_offline_marker\n' });
-  const { daemon, owner } = await ownerDaemon(t, { connections: { kept: { type: 'git', url: `file://${root}/kept.git` } } });
-  await waitFor(async () => (await repositories(daemon, owner)).length === 1, 30_000, 'the mirror');
+  const { daemon, owner } = await daemonWithUsers(t, { connections: { kept: { type: 'git', url: `file://${root}/kept.git` } } });
+  await waitFor(async () => (await repositoryNames(daemon, owner)).length === 1, 30_000, 'the mirror');
   const manifestFile = path.join(path.dirname(daemon.configFile), 'data', 'manifest.json');
   await waitFor(async () => fs.existsSync(manifestFile) && fs.readFileSync(manifestFile, 'utf8').includes('local/kept'), 30_000, 'the index');
   t.equal(await daemon.stop(), 0);

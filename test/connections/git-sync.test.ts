@@ -2,27 +2,14 @@ import t from 'tap';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
-import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
+import { bearer, type SeededUser } from '../helpers/auth.js';
+import { waitFor, type Daemon } from '../helpers/daemon.js';
 import { commitAll, git, writeFiles } from '../helpers/git.js';
 import { createServedRepository, freePort, startGitDaemon, startGitHttpHost } from '../helpers/git-host.js';
 import { tempDir } from '../helpers/tmp.js';
+import { connectionStatuses, daemonWithUsers, searchFiles, type ConnectionStatus } from './helpers.js';
 
 const PASSWORD = 'correct-horse-battery-staple';
-
-interface Status {
-  id: number;
-  name: string;
-  connectionType: string;
-  syncState: {
-    status: string;
-    error?: string;
-    repoCount: number;
-    failedRepoCount: number;
-    failedRepos?: { repo: string; error: string }[];
-    lastSyncedAt?: string;
-  };
-}
 
 function secretFile(t: Parameters<typeof tempDir>[0], content: string): string {
   const file = path.join(tempDir(t, 'trawl-secret-'), 'token');
@@ -30,19 +17,15 @@ function secretFile(t: Parameters<typeof tempDir>[0], content: string): string {
   return file;
 }
 
-async function connections(daemon: Daemon, owner: SeededUser): Promise<Status[]> {
-  return (await (await daemon.fetch('/api/connections', { headers: bearer(owner.key) })).json()) as Status[];
-}
-
 /** Asks for a sync of connection `name` and waits until one that started after the request has ended. */
-async function syncNow(daemon: Daemon, owner: SeededUser, name: string): Promise<Status> {
-  const before = (await connections(daemon, owner)).find((status) => status.name === name)!;
+async function syncNow(daemon: Daemon, owner: SeededUser, name: string): Promise<ConnectionStatus> {
+  const before = (await connectionStatuses(daemon, owner)).find((status) => status.name === name)!;
   const response = await daemon.fetch(`/api/connections/${before.id}/sync`, { method: 'POST', headers: bearer(owner.key) });
   if (response.status !== 202) throw new Error(`sync answered ${response.status}: ${await response.text()}`);
-  let after: Status | undefined;
+  let after: ConnectionStatus | undefined;
   await waitFor(
     async () => {
-      after = (await connections(daemon, owner)).find((status) => status.name === name);
+      after = (await connectionStatuses(daemon, owner)).find((status) => status.name === name);
       return after?.syncState.status !== 'syncing' && after?.syncState.lastSyncedAt !== before.syncState.lastSyncedAt;
     },
     30_000,
@@ -74,12 +57,9 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
     return new Promise<void>((resolve) => silent.close(() => resolve()));
   });
 
-  let owner!: SeededUser;
-  let member!: SeededUser;
-  const daemon = await startDaemon(
+  const { daemon, owner, member } = await daemonWithUsers(
     t,
     {
-      index: { ctagsCommand: '' },
       sync: { fetchTimeoutSeconds: 5 },
       connections: {
         team: {
@@ -95,19 +75,9 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
         moved: { type: 'git', url: `${host.origin}/moved/git/team/app.git`, user: 'alice', token: { file: secretFile(t, PASSWORD) } },
       },
     },
-    {
-      env: { ...LICENSE_ENV, WRONG_TOKEN: 'not-the-password' },
-      prepare: async (configFile) => {
-        const users = await seedUsers(configFile, [
-          { email: 'owner@example.com', role: 'owner' },
-          { email: 'dev@example.com', role: 'member' },
-        ]);
-        owner = users['owner@example.com']!;
-        member = users['dev@example.com']!;
-      },
-    },
+    { WRONG_TOKEN: 'not-the-password' },
   );
-  const search = (query: string) => searchFilesAs(daemon, owner, query);
+  const search = async (query: string) => (await searchFiles(daemon, owner, query)).map((file) => `${file.repository}:${file.fileName.text}`).sort();
   const teamRepo = `127.0.0.1:${new URL(host.origin).port}/git/team/app`;
 
   await waitFor(async () => (await search('trawl_first_marker')).length === 1, 30_000, 'the first fetch to be indexed');
@@ -117,13 +87,13 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
   t.same(await search('trawl_daemon_marker'), [`127.0.0.1:${new URL(gitDaemon).port}/other/lib:lib.c`], 'a git:// URL is fetched from git daemon');
 
   await waitFor(
-    async () => (await connections(daemon, owner)).every((status) => status.syncState.status !== 'syncing' && status.syncState.status !== 'pending'),
+    async () => (await connectionStatuses(daemon, owner)).every((status) => status.syncState.status !== 'syncing' && status.syncState.status !== 'pending'),
     30_000,
     'every first sync',
   ).catch(async (error: Error) => {
-    throw new Error(`${error.message}; the connections then: ${JSON.stringify(await connections(daemon, owner))}`);
+    throw new Error(`${error.message}; the connections then: ${JSON.stringify(await connectionStatuses(daemon, owner))}`);
   });
-  const statuses = await connections(daemon, owner);
+  const statuses = await connectionStatuses(daemon, owner);
   const byName = Object.fromEntries(statuses.map((status) => [status.name, status]));
   t.ok(
     statuses.every((status) => status.id >= 100 && status.connectionType === 'git'),
@@ -138,7 +108,7 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
   t.match(byName.hang!.syncState.failedRepos, [{ error: /ran past 5 s/ }], 'a host that never answers is ended by the time budget');
   const text = JSON.stringify(statuses) + daemon.stderr();
   t.notOk(text.includes(PASSWORD) || text.includes('not-the-password'), 'no secret in the API or the log');
-  const memberView = (await (await daemon.fetch('/api/connections', { headers: bearer(member.key) })).json()) as Status[];
+  const memberView = await connectionStatuses(daemon, member);
   t.same(memberView, [], 'a member sees no connection of repositories they cannot see (private by default)');
   const denied = await daemon.fetch(`/api/connections/${byName.team!.id}/sync`, { method: 'POST', headers: bearer(member.key) });
   t.equal(denied.status, 403, 'only owners start a sync');
@@ -185,9 +155,3 @@ t.test('connections fetch from git http-backend behind nginx with basic auth, an
   );
   t.equal((await daemon.fetch('/api/health')).status, 200, 'the daemon kept serving throughout');
 });
-
-async function searchFilesAs(daemon: Daemon, user: SeededUser, query: string): Promise<string[]> {
-  const response = await daemon.fetch('/api/search', { method: 'POST', headers: bearer(user.key), body: JSON.stringify({ query, matches: 50 }) });
-  const body = (await response.json()) as { files?: { repository: string; fileName: { text: string } }[] };
-  return (body.files ?? []).map((file) => `${file.repository}:${file.fileName.text}`).sort();
-}

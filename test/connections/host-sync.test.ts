@@ -1,11 +1,12 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
-import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
+import { bearer, type SeededUser } from '../helpers/auth.js';
+import { waitFor, type Daemon } from '../helpers/daemon.js';
 import { startGitHttpHost } from '../helpers/git-host.js';
 import { github } from './fixtures/github.js';
 import { startFixture } from './fixtures/server.js';
+import { connectionStatuses, daemonWithUsers, searchFiles, type ConnectionStatus } from './helpers.js';
 
 // A GitHub Enterprise-like host end to end: its API (the fixture, behind the same nginx) lists the
 // repositories, git http-backend serves them with the token as password, the daemon mirrors and indexes them.
@@ -35,21 +36,14 @@ t.test('a github connection: listed through the API, cloned with the token, rena
   host.createRepository('acme/web', { 'web.ts': 'export const trawl_web_marker = 1;\n' });
   host.createRepository('acme/gone', { 'gone.txt': 'trawl_gone_marker\n' });
 
-  let owner!: SeededUser;
-  const daemon = await startDaemon(
+  const { daemon, owner } = await daemonWithUsers(
     t,
     {
-      index: { ctagsCommand: '' },
       auth: { anonymousAccess: true },
       sync: { removeAfterHours: 0 },
       connections: { ghe: { type: 'github', url: host.origin, orgs: ['acme'], token: { env: 'GHE_TOKEN' }, publicRepos: ['*/acme/web'] } },
     },
-    {
-      env: { ...LICENSE_ENV, GHE_TOKEN: TOKEN },
-      prepare: async (configFile) => {
-        owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!;
-      },
-    },
+    { GHE_TOKEN: TOKEN },
   );
   const hostName = new URL(host.origin).host;
   const repos = async (headers: Record<string, string> = bearer(owner.key)) => (await (await daemon.fetch('/api/repos', { headers })).json()) as Repo[];
@@ -79,10 +73,7 @@ t.test('a github connection: listed through the API, cloned with the token, rena
   fixture.state.repos[0]!.name = 'api-v2';
   fs.renameSync(path.join(host.root, 'acme', 'api.git'), path.join(host.root, 'acme', 'api-v2.git'));
   fixture.state.repos.splice(2, 1);
-  const [connection] = (await (await daemon.fetch('/api/connections', { headers: bearer(owner.key) })).json()) as {
-    id: number;
-    syncState: { lastSyncedAt?: string };
-  }[];
+  const [connection] = await connectionStatuses(daemon, owner);
   t.equal((await daemon.fetch(`/api/connections/${connection!.id}/sync`, { method: 'POST', headers: bearer(owner.key) })).status, 202);
   await waitFor(
     async () => (await repos()).map((repo) => repo.repoName).join() === [`${hostName}/acme/api-v2`, `${hostName}/acme/web`].join(),
@@ -107,29 +98,19 @@ t.test('a listing that fails keeps every repository already mirrored', async (t)
   const host = await startGitHttpHost(t, { user: 'x-access-token', password: TOKEN }, fixture.port);
   fixture.state.gitOrigin = host.origin;
   host.createRepository('acme/kept', { 'kept.txt': 'trawl_kept_marker\n' });
-  let owner!: SeededUser;
-  const daemon = await startDaemon(
+  const { daemon, owner } = await daemonWithUsers(
     t,
-    {
-      index: { ctagsCommand: '' },
-      sync: { removeAfterHours: 0 },
-      connections: { ghe: { type: 'github', url: host.origin, orgs: ['acme'], token: { env: 'GHE_TOKEN' } } },
-    },
-    {
-      env: { ...LICENSE_ENV, GHE_TOKEN: TOKEN },
-      prepare: async (configFile) => {
-        owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!;
-      },
-    },
+    { sync: { removeAfterHours: 0 }, connections: { ghe: { type: 'github', url: host.origin, orgs: ['acme'], token: { env: 'GHE_TOKEN' } } } },
+    { GHE_TOKEN: TOKEN },
   );
   await waitFor(async () => (await search(daemon, owner, 'trawl_kept_marker')).length === 1, 30_000, 'the first sync');
   fixture.state.token = 'rotated-elsewhere';
-  const [connection] = (await (await daemon.fetch('/api/connections', { headers: bearer(owner.key) })).json()) as { id: number }[];
+  const [connection] = await connectionStatuses(daemon, owner);
   await daemon.fetch(`/api/connections/${connection!.id}/sync`, { method: 'POST', headers: bearer(owner.key) });
-  let state: { status: string; error?: string; repoCount: number } | undefined;
+  let state: ConnectionStatus['syncState'] | undefined;
   await waitFor(
     async () => {
-      state = ((await (await daemon.fetch('/api/connections', { headers: bearer(owner.key) })).json()) as { syncState: typeof state }[])[0]!.syncState;
+      state = (await connectionStatuses(daemon, owner))[0]!.syncState;
       return state?.status === 'failed';
     },
     30_000,
@@ -143,8 +124,7 @@ t.test('a listing that fails keeps every repository already mirrored', async (t)
   t.match(metrics, /trawl_connection_fetched_bytes_total\{connection="ghe"\} [1-9]/);
 });
 
+/** The repositories a search finds files in. */
 async function search(daemon: Daemon, user: SeededUser, query: string): Promise<string[]> {
-  const response = await daemon.fetch('/api/search', { method: 'POST', headers: bearer(user.key), body: JSON.stringify({ query, matches: 50 }) });
-  const body = (await response.json()) as { files?: { repository: string }[] };
-  return [...new Set((body.files ?? []).map((file) => file.repository))].sort();
+  return [...new Set((await searchFiles(daemon, user, query)).map((file) => file.repository))].sort();
 }

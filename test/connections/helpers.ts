@@ -1,0 +1,63 @@
+/** What the connection tests share: a daemon with an owner and a member, and the API reads they repeat. */
+import type { Test } from 'tap';
+import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
+
+export interface ConnectionStatus {
+  id: number;
+  name: string;
+  connectionType: string;
+  syncState: {
+    status: string;
+    error?: string;
+    repoCount: number;
+    failedRepoCount: number;
+    failedRepos?: { repo: string; error: string }[];
+    lastSyncedAt?: string;
+  };
+}
+
+export interface FoundFile {
+  repository: string;
+  fileName: { text: string };
+  branches?: string[];
+}
+
+/** The daemon with `config` (no ctags unless it says), an owner and a member with API keys; `env` for its tokens. */
+export async function daemonWithUsers(
+  t: Test,
+  config: Record<string, unknown>,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ daemon: Daemon; owner: SeededUser; member: SeededUser }> {
+  let users: Record<string, SeededUser> = {};
+  const daemon = await startDaemon(
+    t,
+    { index: { ctagsCommand: '' }, ...config },
+    {
+      env: { ...LICENSE_ENV, ...env },
+      prepare: async (configFile) => {
+        users = await seedUsers(configFile, [
+          { email: 'owner@example.com', role: 'owner' },
+          { email: 'dev@example.com', role: 'member' },
+        ]);
+      },
+    },
+  );
+  return { daemon, owner: users['owner@example.com']!, member: users['dev@example.com']! };
+}
+
+/** GET /api/connections as `user`. */
+export async function connectionStatuses(daemon: Daemon, user: SeededUser): Promise<ConnectionStatus[]> {
+  return (await (await daemon.fetch('/api/connections', { headers: bearer(user.key) })).json()) as ConnectionStatus[];
+}
+
+/** The names GET /api/repos lists to `user`. */
+export async function repositoryNames(daemon: Daemon, user: SeededUser): Promise<string[]> {
+  return ((await (await daemon.fetch('/api/repos', { headers: bearer(user.key) })).json()) as { repoName: string }[]).map((repo) => repo.repoName);
+}
+
+/** The files a search finds for `user` (up to 50 matches). */
+export async function searchFiles(daemon: Daemon, user: SeededUser, query: string): Promise<FoundFile[]> {
+  const response = await daemon.fetch('/api/search', { method: 'POST', headers: bearer(user.key), body: JSON.stringify({ query, matches: 50 }) });
+  return ((await response.json()) as { files?: FoundFile[] }).files ?? [];
+}
