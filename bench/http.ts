@@ -106,7 +106,6 @@ await runIndex(config);
 warmPageCache(dataDir);
 const daemon = await startDaemon(daemonConfig);
 const rows: string[] = [];
-const cpuRows: string[] = [];
 const fixedRateRows: string[] = [];
 const targetRuns: Awaited<ReturnType<typeof runWrk>>[] = [];
 let peakAnon = 0;
@@ -121,6 +120,7 @@ try {
     const script = wrkScript('search', '/api/search', queries.map(searchBody));
     await runWrk(daemon.url, script, 4, 1); // warm the queries' pages
     const cells: string[] = [];
+    let cpuPerRequest = '';
     for (const connections of CONCURRENCY) {
       const cpuBefore = threadCpuSeconds(daemon.child.pid!);
       const result = await runWrk(daemon.url, script, connections, SECONDS);
@@ -131,10 +131,10 @@ try {
       cells.push(`${result.rps.toFixed(0)} · ${format(result.p50)} / ${format(result.p99)}${result.failed ? ` (${result.failed} failed)` : ''}`);
       if (connections === 16) {
         const perRequest = (thread: 'main' | 'workers') => format(((cpu[thread] - cpuBefore[thread]) * 1000) / (result.rps * SECONDS));
-        cpuRows.push(`| ${name} | ${perRequest('main')} | ${perRequest('workers')} |`);
+        cpuPerRequest = `${perRequest('main')} / ${perRequest('workers')}`;
       }
     }
-    rows.push(`| ${name} | ${cells.join(' | ')} |`);
+    rows.push(`| ${name} | ${cells.join(' | ')} | ${cpuPerRequest} |`);
   }
   const selective = QUERY_CLASSES[0]!;
   const selectiveBodies = selective.queries.map(searchBody);
@@ -173,18 +173,12 @@ const body = `The daemon (\`trawl serve\`, ${os.availableParallelism()} search w
 driven by \`wrk\` on the same ${os.availableParallelism()}-core machine (so the load generator takes CPU from the daemon),
 \`POST /api/search\` with \`matches: ${MATCHES}\`, each class's queries (those of the search-latency table) in turn,
 ${SECONDS} s per cell after a 1 s warm-up. Cells: requests/s · p50 / p99 latency in ms. The last row searches
-for a literal that is in no file: the cost of a request with next to no search work in it.
+for a literal that is in no file: the cost of a request with next to no search work in it. "CPU at c = 16" is
+the CPU per request in ms, from /proc: the front end's thread / all other threads (search workers, GC helpers).
 
-| class | c = 1 | c = 16 | c = 64 |
-|---|---|---|---|
+| class | c = 1 | c = 16 | c = 64 | CPU at c = 16 |
+|---|---|---|---|---|
 ${rows.join('\n')}
-
-CPU per request at c = 16, in ms (from /proc: the front end's thread, and all other threads — search
-workers, GC helpers):
-
-| class | front end | workers and helpers |
-|---|---|---|
-${cpuRows.join('\n')}
 
 The target's cell, selective literals at c = ${TARGET_CONNECTIONS}, run ${TARGET_CELL_RUNS} more times back to back (${SECONDS} s each;
 requests/s · p50 / p99 ms): ${targetRuns.map((run) => `${run.rps.toFixed(0)} · ${format(run.p50)} / ${format(run.p99)}${run.failed ? ` (${run.failed} failed)` : ''}`).join(', ')};

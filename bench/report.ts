@@ -29,12 +29,24 @@ export function commitDescription(): string {
   }
 }
 
-/** Replaces (or appends) the named block of docs/benchmarks.md with `body`. */
+/** `text` with each paragraph of prose on one line: tables, lists, headings and comments stay as they are. */
+export function paragraphsOnOneLine(text: string): string {
+  const isProse = (line: string) => line.trim() !== '' && !/^(\||- |\* |#|<!--|```)/.test(line);
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    const last = lines.length - 1;
+    if (last >= 0 && isProse(line) && isProse(lines[last]!)) lines[last] += ` ${line.trim()}`;
+    else lines.push(line);
+  }
+  return lines.join('\n');
+}
+
+/** Replaces (or appends) the named block of docs/benchmarks.md with `body`, its paragraphs each on one line. */
 export function writeReportBlock(name: string, body: string): string {
   const file = REPORT;
   const start = `<!-- ${name}:start -->`;
   const end = `<!-- ${name}:end -->`;
-  const stamped = `${start}\n_Measured ${new Date().toISOString().slice(0, 10)} on ${machineDescription()}; commit ${commitDescription()}._\n\n${body.trim()}\n${end}`;
+  const stamped = `${start}\n_Measured ${new Date().toISOString().slice(0, 10)} on ${machineDescription()}; commit ${commitDescription()}._\n\n${paragraphsOnOneLine(body.trim())}\n${end}`;
   const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmarks\n';
   const from = text.indexOf(start);
   const to = text.indexOf(end);
