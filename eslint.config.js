@@ -86,7 +86,10 @@ export default [
     files: [
       'src/search/shard/**/*.ts',
       'src/search/response/build.ts',
+      'src/search/response/cut.ts',
       'src/search/response/json-writer.ts',
+      'src/search/response/rendered-files.ts',
+      'src/search/merger.ts',
       'src/search/shard-cache.ts',
       'src/search/packed-matches.ts',
     ],

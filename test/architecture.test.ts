@@ -59,6 +59,18 @@ t.test('the per-match files refuse a spread plus members; per-search code may us
   t.same(await rules('src/search/pool.ts'), [], 'per search: allowed');
 });
 
+t.test('search results are ranked by one order, written once (search/shard/rank.ts compareRanks)', async (t) => {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '--', 'src/search', 'src/worker', 'src/server'], { cwd: root, encoding: 'utf8' })
+    .split('\n')
+    .filter((file) => file.endsWith('.ts') && fs.existsSync(path.join(root, file)));
+  const ordering = /localeCompare|\.score\s*-|score[A-Z]\w*\s*-\s*score/;
+  const orderingFiles = files.filter((file) => ordering.test(fs.readFileSync(path.join(root, file), 'utf8')));
+  t.same(orderingFiles, ['src/search/shard/rank.ts'], 'only rank.ts compares scores or locations');
+  const ranked = files.filter((file) => /\bcompareRanks\(/.test(fs.readFileSync(path.join(root, file), 'utf8')));
+  t.ok(ranked.length >= 3, `the merger's ranking, the rendered files' interleaving and each shard's cut use it (${ranked.join(', ')})`);
+});
+
 t.test('the repository relies on nothing outside it: no tracked file points at a document beside the checkout', async (t) => {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })

@@ -5,7 +5,8 @@
  * access back, so such a repair is refused unless the operator chose: end every credential the dropped records
  * could have concerned, or accept the risk by name.
  */
-import { AuthState, authRecord, type AuthRecord } from './model.js';
+import { AuthState } from './auth-state.js';
+import { authRecord, type AuthRecord } from './model.js';
 import { UNUSABLE_HASH } from './password.js';
 import { framesIn, legibleIn, type StateRecord } from './state-record.js';
 

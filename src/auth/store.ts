@@ -11,8 +11,8 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { AuthError } from './errors.js';
 import { licenseActive, readLicense, type License } from './license.js';
+import { AuthState } from './auth-state.js';
 import {
-  AuthState,
   authRecord,
   credentialRecord,
   type ApiKey,

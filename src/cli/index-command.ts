@@ -1,4 +1,4 @@
-import { mirroredRepositories } from '../connections/syncer.js';
+import { mirroredRepositories } from '../connections/mirrored-repositories.js';
 import { runIndex } from '../indexer/run-index.js';
 import { createReporter } from '../indexer/progress.js';
 import { createLogger } from '../obs/logger.js';

@@ -6,19 +6,18 @@
  * a failed fetch keeps the mirror's last good state. The daemon learns of changes through two callbacks and
  * reads `repositories()` (docs/connections.md).
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config, RepositoryConfig } from '../config/config.js';
 import type { ConnectionConfig } from '../config/connections.js';
-import { globToRegExp } from '../config/glob.js';
-import type { CodeHostType, ConnectionType } from '../index/code-host.js';
+import type { ConnectionType } from '../index/code-host.js';
 import type { Logger } from '../obs/logger.js';
 import { ConnectionError, RateLimitedError } from './errors.js';
 import { discover, gitUser } from './hosts/index.js';
 import type { ListedRepository } from './listing.js';
 import { fetchMirror, writeAskpass } from './mirror.js';
 import { FetchSlots } from './fetch-slots.js';
+import { mirroredRepositories, mirrorName, mirrorPath } from './mirrored-repositories.js';
 import { SyncState, type ConnectionRecord, type MirroredRepository } from './sync-state.js';
 import { readToken } from './token.js';
 
@@ -74,16 +73,6 @@ interface Live {
   nextAt: number | null;
   totals: SyncTotals;
 }
-
-const CODE_HOST: Record<ConnectionType, (connection: ConnectionConfig) => CodeHostType> = {
-  github: () => 'github',
-  gitlab: () => 'gitlab',
-  gitea: () => 'gitea',
-  gerrit: () => 'gerrit',
-  bitbucket: (connection) => (connection.deploymentType === 'server' ? 'bitbucketServer' : 'bitbucketCloud'),
-  azuredevops: () => 'azuredevops',
-  git: () => 'genericGitHost',
-};
 
 const PUBLISH_DEBOUNCE_MS = 500;
 
@@ -419,50 +408,6 @@ export class ConnectionSyncer {
   private mirrorPath(connection: string, repo: MirroredRepository): string {
     return mirrorPath(this.config.dataDir, connection, repo);
   }
-}
-
-/**
- * The repositories the connections of `config` have mirrored, as the indexer takes them: what the daemon
- * indexes besides the configuration file's, and what `trawl index` must keep (from the state on disk).
- */
-export function mirroredRepositories(config: Config, state = SyncState.open(config.dataDir)): RepositoryConfig[] {
-  return config.connections.flatMap((connection) => {
-    const publicRepos = connection.publicRepos.map(globToRegExp);
-    return state
-      .record(connection.name)
-      .repos.filter((repo) => repo.fetchedAt !== undefined)
-      .map((repo) => repositoryConfig(config.dataDir, connection, publicRepos, repo));
-  });
-}
-
-function mirrorPath(dataDir: string, connection: string, repo: MirroredRepository): string {
-  return path.join(dataDir, 'mirrors', connection, repo.mirror);
-}
-
-/** `publicRepos`: the connection's `publicRepos` globs, compiled once for all its repositories. */
-function repositoryConfig(dataDir: string, connection: ConnectionConfig, publicRepos: readonly RegExp[], repo: MirroredRepository): RepositoryConfig {
-  const config: RepositoryConfig = {
-    name: repo.name,
-    path: mirrorPath(dataDir, connection.name, repo),
-    branches: connection.branches,
-    tags: connection.tags,
-    codeHostType: CODE_HOST[connection.type](connection),
-    public: connection.public || publicRepos.some((glob) => glob.test(repo.name)),
-    archived: repo.archived,
-    fork: repo.fork,
-    connection: connection.name,
-  };
-  if (repo.webUrl !== undefined) config.webUrl = repo.webUrl.replace(/\/+$/, '');
-  if (repo.renamedFrom !== undefined) config.renamedFrom = repo.renamedFrom;
-  return config;
-}
-
-/** A mirror's directory name: from the host's id when it has one (a rename keeps it), else from the clone URL. */
-function mirrorName(repo: ListedRepository): string {
-  return `${createHash('sha256')
-    .update(repo.hostId !== undefined ? `id:${repo.hostId}` : `url:${repo.cloneUrl}`)
-    .digest('hex')
-    .slice(0, 32)}.git`;
 }
 
 function messageOf(error: unknown): string {

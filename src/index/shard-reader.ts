@@ -5,30 +5,23 @@
  * checked up front (varint streams) is checked as it is decoded. Any bad byte
  * surfaces as a ShardFormatError, never as a crash or a silent wrong answer.
  *
- * Over 300 lines: the reader of one format, each section's bounds checks
- * beside the accessors that rely on them (docs/index-format.md's layout, read once).
+ * The header, table of contents and metadata are read by shard-sections.ts, the trigram tables by trigram-table.ts.
  */
-import zlib from 'node:zlib';
 import { native } from '../../native/index.js';
 import {
   DOCUMENT_RECORD_WORDS,
   DocumentField as F,
   DocumentFlags,
-  HEADER_SIZE,
-  REQUIRED_SECTIONS,
-  SECTION_ALIGNMENT,
-  SHARD_FORMAT_VERSION,
-  SHARD_MAGIC,
   SYMBOL_RECORD_WORDS,
   Section,
   SymbolField as S,
-  TOC_ENTRY_SIZE,
   assertLittleEndianHost,
   type SectionTag,
 } from './format.js';
 import { ShardFormatError } from './errors.js';
 import { byStart, forEachOverlapping, type SpansByStart } from './ranges.js';
-import { decodeMaskedPostings, intersectMaskedPostings } from './varint.js';
+import { corrupt, parseMeta, readTableOfContents, StringPool, u32View, type SectionSpan } from './shard-sections.js';
+import { TrigramTable } from './trigram-table.js';
 import type { DocumentSymbol, ShardMeta } from './model.js';
 
 export interface OpenShardOptions {
@@ -40,75 +33,7 @@ export interface OpenShardOptions {
   verify?: 'full' | 'structure';
 }
 
-interface SectionSpan {
-  offset: number;
-  length: number;
-}
-
-const BULK_SECTIONS = new Set<string>([Section.contents, Section.contentTrigramPostings, Section.pathTrigramPostings, Section.blockTrigramPostings]);
 const KNOWN_FLAGS = DocumentFlags.binary | DocumentFlags.tooLarge | DocumentFlags.invalidUtf8;
-
-/** A trigram table: ascending keys and the posting byte range of each. */
-export class TrigramTable {
-  constructor(
-    private readonly bytes: Buffer,
-    private readonly keys: Uint32Array,
-    private readonly offsets: Uint32Array,
-    private readonly postings: SectionSpan,
-    private readonly name: string,
-  ) {}
-
-  get size(): number {
-    return this.keys.length;
-  }
-
-  /**
-   * bucketStart[p]: the index of the first key whose first two bytes are ≥ p,
-   * built at the first lookup. A plain binary search over a shard's ≈ 600K keys
-   * took ≈ 2 µs per lookup in cache misses; within one two-byte bucket it is a
-   * few probes.
-   */
-  private bucketStart: Uint32Array | null = null;
-
-  /** Where the trigram's postings are in this table, or -1 when no document holds it. */
-  locate(trigram: number): number {
-    const buckets = (this.bucketStart ??= bucketStarts(this.keys));
-    const bucket = trigram >>> 8;
-    if (bucket >= BUCKETS) return -1;
-    return binarySearch(this.keys, trigram, buckets[bucket]!, buckets[bucket + 1]!);
-  }
-
-  /** Encoded size in bytes of the postings at `index` (from locate): proportional to their length, known without decoding. */
-  encodedLength(index: number): number {
-    return this.offsets[index + 1]! - this.offsets[index]!;
-  }
-
-  /**
-   * Ascending document ids of the postings at `index` (from locate): those
-   * where the trigram is followed, somewhere, by a byte of each bit of
-   * `followedBy` (a next-byte mask, docs/index-format.md; 0: every document).
-   */
-  postingsAt(index: number, followedBy = 0): Uint32Array {
-    const start = this.postings.offset + this.offsets[index]!;
-    return decodeMaskedPostings(this.bytes, start, start + this.encodedLength(index), this.name, followedBy);
-  }
-
-  /**
-   * The documents of `candidates` (ascending; overwritten) that postingsAt(index,
-   * followedBy) holds, as a view of `candidates`: an intersection that decodes
-   * the list only up to the last candidate and never copies it.
-   */
-  intersectPostingsAt(index: number, followedBy: number, candidates: Uint32Array): Uint32Array {
-    const start = this.postings.offset + this.offsets[index]!;
-    return intersectMaskedPostings(this.bytes, start, start + this.encodedLength(index), this.name, followedBy, candidates);
-  }
-
-  /** Ascending document ids containing the trigram, or null when none does. */
-  postingsOf(trigram: number): Uint32Array | null {
-    const index = this.locate(trigram);
-    return index < 0 ? null : this.postingsAt(index);
-  }
-}
 
 export class Shard {
   readonly meta: ShardMeta;
@@ -403,10 +328,6 @@ export class Shard {
   }
 }
 
-function corrupt(message: string): ShardFormatError {
-  return new ShardFormatError('CORRUPT', message);
-}
-
 /** A document record that fails validation (its message is built only then: a shard has thousands that pass). */
 function badRecord(doc: number, problem: string): ShardFormatError {
   return corrupt(`DOCS record ${doc}: ${problem}`);
@@ -425,147 +346,4 @@ function badSymbol(record: number, r: Uint32Array, contentLength: number, previo
 
 function checkRange(offset: number, length: number, limit: number, doc: number, what: string): void {
   if (offset + length > limit) throw badRecord(doc, `${what} ${offset}+${length} is past the end (${limit})`);
-}
-
-/** `verify`: which section checksums to check, 'noted' none (the mapping's note says a thread did). */
-function readTableOfContents(bytes: Buffer, verify: 'full' | 'structure' | 'noted'): Map<string, SectionSpan> {
-  if (bytes.length < HEADER_SIZE) throw new ShardFormatError('TRUNCATED', `file is ${bytes.length} bytes, shorter than the header`);
-  if (!bytes.subarray(0, SHARD_MAGIC.length).equals(SHARD_MAGIC)) throw new ShardFormatError('BAD_MAGIC', 'not a trawl shard');
-  if (zlib.crc32(bytes.subarray(0, 28)) >>> 0 !== bytes.readUInt32LE(28)) throw new ShardFormatError('CHECKSUM', 'header checksum mismatch');
-  const version = bytes.readUInt32LE(8);
-  if (version !== SHARD_FORMAT_VERSION) {
-    throw new ShardFormatError('UNSUPPORTED_VERSION', `format version ${version}; this build reads version ${SHARD_FORMAT_VERSION}`);
-  }
-  const sectionCount = bytes.readUInt32LE(12);
-  const tocOffset = bytes.readUInt32LE(16);
-  const fileLength = bytes.readUInt32LE(24);
-  if (bytes.length < fileLength) throw new ShardFormatError('TRUNCATED', `file is ${bytes.length} bytes, header says ${fileLength}`);
-  if (bytes.length > fileLength) throw corrupt(`file is ${bytes.length} bytes, header says ${fileLength}`);
-  const tocEnd = tocOffset + sectionCount * TOC_ENTRY_SIZE;
-  if (tocOffset < HEADER_SIZE || tocEnd !== fileLength) throw corrupt('table of contents is not at the end of the file');
-  const toc = bytes.subarray(tocOffset, tocEnd);
-  if (zlib.crc32(toc) >>> 0 !== bytes.readUInt32LE(20)) throw new ShardFormatError('CHECKSUM', 'table of contents checksum mismatch');
-  const spans = new Map<string, SectionSpan>();
-  for (let at = 0; at < toc.length; at += TOC_ENTRY_SIZE) {
-    const tag = toc.toString('latin1', at, at + 4);
-    const offset = toc.readUInt32LE(at + 4);
-    const length = toc.readUInt32LE(at + 8);
-    if (offset % SECTION_ALIGNMENT !== 0 || offset < HEADER_SIZE || offset + length > tocOffset) {
-      throw corrupt(`section ${JSON.stringify(tag)} at ${offset}+${length} is outside the data area`);
-    }
-    if (spans.has(tag)) throw corrupt(`section ${JSON.stringify(tag)} appears twice`);
-    if (verify === 'full' || (verify === 'structure' && !BULK_SECTIONS.has(tag))) {
-      if (zlib.crc32(bytes.subarray(offset, offset + length)) >>> 0 !== toc.readUInt32LE(at + 12)) {
-        throw new ShardFormatError('CHECKSUM', `section ${tag} checksum mismatch`);
-      }
-    }
-    spans.set(tag, { offset, length }); // unknown tags are kept but never read: newer writers may add sections
-  }
-  for (const tag of REQUIRED_SECTIONS) if (!spans.has(tag)) throw corrupt(`required section ${tag} is missing`);
-  return spans;
-}
-
-function parseMeta(bytes: Buffer, span: SectionSpan): ShardMeta {
-  let meta: unknown;
-  try {
-    meta = JSON.parse(bytes.toString('utf8', span.offset, span.offset + span.length));
-  } catch {
-    throw corrupt('META is not JSON');
-  }
-  const m = meta as ShardMeta;
-  const isStrings = (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === 'string');
-  if (
-    typeof m !== 'object' ||
-    m === null ||
-    !Number.isInteger(m.documentCount) ||
-    m.documentCount < 0 ||
-    !isStrings(m.languages) ||
-    m.languages.length === 0 ||
-    !isStrings(m.symbolKinds) ||
-    !Array.isArray(m.branches) ||
-    !m.branches.every((b) => typeof b?.name === 'string' && typeof b?.commit === 'string') ||
-    typeof m.repository?.name !== 'string' ||
-    !Number.isInteger(m.repository?.id)
-  ) {
-    throw corrupt('META lacks required fields');
-  }
-  return m;
-}
-
-/** SSTR (docs/index-format.md): every offset checked at open, each string decoded on its first use. */
-class StringPool {
-  private readonly decoded: (string | undefined)[];
-
-  private constructor(
-    private readonly bytes: Buffer,
-    private readonly offsets: number,
-    private readonly data: number,
-    readonly count: number,
-  ) {
-    this.decoded = new Array<string | undefined>(count);
-  }
-
-  /** `walk`: check every offset (false: the mapping's note says a thread did). */
-  static parse(bytes: Buffer, span: SectionSpan, walk: boolean): StringPool {
-    if (span.length < 8) throw corrupt('SSTR is shorter than its header');
-    const count = bytes.readUInt32LE(span.offset);
-    const dataStart = 4 + (count + 1) * 4;
-    if (dataStart > span.length) throw corrupt('SSTR offsets run past the section');
-    let previous = 0;
-    for (let i = 0; walk && i <= count; i++) {
-      const offset = bytes.readUInt32LE(span.offset + 4 + i * 4);
-      if (offset < previous || dataStart + offset > span.length) throw corrupt(`SSTR offset ${i} is out of order or out of bounds`);
-      previous = offset;
-    }
-    if (walk && dataStart + previous !== span.length) throw corrupt('SSTR has bytes after its last string');
-    return new StringPool(bytes, span.offset + 4, span.offset + dataStart, count);
-  }
-
-  /** String `index` (0 ≤ index < count). */
-  at(index: number): string {
-    let text = this.decoded[index];
-    if (text === undefined) {
-      const start = this.bytes.readUInt32LE(this.offsets + index * 4);
-      const end = this.bytes.readUInt32LE(this.offsets + index * 4 + 4);
-      text = this.bytes.toString('utf8', this.data + start, this.data + end);
-      this.decoded[index] = text;
-    }
-    return text;
-  }
-}
-
-/** A Uint32Array over bytes[offset, offset + 4·length): a view when aligned (mappings are), else a copy. */
-function u32View(bytes: Buffer, offset: number, length: number): Uint32Array {
-  const start = bytes.byteOffset + offset;
-  if (start % 4 === 0) return new Uint32Array(bytes.buffer, start, length);
-  const copy = new Uint32Array(length);
-  new Uint8Array(copy.buffer).set(bytes.subarray(offset, offset + length * 4));
-  return copy;
-}
-
-/** Trigrams grouped by their first two bytes. */
-const BUCKETS = 1 << 16;
-
-function bucketStarts(keys: Uint32Array): Uint32Array {
-  const starts = new Uint32Array(BUCKETS + 1);
-  let key = 0;
-  for (let bucket = 0; bucket <= BUCKETS; bucket++) {
-    while (key < keys.length && keys[key]! >>> 8 < bucket) key++;
-    starts[bucket] = key;
-  }
-  return starts;
-}
-
-/** The index of `key` in keys[from, to), or -1. */
-function binarySearch(keys: Uint32Array, key: number, from: number, to: number): number {
-  let low = from;
-  let high = to - 1;
-  while (low <= high) {
-    const mid = (low + high) >>> 1;
-    const value = keys[mid]!;
-    if (value < key) low = mid + 1;
-    else if (value > key) high = mid - 1;
-    else return mid;
-  }
-  return -1;
 }

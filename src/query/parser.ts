@@ -7,14 +7,14 @@
  * boundary; otherwise the parser backtracks and the `(` is part of a word
  * (`test(`, `(foo`). Every failure is a QueryParseError naming the token.
  *
- * Over 300 lines: the grammar of docs/query-syntax.md in one recursive-descent
- * parser; its lexing decides on the parser's backtracking, so they stay together.
+ * The grammar of docs/query-syntax.md in one recursive-descent parser: its lexing decides on the
+ * parser's backtracking, so they stay together. A query's regexes are checked by regex-checks.ts.
  */
 import { resolveLanguage } from '../language/languages.js';
 import type { PatternNode, PatternTarget, QueryNode } from './ast.js';
 import { MATCH_NOTHING } from './ast.js';
-import { checkedPattern, type PatternCheck } from './compiled-regex.js';
 import { QueryParseError } from './errors.js';
+import { firstInvalidRegex, invalidRegexError, type RegexTerm } from './regex-checks.js';
 import { simplify } from './simplify.js';
 
 export interface ParseOptions {
@@ -69,15 +69,6 @@ export function parseQuery(query: string, options: ParseOptions): QueryNode {
   return parsed.node;
 }
 
-/** A regex of a query, where it stands and what its error would say. */
-export interface RegexTerm {
-  value: string;
-  /** Offset of the term in the query. */
-  start: number;
-  /** How an error about it begins ("invalid regex", "file: has an invalid regex"). */
-  problem: string;
-}
-
 /**
  * The query parsed with its regexes not yet compiled (compiling one can take 100 ms, so the front end
  * has a worker do it: firstInvalidRegex, then invalidRegexError for the one that failed).
@@ -85,38 +76,6 @@ export interface RegexTerm {
 export function parseQueryTerms(query: string, options: ParseOptions): { node: QueryNode; regexTerms: RegexTerm[] } {
   const parser = new Parser(query, options);
   return { node: parser.parse(), regexTerms: parser.regexTerms };
-}
-
-/**
- * RE2 instructions the regexes of one query may compile to together: what one request can make a worker
- * compile (≈ 0.5 µs each) and hold (≈ 17 bytes each). One pattern as costly as RE2 takes is ≈ 400,000.
- */
-export const QUERY_REGEX_INSTRUCTIONS = 1_000_000;
-
-/**
- * The first of `values` that RE2 refuses, with its reason, or the first past QUERY_REGEX_INSTRUCTIONS
- * with the others before it; null when it takes them all. `check` tells each one's outcome, in order,
- * up to the one that decides.
- */
-export function firstInvalidRegex(
-  values: readonly string[],
-  check: (value: string, index: number) => PatternCheck = checkedPattern,
-): { index: number; message: string } | null {
-  let instructions = 0;
-  for (let index = 0; index < values.length; index++) {
-    const checked = check(values[index]!, index);
-    if ('refused' in checked) return { index, message: checked.refused };
-    instructions += checked.instructions;
-    if (instructions > QUERY_REGEX_INSTRUCTIONS) {
-      return { index, message: `the query's regexes compile to more than ${QUERY_REGEX_INSTRUCTIONS.toLocaleString('en-US')} RE2 instructions together` };
-    }
-  }
-  return null;
-}
-
-/** The parse error for `term` of `query`, which RE2 refused with `message`. */
-export function invalidRegexError(query: string, term: RegexTerm, message: string): QueryParseError {
-  return new QueryParseError(`${term.problem} ${JSON.stringify(term.value)} (${message})`, query, term.start);
 }
 
 class Parser {

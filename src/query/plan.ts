@@ -7,7 +7,8 @@
 import type { SearchRequest } from '../api/types.js';
 import type { SearchContextConfig } from '../config/config.js';
 import type { QueryNode } from './ast.js';
-import { parseQuery, parseQueryTerms, type RegexTerm } from './parser.js';
+import { parseQuery, parseQueryTerms } from './parser.js';
+import type { RegexTerm } from './regex-checks.js';
 
 /** A `context:` name the configuration does not define. */
 export class UnknownSearchContextError extends Error {

@@ -1,7 +1,7 @@
 /**
  * One search run start to end on the caller's thread, over shards it has
  * mapped (the CLI's `trawl search`, the benchmarks): plan, evaluate, build
- * the response. The daemon runs the same steps across threads (pool.ts).
+ * the response. The daemon runs the same steps across threads (pool.ts, sinks.ts).
  */
 import type { SearchRequest, SearchResponse } from '../api/types.js';
 import type { SearchContextConfig } from '../config/config.js';
@@ -19,7 +19,7 @@ export interface SearchEnvironment {
   timeBudgetMs: number;
   /** Cancels the search when set (client gone). */
   signal?: SearchSignal;
-  /** The bound on a response's file content in bytes (RESPONSE_CONTENT_BYTES unless set). */
+  /** The bound on a response's file content in bytes (response/cut.ts RESPONSE_CONTENT_BYTES unless set). */
   responseContentBytes?: number;
 }
 

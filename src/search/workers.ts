@@ -2,7 +2,7 @@
  * The search workers' lifecycle: the Piscina pool and how tasks reach a
  * worker, each new worker mapping the current shards before a search needs
  * them, the watchdog's liveness probe, and closing without a task lost.
- * What the tasks are is pool.ts's business; their messages are
+ * What the tasks are is the pipeline's business (worker-source.ts, sinks.ts); their messages are
  * worker/search-protocol.ts.
  */
 import { Piscina, queueOptionsSymbol, type PiscinaTask } from 'piscina';

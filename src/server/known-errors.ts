@@ -7,7 +7,7 @@ import { BlameError } from '../git/blame.js';
 import { GitObjectMissingError, GitReadStoppedError, InvalidRefError, missingObjectError, PathNotFoundError } from '../git/errors.js';
 import { GitProcessesBusyError } from '../git/process-slots.js';
 import { QueryParseError } from '../query/errors.js';
-import { SearchQueueFullError } from '../search/pool.js';
+import { SearchQueueFullError } from '../search/search-errors.js';
 import { SearchPoolClosingError } from '../search/workers.js';
 import { UnknownSearchContextError } from '../query/plan.js';
 

@@ -153,7 +153,7 @@ export interface RenderedResponse {
   slotBytesUsed: number;
 }
 
-/** Where a file stands in a response's ranking (search/response/build.ts): by score, then repository name and path. */
+/** Where a file stands in a response's ranking (search/shard/rank.ts `compareRanks`): by score, then repository name and path. */
 export interface RankKey {
   score: number;
   repository: string;

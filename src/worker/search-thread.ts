@@ -10,7 +10,7 @@ import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { Shard } from '../index/shard-reader.js';
 import { checkedPattern, freeRetiredRegexes } from '../query/compiled-regex.js';
-import { firstInvalidRegex } from '../query/parser.js';
+import { firstInvalidRegex } from '../query/regex-checks.js';
 import { textsMatching } from '../query/text-regex.js';
 import type { QueryNode } from '../query/ast.js';
 import { buildResponse, buildsOnFrontEnd, foundIn, membersAfterStats, renderFiles, type FileSink, type Found } from '../search/response/build.js';

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { AuthState, SCOPED_TOKEN_LIFETIME_MS, authRecord, type AuthRecord } from '../../src/auth/model.js';
+import { AuthState } from '../../src/auth/auth-state.js';
+import { SCOPED_TOKEN_LIFETIME_MS, authRecord, type AuthRecord } from '../../src/auth/model.js';
 import type { StateRecord } from '../../src/auth/state-record.js';
 
 const T0 = 1_800_000_000_000;

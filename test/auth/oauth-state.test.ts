@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
-import { AuthState, authRecord, MAX_OAUTH_CLIENTS, OAUTH_ACCESS_LIFETIME_MS, OAUTH_REFRESH_LIFETIME_MS, type AuthRecord } from '../../src/auth/model.js';
+import { AuthState } from '../../src/auth/auth-state.js';
+import { authRecord, MAX_OAUTH_CLIENTS, OAUTH_ACCESS_LIFETIME_MS, OAUTH_REFRESH_LIFETIME_MS, type AuthRecord } from '../../src/auth/model.js';
 import { newSecret } from '../../src/auth/secrets.js';
 import { AuthStore } from '../../src/auth/store.js';
 import { TEST_LICENSE_KEYS, testLicense } from '../helpers/auth.js';

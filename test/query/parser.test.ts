@@ -1,6 +1,7 @@
 import t from 'tap';
 import { resultTypeOf } from '../../src/query/plan.js';
-import { parseQuery, QUERY_REGEX_INSTRUCTIONS, type ParseOptions } from '../../src/query/parser.js';
+import { parseQuery, type ParseOptions } from '../../src/query/parser.js';
+import { QUERY_REGEX_INSTRUCTIONS } from '../../src/query/regex-checks.js';
 import { QueryParseError } from '../../src/query/errors.js';
 import type { QueryNode } from '../../src/query/ast.js';
 

@@ -10,7 +10,7 @@ import { BlameError } from '../../src/git/blame.js';
 import { GitReadStoppedError, InvalidRefError, PathNotFoundError } from '../../src/git/errors.js';
 import { GitProcessesBusyError } from '../../src/git/process-slots.js';
 import { QueryParseError } from '../../src/query/errors.js';
-import { SearchQueueFullError } from '../../src/search/pool.js';
+import { SearchQueueFullError } from '../../src/search/search-errors.js';
 import { SearchPoolClosingError } from '../../src/search/workers.js';
 import { UnknownSearchContextError } from '../../src/query/plan.js';
 import { GitObjectMissingError } from '../../src/git/errors.js';

@@ -4,30 +4,20 @@
  * positions, links and the 21 stats. Built on the front end from every
  * group's matches, or by the worker when one task was the whole search.
  */
-import type { FileResult, FlushReason, RepositoryInfo, SearchRequest, SearchResponse, SearchStats } from '../../api/types.js';
+import type { FileResult, RepositoryInfo, SearchRequest, SearchResponse, SearchStats } from '../../api/types.js';
 import type { Shard } from '../../index/shard-reader.js';
 import { byStart } from '../../index/ranges.js';
 import type { QueryNode } from '../../query/ast.js';
 import { resultTypeOf } from '../../query/plan.js';
-import type { DocumentMatch, EvaluationStats, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
-import { emptyEvaluationStats } from '../shard/evaluate.js';
-import { compareLocations } from '../shard/rank.js';
+import type { DocumentMatch, ShardsOutcome } from '../../worker/search-protocol.js';
+import { compareRanks } from '../shard/rank.js';
 import { browseUrl, externalUrl } from '../links.js';
 import { chunkObjects, chunksContentBytes, layChunks, NO_CHUNKS, rangeObjects, writeChunks, writeRanges, type ChunksLayout } from './chunks.js';
+import { Cut, RESPONSE_CONTENT_BYTES } from './cut.js';
 import { JsonWriter } from './json-writer.js';
+import { addCounters, combinedStop, emptyStats, settleEnd, timeStats } from './stats.js';
 import { WordScratch } from './word-scratch.js';
 import { codePointsBetween, POSITION_WORDS, RANGE_WORDS } from './positions.js';
-
-/**
- * Bytes of file content (chunks, and whole files with `whole`) one response
- * may carry, whatever `matches` asks: past it the rest of the files are left
- * out and the response says so (`FLUSH_REASON_MAX_SIZE`, not exhaustive).
- * 100,000 matches with `whole` over the Linux corpus would otherwise build a
- * response of its whole 1.3 GB.
- */
-export const RESPONSE_CONTENT_BYTES = 64 << 20;
-
-const NANOS_PER_MS = 1e6;
 
 /**
  * Lines of results (ranges × (1 + 2 × contextLines)) a split search's response, or a part of it, may hold to
@@ -154,12 +144,10 @@ export function buildResponse<T>(
 ): Built<T> {
   const resultType = resultTypeOf(query);
   const ranked = resultType === 'repo' ? firstFilePerRepository(found) : found;
-  ranked.sort(
-    (a, b) => b.score - a.score || compareLocations(a.shard.meta.repository.name, a.shard.path(a.doc), b.shard.meta.repository.name, b.shard.path(b.doc)),
-  );
+  ranked.sort((a, b) => compareRanks(a.score, a.shard.meta.repository.name, a.shard.path(a.doc), b.score, b.shard.meta.repository.name, b.shard.path(b.doc)));
   const { response, intact, faultedShards } = assembleIntact(files, request, query, ranked, publicUrl, maxContentBytes);
   const stats = emptyStats();
-  for (const outcome of outcomes) addStats(stats, outcome.stats);
+  for (const outcome of outcomes) addCounters(stats, outcome.stats);
   stats.crashes += faultedShards;
   // type:repo: the ranges of the files standing for repositories, however many shards each task scanned.
   const totalRanges =
@@ -172,10 +160,9 @@ export function buildResponse<T>(
   // What `matches` caps: files for type:file, repositories for type:repo, else match ranges.
   const foundCount = resultType ? intact.length : totalRanges;
   stats.fileCount = intact.length;
-  stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - intact.length);
   timeStats(stats, timings);
   const cut = stop !== 'complete' || foundCount > request.matches || response.tooLarge;
-  stats.flushReason = flushReason(stop, cut);
+  settleEnd(stats, stop, cut);
   return { stats, files: response.files.result(), repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
 }
 
@@ -221,39 +208,6 @@ export function countRanges(file: FileDraft): number {
   return (file.pathPositions.length + file.chunks.positions.length) / RANGE_WORDS;
 }
 
-/** The most severe way any part stopped: a deadline or cancellation anywhere makes the whole a timeout. */
-export function combinedStop(stops: readonly StopReason[]): StopReason {
-  for (const reason of ['cancelled', 'deadline', 'limit'] as const) if (stops.includes(reason)) return reason;
-  return 'complete';
-}
-
-function addStats(total: EvaluationStats, part: EvaluationStats): void {
-  for (const key of Object.keys(part) as (keyof EvaluationStats)[]) total[key] += part[key];
-}
-
-/**
- * Stats summed over the parts of a streamed response, as Sourcebot sums its chunks'
- * (`accumulatedStats`): the counts added, the first flush reason that is not the final one kept.
- */
-export function accumulateStats(total: SearchStats, part: SearchStats): void {
-  for (const key of Object.keys(part) as (keyof SearchStats)[]) {
-    if (key !== 'flushReason') total[key] += part[key];
-  }
-  if (total.flushReason === 'FLUSH_REASON_FINAL_FLUSH') total.flushReason = part.flushReason;
-}
-
-export function flushReason(stop: StopReason, cut: boolean): FlushReason {
-  if (stop === 'deadline' || stop === 'cancelled') return 'FLUSH_REASON_TIMER_EXPIRED';
-  return cut ? 'FLUSH_REASON_MAX_SIZE' : 'FLUSH_REASON_FINAL_FLUSH';
-}
-
-/** The stats' times, in nanoseconds, from when the search started, was planned and had searched. */
-export function timeStats(stats: SearchStats, timings: { started: number; planned: number; searched: number }): void {
-  stats.matchTreeConstruction = Math.round((timings.planned - timings.started) * NANOS_PER_MS);
-  stats.matchTreeSearch = Math.round((timings.searched - timings.planned) * NANOS_PER_MS);
-  stats.duration = Math.round((performance.now() - timings.started) * NANOS_PER_MS);
-}
-
 /**
  * File results, best first, into `files`, holding at most `request.matches`
  * match ranges and `maxContentBytes` bytes of content in all
@@ -269,24 +223,17 @@ function assemble<T>(
   maxContentBytes: number,
 ): { files: FileSink<T>; matchRanges: number; repositoryInfo: RepositoryInfo[]; tooLarge: boolean } {
   const resultType = resultTypeOf(query);
-  let matchRanges = 0;
   const repositories = new Map<number, RepositoryInfo>();
-  let budget = request.matches;
-  let contentBytes = 0;
+  const cut = new Cut(request.matches, maxContentBytes);
   for (const match of found) {
-    if (budget <= 0) break;
-    if (contentBytes > maxContentBytes) {
-      files.leftOut?.();
-      return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: true };
-    }
-    const { file, counted } = draftWithin(request, resultType, match, budget, publicUrl);
-    budget -= counted;
-    contentBytes += contentBytesOf(file);
-    matchRanges += countRanges(file);
+    if (!cut.room()) break;
+    const { file, counted } = draftWithin(request, resultType, match, cut.budget, publicUrl);
+    cut.take(counted, countRanges(file), contentBytesOf(file));
     files.add(file, match);
     repositories.set(match.shard.meta.repository.id, repositoryInfo(match.shard));
   }
-  return { files, matchRanges, repositoryInfo: [...repositories.values()], tooLarge: false };
+  if (cut.tooLarge) files.leftOut?.();
+  return { files, matchRanges: cut.matchRanges, repositoryInfo: [...repositories.values()], tooLarge: cut.tooLarge };
 }
 
 /**
@@ -429,19 +376,4 @@ function repositoryInfo(shard: Shard): RepositoryInfo {
 function branchesOf(shard: Shard, doc: number): string[] {
   const mask = shard.branchMask(doc);
   return shard.meta.branches.filter((_, bit) => (mask >> BigInt(bit)) & 1n).map((branch) => branch.name);
-}
-
-/** Object.assign, not `{ ...emptyEvaluationStats(), … }`: docs/design.md, "The hot path's memory". */
-export function emptyStats(): SearchStats {
-  return Object.assign(emptyEvaluationStats(), {
-    actualMatchCount: 0,
-    totalMatchCount: 0,
-    duration: 0,
-    fileCount: 0,
-    filesSkipped: 0,
-    wait: 0,
-    matchTreeConstruction: 0,
-    matchTreeSearch: 0,
-    flushReason: 'FLUSH_REASON_FINAL_FLUSH' as const,
-  });
 }

@@ -10,22 +10,11 @@
 import type { RepositoryInfo, SearchRequest, SearchStats } from '../../api/types.js';
 import type { Shard } from '../../index/shard-reader.js';
 import type { RankKey, RenderedFiles } from '../../worker/search-protocol.js';
-import { compareLocations } from '../shard/rank.js';
-import {
-  accumulateStats,
-  combinedStop,
-  contentBytesOf,
-  countRanges,
-  draftWithin,
-  emptyStats,
-  flushReason,
-  RESPONSE_CONTENT_BYTES,
-  writeFile,
-  type FileDraft,
-  type FileSink,
-  type Found,
-} from './build.js';
+import { compareRanks } from '../shard/rank.js';
+import { contentBytesOf, countRanges, draftWithin, writeFile, type FileDraft, type FileSink, type Found } from './build.js';
+import { Cut, RESPONSE_CONTENT_BYTES } from './cut.js';
 import { JsonWriter } from './json-writer.js';
+import { accumulateStats, combinedStop, emptyStats, settleEnd } from './stats.js';
 
 /** What a task renders of its files (RenderedFiles without the task's outcome and stats); `shards` index the task's shards. */
 export type FilesRendered = Pick<
@@ -70,7 +59,7 @@ export function renderedFiles(shards: readonly Shard[], scratch?: Buffer): FileS
     result: () => {
       // The writer's pieces are memory of their own, handed over as they are; but for one in `scratch`, copied.
       const pieces = json.pieces().filter((piece) => piece.byteLength > 0);
-      return { json: pieces.map((piece) => (piece.buffer === scratch?.buffer ? ownCopy(piece) : piece)), ...rendered };
+      return Object.assign(rendered, { json: pieces.map((piece) => (piece.buffer === scratch?.buffer ? ownCopy(piece) : piece)) });
     },
   };
 }
@@ -118,49 +107,37 @@ export function mergeRenderedFiles(
   const repositories = new Map<number, RepositoryInfo>();
   const next = parts.map(() => 0);
   const pieceStarts = parts.map((part) => startsOf(part.json));
-  let budget = request.matches;
-  let contentBytes = 0;
-  let actualMatchCount = 0;
-  let tooLarge = false;
+  const cut = new Cut(request.matches, maxContentBytes);
   let filesTaken = 0;
   let best = bestNext(parts, next);
-  for (; best !== undefined && budget > 0; best = bestNext(parts, next)) {
-    if (contentBytes > maxContentBytes) {
-      tooLarge = true;
-      break;
-    }
+  for (; best !== undefined && cut.room(); best = bestNext(parts, next)) {
     const part = parts[best]!;
     const file = next[best]!++;
     const first = filesTaken++ === 0;
-    if (part.foundRanges[file]! <= budget) {
+    if (part.foundRanges[file]! <= cut.budget) {
       // A part's file after its first starts with its comma: skipped when the file opens the array.
       if (file === 0 && !first) files.add(COMMA);
       addBytes(files, part.json, pieceStarts[best]!, file === 0 ? 0 : part.ends[file - 1]! + (first ? 1 : 0), part.ends[file]!);
-      budget -= part.foundRanges[file]!;
-      contentBytes += part.contentBytes[file]!;
-      actualMatchCount += part.ranges[file]!;
+      cut.take(part.foundRanges[file]!, part.ranges[file]!, part.contentBytes[file]!);
     } else {
       const match = matchOf(best, file);
       if (match === undefined) return undefined;
-      const draft = draftWithin(request, undefined, match, budget, publicUrl);
+      const draft = draftWithin(request, undefined, match, cut.budget, publicUrl);
       if (!first) files.add(COMMA);
       files.add(jsonOf(draft.file));
-      budget -= draft.counted;
-      contentBytes += contentBytesOf(draft.file);
-      actualMatchCount += countRanges(draft.file);
+      cut.take(draft.counted, countRanges(draft.file), contentBytesOf(draft.file));
     }
     const id = part.repositoryIds[file]!;
     if (!repositories.has(id)) repositories.set(id, infoById.get(id)!);
   }
   // A part cut by the bound on content holds more than it, so the files its cut left out are left out here too.
-  if (best === undefined && budget > 0 && parts.some((part) => part.cutByContent)) tooLarge = true;
+  const tooLarge = cut.tooLarge || (best === undefined && cut.budget > 0 && parts.some((part) => part.cutByContent));
   files.add(CLOSE);
   const stop = combinedStop(parts.map((part) => part.outcome.stop));
-  stats.actualMatchCount = actualMatchCount;
-  stats.filesSkipped = stop === 'complete' ? 0 : Math.max(0, stats.filesConsidered - stats.fileCount);
-  const cut = stop !== 'complete' || stats.totalMatchCount > request.matches || tooLarge;
-  stats.flushReason = flushReason(stop, cut);
-  return { stats, files: files.views, repositoryInfo: [...repositories.values()], isSearchExhaustive: !cut };
+  stats.actualMatchCount = cut.matchRanges;
+  const cutShort = stop !== 'complete' || stats.totalMatchCount > request.matches || tooLarge;
+  settleEnd(stats, stop, cutShort);
+  return { stats, files: files.views, repositoryInfo: [...repositories.values()], isSearchExhaustive: !cutShort };
 }
 
 /** Where each of `pieces` starts in their bytes back to back. */
@@ -225,11 +202,11 @@ function bestNext(parts: readonly RenderedFiles[], next: readonly number[]): num
   let best: number | undefined;
   for (let index = 0; index < parts.length; index++) {
     const key = parts[index]!.keys[next[index]!];
-    if (key !== undefined && (best === undefined || compareRanks(key, parts[best]!.keys[next[best]!]!) < 0)) best = index;
+    if (key !== undefined && (best === undefined || compareKeys(key, parts[best]!.keys[next[best]!]!) < 0)) best = index;
   }
   return best;
 }
 
-function compareRanks(a: RankKey, b: RankKey): number {
-  return b.score - a.score || compareLocations(a.repository, a.path, b.repository, b.path);
+function compareKeys(a: RankKey, b: RankKey): number {
+  return compareRanks(a.score, a.repository, a.path, b.score, b.repository, b.path);
 }

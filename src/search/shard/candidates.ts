@@ -5,7 +5,7 @@
  * A superset of the documents that match; verification narrows it.
  */
 import { copyIdList } from '../../index/id-lists.js';
-import type { TrigramTable } from '../../index/shard-reader.js';
+import type { TrigramTable } from '../../index/trigram-table.js';
 import { caseVariants, nextByteBit, trigramAt } from '../../index/trigrams.js';
 import type { LiteralTree } from '../../query/literals.js';
 import { cached } from './memo.js';

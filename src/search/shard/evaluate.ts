@@ -12,8 +12,9 @@ import type { QueryNode } from '../../query/ast.js';
 import { resultTypeOf } from '../../query/plan.js';
 import type { DocumentMatch, EvaluationStats, ScoredMatch, SearchSignal, ShardResume, ShardsOutcome, StopReason } from '../../worker/search-protocol.js';
 import { isSearchCancelled } from '../signal.js';
-import { compareLocations, scoreFile } from './rank.js';
-import { CompiledPatterns, searchShard, type TaskSlice } from './shard-search.js';
+import { compareRanks, scoreFile } from './rank.js';
+import { CompiledPatterns } from './compiled-patterns.js';
+import { searchShard, type TaskSlice } from './shard-search.js';
 
 export interface SearchLimits {
   /** Each shard stops once it holds this many match ranges (files for type:file): `matches + 1`. */
@@ -133,8 +134,8 @@ function weight(match: DocumentMatch, counts: boolean): number {
  */
 function best(matches: ScoredMatch[], wanted: number, counts: boolean, shards: readonly Shard[]): { matches: ScoredMatch[]; held: number } {
   const at = (match: ScoredMatch) => shards[match.shard]!;
-  const sorted = matches.sort(
-    (a, b) => b.score - a.score || compareLocations(at(a).meta.repository.name, at(a).path(a.doc), at(b).meta.repository.name, at(b).path(b.doc)),
+  const sorted = matches.sort((a, b) =>
+    compareRanks(a.score, at(a).meta.repository.name, at(a).path(a.doc), b.score, at(b).meta.repository.name, at(b).path(b.doc)),
   );
   let held = 0;
   let end = 0;

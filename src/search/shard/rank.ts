@@ -67,7 +67,7 @@ function isWordByte(byte: number | undefined): boolean {
   );
 }
 
-/** The order of files of equal score: by repository name, then path. */
-export function compareLocations(repositoryA: string, pathA: string, repositoryB: string, pathB: string): number {
-  return repositoryA.localeCompare(repositoryB) || pathA.localeCompare(pathB);
+/** The ranking's one order, wherever files are ranked: higher score first, then by repository name, then path. */
+export function compareRanks(scoreA: number, repositoryA: string, pathA: string, scoreB: number, repositoryB: string, pathB: string): number {
+  return scoreB - scoreA || repositoryA.localeCompare(repositoryB) || pathA.localeCompare(pathB);
 }

@@ -5,247 +5,30 @@
  * the caller of the current request — so validation, visibility and errors
  * are exactly the API's — and renders the result as text sized for a
  * language model, saying when and how it was truncated. An argument a tool
- * does not know is an error result naming it, never ignored.
- *
- * Over 300 lines: the table of 14 tools, each a schema, a route call and a
- * renderer of a few lines; split, the table would no longer read as one list.
+ * does not know is an error result naming it, never ignored. The tools that
+ * search are search-tools.ts; those that browse repositories are here.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { ApiError } from '../../api/errors.js';
 import { LIMITS } from '../../api/schemas.js';
-import type { FileResult } from '../../api/types.js';
-import { fileGlobSource } from '../../config/glob.js';
+import type { TreeNode } from '../../api/types.js';
 import type { Blame } from '../../git/blame.js';
 import { localBranchesByDate } from '../../git/repository.js';
-import type { TreeNode } from '../../api/types.js';
-import { escapeRegExp } from '../../query/escape.js';
-import type { Caller } from '../access.js';
-import type { JsonReply, Request } from '../http.js';
-import { asApiError } from '../known-errors.js';
 import { gitRepository, visibleRepository } from '../repositories.js';
-import type { Route, ServerContext } from '../route.js';
+import type { ServerContext } from '../route.js';
 import { authorsRoute, blameRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from '../routes/git.js';
 import { connectionsRoute, reposRoute } from '../routes/repos.js';
-import { searchRoute } from '../routes/search.js';
-import { findDefinitionsRoute, findReferencesRoute } from '../routes/symbols.js';
+import { registerSearchTools } from './search-tools.js';
+import { bounded, page, perPage, toolKit, type ToolCaller } from './tool-kit.js';
 
-/** Tool output stops growing past this many characters (about 6,000 tokens). */
-const MAX_TEXT = 24_000;
-
-type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
-
-/** What a tool call runs as: the session's caller, from the address of the session's latest request. */
-interface ToolCaller {
-  readonly caller: Caller;
-  readonly remoteAddress: string;
-}
-
-/** Runs a route in process for the session's caller; the JSON body on success, an ApiError otherwise. */
-async function call(
-  route: Route,
-  { caller, remoteAddress }: ToolCaller,
-  context: ServerContext,
-  input: { query?: Record<string, string | undefined>; body?: unknown },
-): Promise<unknown> {
-  const params = Object.entries(input.query ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined);
-  const request: Request = {
-    method: route.method,
-    path: route.path,
-    query: new URLSearchParams(params).toString(),
-    headers: {},
-    requestId: `mcp-${Date.now().toString(36)}`,
-    remoteAddress,
-    body: Buffer.from(input.body === undefined ? '' : JSON.stringify(input.body)),
-    onAborted: () => {}, // a tool call runs to its end
-  };
-  try {
-    const reply = await route.handle(request, caller, context);
-    if (!('text' in reply)) return (reply as JsonReply).body;
-    // The search route answers its JSON already serialized (built by a worker), maybe in memory it reuses.
-    try {
-      return JSON.parse(typeof reply.text === 'string' || Buffer.isBuffer(reply.text) ? reply.text.toString() : Buffer.concat(reply.text).toString());
-    } finally {
-      reply.release?.();
-    }
-  } catch (error) {
-    throw asApiError(error);
-  }
-}
-
-/** Text within MAX_TEXT, with a closing line that says what was left out and how to get it. */
-function bounded(parts: string[], more: (shown: number) => string): string {
-  let text = '';
-  let shown = 0;
-  for (const part of parts) {
-    if (text.length + part.length > MAX_TEXT) break;
-    text += part;
-    shown++;
-  }
-  return shown < parts.length ? `${text}\n[truncated: ${parts.length - shown} more. ${more(shown)}]` : text;
-}
-
-async function run(produce: () => Promise<string>): Promise<ToolResult> {
-  try {
-    return { content: [{ type: 'text', text: await produce() }] };
-  } catch (error) {
-    const message = error instanceof ApiError ? `${error.errorCode}: ${error.message}` : 'unexpected error';
-    return { content: [{ type: 'text', text: message }], isError: true };
-  }
-}
-
-/** A query-language quoted value: `\` and `"` escaped, the rest as is (a regex inside stays that regex). */
-const quote = (text: string) => `"${text.replace(/["\\]/g, '\\$&')}"`;
-
-/** Text lines of a search's files: `N: line` under a `## repo path` heading per file. */
-function renderFiles(files: FileResult[]): string[] {
-  return files.map((file) => {
-    const lines = file.chunks.flatMap((chunk) =>
-      chunk.content
-        .replace(/\n$/, '')
-        .split('\n')
-        .map((line, i) => `${chunk.contentStart.lineNumber + i}: ${line}`),
-    );
-    return `## ${file.repository} ${file.fileName.text}\n${lines.join('\n')}\n\n`;
-  });
-}
-
-interface SearchResult {
-  files: FileResult[];
-  isSearchExhaustive: boolean;
-  stats: { actualMatchCount: number };
-}
-
-/** Query filters for a repository (exact name), a directory (path prefix) and a branch, tag or commit. */
-function queryFilters(scope: { repo?: string; path?: string; ref?: string }): string[] {
-  const directory = scope.path?.replace(/^\/+|\/+$/g, '');
-  return [
-    scope.repo === undefined ? '' : `repo:${quote(`^${escapeRegExp(scope.repo)}$`)}`,
-    directory ? `file:${quote(`^${escapeRegExp(directory)}/`)}` : '',
-    scope.ref === undefined ? '' : `rev:${quote(`^${escapeRegExp(scope.ref)}$`)}`,
-  ].filter(Boolean);
-}
-
-const page = z.number().int().min(1).optional().describe('Page number, from 1 (default 1)');
-const perPage = (fallback: number) => z.number().int().min(1).max(100).optional().describe(`Results per page, 1 to 100 (default ${fallback})`);
 const MAX_TREE_DEPTH = 10;
 const MAX_TREE_ENTRIES = 10_000;
 
 /** Registers every tool on `server`, acting as the session's caller of the request being answered. */
 export function registerTools(server: McpServer, session: ToolCaller, context: ServerContext): void {
-  const route = (target: Route, input: { query?: Record<string, string | undefined>; body?: unknown }) => call(target, session, context, input);
-  /** The filters of a scope; NOT_FOUND (as Sourcebot's tools) for a repository the caller cannot see, so a misspelt name is no empty result. */
-  const scopeFilters = (scope: { repo?: string; path?: string; ref?: string }) => {
-    if (scope.repo !== undefined) visibleRepository(context, session.caller, scope.repo);
-    return queryFilters(scope);
-  };
-  /** A read-only tool whose arguments are exactly `shape` (an unknown one is an error result naming it). */
-  const tool = <Shape extends z.ZodRawShape>(
-    name: string,
-    description: string,
-    shape: Shape,
-    produce: (args: z.infer<z.ZodObject<Shape>>) => Promise<string>,
-  ) =>
-    server.registerTool(name, { description, inputSchema: z.object(shape).strict(), annotations: { readOnlyHint: true } }, (args: unknown) =>
-      run(() => produce(args as z.infer<z.ZodObject<Shape>>)),
-    );
-
-  tool(
-    'search_code',
-    'Search code in the indexed repositories (trawl query language: terms ANDed, "or", file:, lang:, repo:, sym:). Returns matching lines with line numbers.',
-    {
-      query: z.string().describe('The query'),
-      regex: z.boolean().optional().describe('Treat terms as RE2 regular expressions'),
-      caseSensitive: z.boolean().optional(),
-      repo: z.string().optional().describe('Only this repository (exact name)'),
-      language: z.string().optional().describe('Only this language (e.g. TypeScript, C)'),
-      path: z.string().optional().describe('Only paths containing this text'),
-      limit: z.number().int().min(1).max(1000).optional().describe('Match ranges to return (default 50)'),
-    },
-    async ({ query, regex, caseSensitive, repo, language, path, limit }) => {
-      const filters = [
-        ...scopeFilters({ repo }),
-        language === undefined ? '' : `lang:${quote(language)}`,
-        path === undefined ? '' : `file:${quote(escapeRegExp(path))}`,
-      ];
-      const matches = limit ?? 50;
-      const body = {
-        query: [query, ...filters].filter(Boolean).join(' '),
-        matches,
-        isRegexEnabled: regex ?? false,
-        isCaseSensitivityEnabled: caseSensitive ?? false,
-      };
-      const response = (await route(searchRoute, { body })) as SearchResult;
-      if (response.files.length === 0) return 'No matches.';
-      const header = `${response.stats.actualMatchCount} matches in ${response.files.length} files${response.isSearchExhaustive ? '' : ` (cut at ${matches}: raise limit or narrow the query for more)`}\n\n`;
-      return header + bounded(renderFiles(response.files), () => 'Narrow the query (repo, language, path) or lower limit.');
-    },
-  );
-
-  tool(
-    'grep',
-    'Search file contents with an RE2 regular expression (case-sensitive), optionally in one repository, directory, file pattern and branch. Returns matching lines with line numbers, or match counts per repository.',
-    {
-      pattern: z.string().min(1).describe('RE2 regular expression matched against file contents'),
-      path: z.string().optional().describe('Only files under this directory'),
-      include: z.string().optional().describe('Only files whose path matches this glob ("*.ts", "src/**/*.{ts,tsx}"; without "/" it matches the file name)'),
-      repo: z.string().optional().describe('Only this repository (exact name)'),
-      ref: z.string().optional().describe('Branch to search (an indexed one; default the default branch)'),
-      limit: z.number().int().min(1).max(10_000).optional().describe('Matches to return or, with groupByRepo, to count (default 100; with groupByRepo 10,000)'),
-      groupByRepo: z.boolean().optional().describe('Count matches per repository instead of listing them'),
-    },
-    async ({ pattern, path, include, repo, ref, limit, groupByRepo }) => {
-      const includeFilter =
-        include === undefined ? '' : `file:${quote(include.includes('/') ? fileGlobSource(include) : `(^|/)${fileGlobSource(include).slice(1)}`)}`;
-      const matches = limit ?? (groupByRepo ? 10_000 : 100);
-      const query = [`content:${quote(pattern)}`, ...scopeFilters({ repo, path, ref }), includeFilter].filter(Boolean).join(' ');
-      const response = (await route(searchRoute, { body: { query, matches, isRegexEnabled: true, isCaseSensitivityEnabled: true } })) as SearchResult;
-      if (response.files.length === 0) return 'No matches.';
-      const cut = response.isSearchExhaustive ? '' : ` (cut at ${matches}: raise limit or narrow the search for more)`;
-      // Content matches only: the path filters' ranges on file names are not grep's.
-      const contentMatches = (file: FileResult) => file.chunks.reduce((sum, chunk) => sum + chunk.matchRanges.length, 0);
-      if (groupByRepo) {
-        const counts = new Map<string, { matches: number; files: number }>();
-        for (const file of response.files) {
-          const count = counts.get(file.repository) ?? { matches: 0, files: 0 };
-          count.files++;
-          count.matches += contentMatches(file);
-          counts.set(file.repository, count);
-        }
-        return `Matches by repository${cut}:\n` + [...counts].map(([name, count]) => `${name}: ${count.matches} matches in ${count.files} files\n`).join('');
-      }
-      const total = response.files.reduce((sum, file) => sum + contentMatches(file), 0);
-      return (
-        `${total} matches in ${response.files.length} files${cut}\n\n` +
-        bounded(renderFiles(response.files), () => 'Narrow the search (repo, path, include) or lower limit.')
-      );
-    },
-  );
-
-  tool(
-    'glob',
-    'Find files whose path matches a glob ("**/*.ts", "src/**/*.test.{ts,tsx}"), optionally in one repository, directory and branch.',
-    {
-      pattern: z.string().min(1).describe('Glob matched against whole repository paths: * within a directory, ** across, ?, {a,b}'),
-      path: z.string().optional().describe('Only files under this directory'),
-      repo: z.string().optional().describe('Only this repository (exact name)'),
-      ref: z.string().optional().describe('Branch to search (an indexed one; default the default branch)'),
-      limit: z.number().int().min(1).max(10_000).optional().describe('Files to return (default 100)'),
-    },
-    async ({ pattern, path, repo, ref, limit }) => {
-      const matches = limit ?? 100;
-      const query = [`file:${quote(fileGlobSource(pattern))}`, 'type:file', ...scopeFilters({ repo, path, ref })].join(' ');
-      const response = (await route(searchRoute, { body: { query, matches, isRegexEnabled: true, isCaseSensitivityEnabled: true } })) as SearchResult;
-      if (response.files.length === 0) return 'No files match.';
-      const cut = response.isSearchExhaustive ? '' : `\n[cut at ${matches} files: raise limit or narrow the pattern for more]`;
-      return (
-        bounded(
-          response.files.map((file) => `${file.repository} ${file.fileName.text}\n`),
-          () => 'Narrow the pattern, repo or path.',
-        ) + cut
-      );
-    },
-  );
+  const kit = toolKit(server, session, context);
+  registerSearchTools(kit);
+  const { route, tool } = kit;
 
   tool(
     'list_repos',
@@ -457,22 +240,6 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
       return bounded(parts, () => 'Pass path to see one file.');
     },
   );
-
-  for (const [name, symbolRoute, what] of [
-    ['find_symbol_definitions', findDefinitionsRoute, 'Where a symbol is defined (ctags definitions).'],
-    ['find_symbol_references', findReferencesRoute, 'Every whole-word occurrence of a symbol name.'],
-  ] as const) {
-    tool(name, what, { symbol: z.string(), repo: z.string().optional(), language: z.string().optional() }, async ({ symbol, repo, language }) => {
-      const body = { symbolName: symbol, ...(repo === undefined ? {} : { repoName: repo }), ...(language === undefined ? {} : { language }) };
-      const found = (await route(symbolRoute, { body })) as {
-        files: { repository: string; fileName: string; matches: { lineContent: string; range: { start: { lineNumber: number } } }[] }[];
-      };
-      const lines = found.files.flatMap((file) =>
-        file.matches.map((match) => `${file.repository} ${file.fileName}:${match.range.start.lineNumber}: ${match.lineContent.trim()}\n`),
-      );
-      return lines.length === 0 ? 'Not found.' : bounded(lines, () => 'Pass repo or language to narrow it.');
-    });
-  }
 }
 
 /** The node at `directory` ('' the root) of a tree response, if it was expanded. */

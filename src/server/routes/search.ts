@@ -4,7 +4,7 @@ import { SearchRequest, SearchResponse, StreamSearchEvent } from '../../api/sche
 import { parseBody, validator } from '../../api/validate.js';
 import type { QueryNode } from '../../query/ast.js';
 import { queryClass } from '../../query/query-class.js';
-import type { StreamPart } from '../../search/pool.js';
+import type { StreamPart } from '../../search/sinks.js';
 import { cancelSearch, createSignal } from '../../search/signal.js';
 import { audit, type Caller } from '../access.js';
 import { JSON_TYPE, type Request } from '../http.js';

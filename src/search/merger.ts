@@ -1,0 +1,91 @@
+/**
+ * A search's frames made into one answer, ranked and cut once at `matches`: from the frames' matches
+ * (response/build.ts), or from the files their workers rendered, interleaved by rank (response/rendered-files.ts);
+ * or handed to a worker to build as a task of its own. Frames from any source merge alike: a frame's matches index
+ * its own shard files, which the merger lays one frame's after the other's.
+ */
+import type { SearchRequest } from '../api/types.js';
+import type { RenderedFiles, RenderMergedTask, RenderSpec, ScoredMatch, ShardsOutcome } from '../worker/search-protocol.js';
+import { buildResponse, type Built, type FileSink } from './response/build.js';
+import { mergeRenderedFiles, type MergedFiles } from './response/rendered-files.js';
+import { findPackedMatch, unpackMatch } from './packed-matches.js';
+import { emptyEvaluationStats } from './shard/evaluate.js';
+import type { ShardCache } from './shard-cache.js';
+import type { SearchRun } from './search-run.js';
+import type { Frame } from './worker-source.js';
+
+export class Merger {
+  /** Every frame's matches, their `shard` indexing `shardFiles`. */
+  private readonly matches: ScoredMatch[] = [];
+  private readonly shardFiles: string[] = [];
+  /** Every frame's outcome without its matches. */
+  readonly outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
+  /** The files of the frames that came rendered, with where their shard files start in `shardFiles`; their matches are not in `matches` until unpacked. */
+  private readonly rendered: { files: RenderedFiles; shardOffset: number }[] = [];
+
+  /** `shards`: this thread's mappings, in which the matches are resolved. */
+  constructor(
+    private readonly run: SearchRun,
+    private readonly shards: ShardCache,
+  ) {}
+
+  /** Takes a frame (an OnFrame). */
+  readonly add = ({ outcome: { matches, ...outcome }, shardFiles, rendered }: Frame): void => {
+    if (rendered) this.rendered.push({ files: rendered, shardOffset: this.shardFiles.length });
+    for (const match of matches) {
+      match.shard += this.shardFiles.length;
+      this.matches.push(match);
+    }
+    for (const file of shardFiles) this.shardFiles.push(file);
+    this.outcomes.push(outcome);
+  };
+
+  /**
+   * The frames' rendered files merged by rank and cut (rendered-files.ts); undefined when a frame came without
+   * them, or the file `matches` cuts cannot be drafted again. The matches of rendered frames are unpacked then.
+   */
+  mergedFiles(): MergedFiles | undefined {
+    const files =
+      this.rendered.length === this.outcomes.length
+        ? mergeRenderedFiles(
+            this.rendered.map((part) => part.files),
+            this.run.request,
+            this.run.settings.publicUrl,
+            (part, file) => {
+              const { files, shardOffset } = this.rendered[part]!;
+              const match = findPackedMatch(files.packedMatches, files.shards[file]!, files.docs[file]!, shardOffset);
+              return match && this.shards.resolve([match], this.shardFiles, emptyEvaluationStats())[0];
+            },
+          )
+        : undefined;
+    if (!files) this.unpackRendered();
+    return files;
+  }
+
+  /** Match ranges found, at most `matches`: what the answer holds at most. */
+  rangesWithinMatches(): number {
+    return Math.min(
+      this.run.request.matches,
+      this.outcomes.reduce((sum, outcome) => sum + outcome.totalRanges, 0),
+    );
+  }
+
+  /** The task a worker builds the answer from (RenderMergedTask), as `render` asks. */
+  renderTask(render: RenderSpec): RenderMergedTask {
+    return { generation: this.run.generation, shardFiles: this.shardFiles, query: this.run.query, matches: this.matches, outcomes: this.outcomes, render };
+  }
+
+  /** The answer built on this thread, its files made by `files`; `request` when a part of a stream holds fewer than the search's `matches`. */
+  build<T>(files: () => FileSink<T>, request: SearchRequest = this.run.request): Built<T> {
+    const found = this.shards.resolve(this.matches, this.shardFiles, this.outcomes[0]?.stats ?? emptyEvaluationStats());
+    return buildResponse(files, request, this.run.query, found, this.outcomes, this.run.settings.publicUrl, this.run.timings());
+  }
+
+  /** Adds the matches of the frames that came rendered to `matches`, from their packed form. */
+  private unpackRendered(): void {
+    for (const { files, shardOffset } of this.rendered) {
+      for (let index = 0; index < files.packedMatches.docs.length; index++) this.matches.push(unpackMatch(files.packedMatches, index, shardOffset));
+    }
+    this.rendered.length = 0;
+  }
+}
