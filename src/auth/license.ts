@@ -80,3 +80,25 @@ export function readLicense(text: string, trusted: readonly KeyObject[]): Licens
 export function licenseActive(license: License | null, now: number): license is License {
   return license !== null && now < Date.parse(license.expiresAt);
 }
+
+/** The licenses installed keys are, each read (its signature checked) once while it is the one installed. */
+export class InstalledLicenses {
+  private last: { key: string; license: License | null } | null = null;
+
+  constructor(private readonly trusted: readonly KeyObject[]) {}
+
+  /** The license `key` is, whether or not it expired; null for no key, or one whose signature no longer verifies. */
+  of(key: string | undefined): License | null {
+    if (key === undefined) return null;
+    if (this.last?.key !== key) {
+      let license: License | null = null;
+      try {
+        license = readLicense(key, this.trusted);
+      } catch {
+        license = null;
+      }
+      this.last = { key, license };
+    }
+    return this.last.license;
+  }
+}

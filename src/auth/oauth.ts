@@ -201,7 +201,7 @@ export class OAuthServer {
         const pending = this.codes.get(code);
         const used = pending ? undefined : this.usedCodes.get(code);
         // A code presented again (OAuth 2.1 §4.1.3): whoever has it is not the client alone, so what it issued ends.
-        if (used) await store.revokeOAuthFamily(used.familyId);
+        if (used) await store.oauth.revokeFamily(used.familyId);
         return pending && store.state.users.has(pending.userId) ? pending : null;
       },
       revokeAuthorizationCode: async (code) => {
@@ -215,16 +215,16 @@ export class OAuthServer {
       saveToken: async (token, client, user) => {
         const { id: userId, familyId } = user as GrantUser;
         const scope = (token.scope ?? [OAUTH_SCOPE]).join(' ');
-        await store.saveOAuthGrant(userId, client.id, scope, token.accessToken, token.refreshToken!, familyId);
+        await store.oauth.save(userId, client.id, scope, token.accessToken, token.refreshToken!, familyId);
         return { ...token, client, user, scope: token.scope };
       },
       getRefreshToken: async (refreshToken) => {
-        const grant = store.oauthGrantOfRefreshToken(refreshToken);
+        const grant = store.oauth.ofRefreshToken(refreshToken);
         const client = grant && this.client(grant.clientId);
         if (!grant || !client) {
           // A rotated-out refresh token presented again (OAuth 2.1 §4.3.1, RFC 9700 §4.14): the grant's live tokens end.
-          const reused = grant ? null : store.revokedOAuthGrantOfRefreshToken(refreshToken);
-          if (reused) await store.revokeOAuthFamily(reused.familyId);
+          const reused = grant ? null : store.oauth.revokedOfRefreshToken(refreshToken);
+          if (reused) await store.oauth.revokeFamily(reused.familyId);
           return null;
         }
         const owner: GrantUser = { id: grant.userId, familyId: grant.familyId };
@@ -240,7 +240,7 @@ export class OAuthServer {
       // False when another refresh with the same token got there first: the library then refuses this one.
       revokeToken: async (token) => {
         const grantId = (token as { grantId?: string }).grantId;
-        return grantId !== undefined && store.revokeOAuthGrant(grantId);
+        return grantId !== undefined && store.oauth.revoke(grantId);
       },
       getAccessToken: async () => null,
     };

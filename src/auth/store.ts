@@ -5,12 +5,12 @@
  * acknowledged change survives a crash); changes that check an invariant
  * first (the last owner, free seats) run one at a time, others concurrently
  * so their fdatasyncs are shared (group commit).
- * Over 300 lines: every operation on credentials goes through this one
- * class's commit and lock; each method is one operation.
+ * Every operation on credentials goes through this one class's commit and
+ * lock; each method is one operation (OAuth grants': oauth-grants.ts).
  */
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { AuthError } from './errors.js';
-import { licenseActive, readLicense, type License } from './license.js';
+import { InstalledLicenses, licenseActive, readLicense, type License } from './license.js';
 import { AuthState } from './auth-state.js';
 import {
   authRecord,
@@ -18,7 +18,6 @@ import {
   type ApiKey,
   type AuthRecord,
   type Credential,
-  type OAuthGrant,
   type Role,
   type ScopedToken,
   type Session,
@@ -29,6 +28,7 @@ import {
 } from './model.js';
 import { hashPassword, passwordProblem, UNUSABLE_HASH, verifyPassword } from './password.js';
 import { csrfToken, derivedKey, loadInstanceKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
+import { OAuthGrants } from './oauth-grants.js';
 import { StateLog, type TailRepair } from './state-log.js';
 
 export interface AuthStoreOptions {
@@ -76,7 +76,9 @@ export class AuthStore {
   private readonly seenWrites = new Set<string>();
   private appendsSinceCompaction = 0;
   private compacting: Promise<void> | null = null;
-  private license: { key: string; license: License | null } | null = null;
+  private readonly licenses: InstalledLicenses;
+  /** The OAuth grants of members (oauth-grants.ts). */
+  readonly oauth: OAuthGrants;
 
   private constructor(
     private readonly log: StateLog,
@@ -84,7 +86,17 @@ export class AuthStore {
     private readonly instanceKey: Buffer,
     private readonly options: AuthStoreOptions,
     readonly now: () => number,
-  ) {}
+  ) {
+    this.licenses = new InstalledLicenses(options.trustedLicenseKeys);
+    this.oauth = new OAuthGrants({
+      state,
+      now,
+      digest: (secret) => secretDigest(instanceKey, secret),
+      member: (userId) => this.member(userId),
+      commit: (record) => this.commit(record),
+      exclusively: (run) => this.exclusively(run),
+    });
+  }
 
   /** Opens the state directory (taking the log's lock; StateLogLockedError when another process has it) and replays the log. */
   static async open(options: AuthStoreOptions): Promise<{ store: AuthStore; repair: TailRepair | null }> {
@@ -144,63 +156,6 @@ export class AuthStore {
   stillValid(credential: Credential): boolean {
     if (credential.kind === 'oauth' && !this.activeLicense()) return false;
     return this.state.credential(credential.kind, credentialRecord(credential).digest, this.now()) !== null;
-  }
-
-  /**
-   * Records an access token (one hour) and its refresh token, made by the OAuth server, for a member and a client:
-   * only their digests. `familyId` names the authorization (one code) the grant descends from; a refresh carries it on.
-   */
-  async saveOAuthGrant(userId: string, clientId: string, scope: string, accessToken: string, refreshToken: string, familyId: string): Promise<OAuthGrant> {
-    this.member(userId);
-    const grantId = randomUUID();
-    await this.commit({
-      type: 'oauth.grant.issued',
-      grantId,
-      userId,
-      clientId,
-      accessDigest: secretDigest(this.instanceKey, accessToken),
-      refreshDigest: secretDigest(this.instanceKey, refreshToken),
-      scope,
-      familyId,
-    });
-    return this.state.oauthGrants.get(grantId)!;
-  }
-
-  /** Revokes a grant unless it already was: true for the one call that revoked it (two refreshes racing with one refresh token: one wins). */
-  async revokeOAuthGrant(grantId: string): Promise<boolean> {
-    return this.exclusively(async () => {
-      const grant = this.state.oauthGrants.get(grantId);
-      if (!grant || grant.revokedAt !== undefined) return false;
-      await this.commit({ type: 'oauth.grant.revoked', grantId });
-      return true;
-    });
-  }
-
-  /** The live grant a refresh token belongs to, or null. */
-  oauthGrantOfRefreshToken(refreshToken: string): OAuthGrant | null {
-    return secretKind(refreshToken) === 'oauthRefresh' ? this.state.grantByRefreshDigest(secretDigest(this.instanceKey, refreshToken), this.now()) : null;
-  }
-
-  /** The revoked grant a refresh token belonged to (it was rotated out or revoked), or null: presenting it is reuse. */
-  revokedOAuthGrantOfRefreshToken(refreshToken: string): OAuthGrant | null {
-    const grant = secretKind(refreshToken) === 'oauthRefresh' ? this.state.grantOfRefreshDigest(secretDigest(this.instanceKey, refreshToken)) : null;
-    return grant?.revokedAt !== undefined ? grant : null;
-  }
-
-  /** Revokes every live grant of an authorization (`familyId`): what reuse of one of its tokens or its code ends. */
-  async revokeOAuthFamily(familyId: string): Promise<void> {
-    return this.exclusively(async () => {
-      for (const grant of [...this.state.oauthGrants.values()]) {
-        if (grant.familyId === familyId && grant.revokedAt === undefined) await this.commit({ type: 'oauth.grant.revoked', grantId: grant.id });
-      }
-    });
-  }
-
-  /** Revokes the grant an access or refresh token belongs to (RFC 7009: unknown tokens are no error); true when one was revoked. */
-  async revokeOAuthToken(token: string): Promise<boolean> {
-    const kind = secretKind(token);
-    const grant = kind === 'oauthAccess' || kind === 'oauthRefresh' ? this.state.grantOfTokenDigest(secretDigest(this.instanceKey, token)) : null;
-    return grant ? this.revokeOAuthGrant(grant.id) : false;
   }
 
   /** When an API key was last used since the daemon started. */
@@ -294,18 +249,7 @@ export class AuthStore {
 
   /** The installed license whether or not it expired (null: none, or its signature no longer verifies). */
   installedLicense(): License | null {
-    const key = this.state.licenseKey;
-    if (key === undefined) return null;
-    if (this.license?.key !== key) {
-      let license: License | null = null;
-      try {
-        license = readLicense(key, this.options.trustedLicenseKeys);
-      } catch {
-        license = null;
-      }
-      this.license = { key, license };
-    }
-    return this.license.license;
+    return this.licenses.of(this.state.licenseKey);
   }
 
   /** The license as administrators see it: installed or not, active or not, its terms, the seats in use. */

@@ -15,7 +15,7 @@ async function openStore(t: Test, directory = tempDir(t, 'trawl-oauth-'), clock 
 async function grantFor(store: AuthStore, userId: string, clientId: string) {
   const access = newSecret('oauthAccess');
   const refresh = newSecret('oauthRefresh');
-  const grant = await store.saveOAuthGrant(userId, clientId, 'mcp', access, refresh, 'authorization-1');
+  const grant = await store.oauth.save(userId, clientId, 'mcp', access, refresh, 'authorization-1');
   return { grant, access, refresh };
 }
 
@@ -30,25 +30,25 @@ t.test('OAuth grants: access for an hour, refresh for 30 days, both ended by rev
   t.equal(credential?.kind, 'oauth');
   t.equal(credential?.user.id, member.id);
   t.equal(store.authenticate(refresh), null, 'a refresh token is no bearer credential');
-  t.equal(store.oauthGrantOfRefreshToken(refresh)?.id, grant.id);
-  t.equal(store.oauthGrantOfRefreshToken(access), null, 'an access token is no refresh token');
+  t.equal(store.oauth.ofRefreshToken(refresh)?.id, grant.id);
+  t.equal(store.oauth.ofRefreshToken(access), null, 'an access token is no refresh token');
 
   clock.now += OAUTH_ACCESS_LIFETIME_MS;
   t.equal(store.authenticate(access), null, 'the access token ends at the hour');
-  t.ok(store.oauthGrantOfRefreshToken(refresh), 'the refresh token lives on');
+  t.ok(store.oauth.ofRefreshToken(refresh), 'the refresh token lives on');
   clock.now += OAUTH_REFRESH_LIFETIME_MS;
-  t.equal(store.oauthGrantOfRefreshToken(refresh), null, 'and ends at 30 days');
+  t.equal(store.oauth.ofRefreshToken(refresh), null, 'and ends at 30 days');
 
   const second = await grantFor(store, member.id, client.id);
-  t.ok(await store.revokeOAuthToken(second.refresh), 'revoked by its refresh token');
+  t.ok(await store.oauth.revokeToken(second.refresh), 'revoked by its refresh token');
   t.equal(store.authenticate(second.access), null, 'the pair ends together');
-  t.notOk(await store.revokeOAuthToken(second.refresh), 'a second revocation finds nothing');
+  t.notOk(await store.oauth.revokeToken(second.refresh), 'a second revocation finds nothing');
 
   const third = await grantFor(store, member.id, client.id);
   const live = store.authenticate(third.access)!;
   await store.removeUser(member.id);
   t.equal(store.stillValid(live), false, 'removing the person ends it');
-  t.equal(store.oauthGrantOfRefreshToken(third.refresh), null);
+  t.equal(store.oauth.ofRefreshToken(third.refresh), null);
 
   const ownerGrant = await grantFor(store, owner.id, client.id);
   t.ok(store.authenticate(ownerGrant.access));
@@ -73,7 +73,7 @@ t.test('OAuth grants survive a restart and a compaction; expired grants do not',
   const second = await openStore(t, directory, clock);
   t.same([...second.store.state.oauthGrants.keys()], [fresh.grant.id], 'only the grant that can still be refreshed is kept');
   t.ok(second.store.authenticate(fresh.access));
-  t.equal(second.store.oauthGrantOfRefreshToken(old.refresh), null);
+  t.equal(second.store.oauth.ofRefreshToken(old.refresh), null);
 });
 
 t.test(`clients an earlier trawl registered in the log replay: past ${MAX_OAUTH_CLIENTS} the oldest without a live grant makes room`, async (t) => {

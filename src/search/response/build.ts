@@ -144,7 +144,7 @@ export function buildResponse<T>(
 ): Built<T> {
   const resultType = resultTypeOf(query);
   const ranked = resultType === 'repo' ? firstFilePerRepository(found) : found;
-  ranked.sort((a, b) => compareRanks(a.score, a.shard.meta.repository.name, a.shard.path(a.doc), b.score, b.shard.meta.repository.name, b.shard.path(b.doc)));
+  ranked.sort((a, b) => compareRanks(a, b, repositoryOf, pathOf));
   const { response, intact, faultedShards } = assembleIntact(files, request, query, ranked, publicUrl, maxContentBytes);
   const stats = emptyStats();
   for (const outcome of outcomes) addCounters(stats, outcome.stats);
@@ -165,6 +165,9 @@ export function buildResponse<T>(
   settleEnd(stats, stop, cut);
   return { stats, files: response.files.result(), repositoryInfo: response.repositoryInfo, isSearchExhaustive: !cut };
 }
+
+const repositoryOf = (match: Found) => match.shard.meta.repository.name;
+const pathOf = (match: Found) => match.shard.path(match.doc);
 
 /**
  * type:repo: each repository's first matching file in index order (shard, then document), so the answer

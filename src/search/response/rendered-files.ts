@@ -208,5 +208,8 @@ function bestNext(parts: readonly RenderedFiles[], next: readonly number[]): num
 }
 
 function compareKeys(a: RankKey, b: RankKey): number {
-  return compareRanks(a.score, a.repository, a.path, b.score, b.repository, b.path);
+  return compareRanks(a, b, repositoryOfKey, pathOfKey);
 }
+
+const repositoryOfKey = (key: RankKey) => key.repository;
+const pathOfKey = (key: RankKey) => key.path;

@@ -134,9 +134,9 @@ function weight(match: DocumentMatch, counts: boolean): number {
  */
 function best(matches: ScoredMatch[], wanted: number, counts: boolean, shards: readonly Shard[]): { matches: ScoredMatch[]; held: number } {
   const at = (match: ScoredMatch) => shards[match.shard]!;
-  const sorted = matches.sort((a, b) =>
-    compareRanks(a.score, at(a).meta.repository.name, at(a).path(a.doc), b.score, at(b).meta.repository.name, at(b).path(b.doc)),
-  );
+  const repositoryOf = (match: ScoredMatch) => at(match).meta.repository.name;
+  const pathOf = (match: ScoredMatch) => at(match).path(match.doc);
+  const sorted = matches.sort((a, b) => compareRanks(a, b, repositoryOf, pathOf));
   let held = 0;
   let end = 0;
   while (end < sorted.length && held < wanted) held += weight(sorted[end++]!, counts);

@@ -67,7 +67,10 @@ function isWordByte(byte: number | undefined): boolean {
   );
 }
 
-/** The ranking's one order, wherever files are ranked: higher score first, then by repository name, then path. */
-export function compareRanks(scoreA: number, repositoryA: string, pathA: string, scoreB: number, repositoryB: string, pathB: string): number {
-  return scoreB - scoreA || repositoryA.localeCompare(repositoryB) || pathA.localeCompare(pathB);
+/**
+ * The ranking's one order, wherever files are ranked: higher score first, then by repository name, then path.
+ * `repository` and `path` are asked only on a tie of scores (decoding a path costs more than the comparison).
+ */
+export function compareRanks<T extends { score: number }>(a: T, b: T, repository: (file: T) => string, path: (file: T) => string): number {
+  return b.score - a.score || repository(a).localeCompare(repository(b)) || path(a).localeCompare(path(b));
 }

@@ -311,7 +311,7 @@ export const revokeRoute: Route = {
   async handle(request: Request, caller: Caller, context: ServerContext): Promise<JsonReply> {
     const { token } = formFields(request);
     if (!token) throw new OAuthApiError('INVALID_REQUEST_BODY', 'invalid_request', 'the token field is required');
-    if (await context.auth.revokeOAuthToken(token))
+    if (await context.auth.oauth.revokeToken(token))
       audit(context, caller, 'oauth.revoked', { id: null, type: 'oauthGrant' }, { remoteAddress: request.remoteAddress });
     return { status: 200, body: {}, headers: noStore };
   },
