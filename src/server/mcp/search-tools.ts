@@ -7,6 +7,13 @@ import { searchRoute } from '../routes/search.js';
 import { findDefinitionsRoute, findReferencesRoute } from '../routes/symbols.js';
 import { bounded, quote, renderFiles, type SearchResult, type ToolKit } from './tool-kit.js';
 
+/** The arguments that scope a search to a repository, a directory and a branch. */
+const scopeArguments = {
+  path: z.string().optional().describe('Only files under this directory'),
+  repo: z.string().optional().describe('Only this repository (exact name)'),
+  ref: z.string().optional().describe('Branch to search (an indexed one; default the default branch)'),
+};
+
 export function registerSearchTools({ route, scopeFilters, tool }: ToolKit): void {
   tool(
     'search_code',
@@ -15,7 +22,7 @@ export function registerSearchTools({ route, scopeFilters, tool }: ToolKit): voi
       query: z.string().describe('The query'),
       regex: z.boolean().optional().describe('Treat terms as RE2 regular expressions'),
       caseSensitive: z.boolean().optional(),
-      repo: z.string().optional().describe('Only this repository (exact name)'),
+      repo: scopeArguments.repo,
       language: z.string().optional().describe('Only this language (e.g. TypeScript, C)'),
       path: z.string().optional().describe('Only paths containing this text'),
       limit: z.number().int().min(1).max(1000).optional().describe('Match ranges to return (default 50)'),
@@ -45,10 +52,10 @@ export function registerSearchTools({ route, scopeFilters, tool }: ToolKit): voi
     'Search file contents with an RE2 regular expression (case-sensitive), optionally in one repository, directory, file pattern and branch. Returns matching lines with line numbers, or match counts per repository.',
     {
       pattern: z.string().min(1).describe('RE2 regular expression matched against file contents'),
-      path: z.string().optional().describe('Only files under this directory'),
+      path: scopeArguments.path,
       include: z.string().optional().describe('Only files whose path matches this glob ("*.ts", "src/**/*.{ts,tsx}"; without "/" it matches the file name)'),
-      repo: z.string().optional().describe('Only this repository (exact name)'),
-      ref: z.string().optional().describe('Branch to search (an indexed one; default the default branch)'),
+      repo: scopeArguments.repo,
+      ref: scopeArguments.ref,
       limit: z.number().int().min(1).max(10_000).optional().describe('Matches to return or, with groupByRepo, to count (default 100; with groupByRepo 10,000)'),
       groupByRepo: z.boolean().optional().describe('Count matches per repository instead of listing them'),
     },
@@ -85,9 +92,7 @@ export function registerSearchTools({ route, scopeFilters, tool }: ToolKit): voi
     'Find files whose path matches a glob ("**/*.ts", "src/**/*.test.{ts,tsx}"), optionally in one repository, directory and branch.',
     {
       pattern: z.string().min(1).describe('Glob matched against whole repository paths: * within a directory, ** across, ?, {a,b}'),
-      path: z.string().optional().describe('Only files under this directory'),
-      repo: z.string().optional().describe('Only this repository (exact name)'),
-      ref: z.string().optional().describe('Branch to search (an indexed one; default the default branch)'),
+      ...scopeArguments,
       limit: z.number().int().min(1).max(10_000).optional().describe('Files to return (default 100)'),
     },
     async ({ pattern, path, repo, ref, limit }) => {
