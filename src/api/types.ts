@@ -21,6 +21,9 @@ export type SearchStats = Static<typeof schemas.SearchStats>;
 export type FlushReason = SearchStats['flushReason'];
 export type SearchRequest = Static<typeof schemas.SearchRequest>;
 export type SearchResponse = Static<typeof schemas.SearchResponse>;
+/** A repository of GET /api/repos, and a connection of GET /api/connections. */
+export type RepositoryListing = Static<typeof schemas.Repository>;
+export type ConnectionListing = Static<typeof schemas.ConnectionList>[number];
 /** A node of POST /api/tree's answer: a directory (`tree`), a file (`blob`) or a submodule (`commit`). */
 export type TreeNode = Static<typeof schemas.TreeNode>;
 

@@ -81,6 +81,7 @@ export type {
   ApiKeyInfo,
   AuditRecord,
   Chunk,
+  ConnectionListing,
   CreatedApiKey,
   FileResult,
   InstanceSettings,
@@ -88,6 +89,7 @@ export type {
   Member,
   Position,
   Range,
+  RepositoryListing,
   ScopedTokenInfo,
   SearchResponse,
   SessionInfo,
@@ -102,15 +104,6 @@ export interface Source {
   path: string;
   repo: string;
   webUrl: string;
-}
-
-export interface Repository {
-  repoName: string;
-  repoDisplayName?: string;
-  webUrl: string;
-  defaultBranch: string;
-  branches: string[];
-  indexState: string;
 }
 
 export interface SymbolMatches {

@@ -4,12 +4,13 @@
  * (or an API key) when the daemon needs one, and is driven from the keyboard
  * (`/` focuses the search, arrows and Enter move through results).
  */
-import { ApiFailure, apiKey, getJson, postJson, setApiKey, setCsrfToken, type Repository, type SessionState } from './api.js';
+import { ApiFailure, apiKey, getJson, postJson, setApiKey, setCsrfToken, type SessionState } from './api.js';
 import { clear, h } from './dom.js';
 import { renderBlob, renderTree, showLines } from './file-page.js';
-import { placeOf, searchUrl, treeUrl } from './links.js';
+import { placeOf, searchUrl } from './links.js';
 import { FIRST_PAGE, moveSelection, renderSearch } from './search-page.js';
 import { renderConsent } from './consent-page.js';
+import { renderRepositories } from './repos-page.js';
 import { renderSettings } from './settings-page.js';
 
 const main = document.getElementById('main')!;
@@ -135,29 +136,6 @@ function showError(error: unknown): void {
   main.prepend(h('p', { class: 'error', id: 'error', role: 'alert' }, message));
 }
 
-async function homePage(): Promise<void> {
-  const repos = await getJson<Repository[]>('/api/repos', { perPage: '100' });
-  main.append(
-    h(
-      'section',
-      { class: 'repos', id: 'repos' },
-      h('h2', {}, 'Repositories'),
-      h(
-        'ul',
-        {},
-        ...repos.map((repo) =>
-          h(
-            'li',
-            {},
-            h('a', { href: treeUrl(repo.repoName, 'HEAD', '') }, repo.repoDisplayName ?? repo.repoName),
-            h('span', { class: `state ${repo.indexState}` }, repo.indexState),
-          ),
-        ),
-      ),
-    ),
-  );
-}
-
 async function route(): Promise<void> {
   const place = placeOf(location.pathname);
   clear(main);
@@ -180,7 +158,7 @@ async function route(): Promise<void> {
       document.title = queryInput.value ? `${queryInput.value} — trawl` : 'trawl';
       if (queryInput.value)
         await renderSearch(main, { query: queryInput.value, regex: regexInput.checked, caseSensitive: caseInput.checked, matches: FIRST_PAGE }, showError);
-      else await homePage();
+      else await renderRepositories(main, session);
     } else if (place.kind === 'unknown') {
       document.title = 'Page not found — trawl';
       main.append(

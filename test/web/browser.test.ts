@@ -35,7 +35,7 @@ t.test('search, results, file view, tree and symbols in a real browser', async (
   const { page, requests, errors } = await openPage(browser);
 
   await page.goto(`${daemon.url}/`);
-  await page.waitForSelector('#repos li');
+  await page.waitForSelector('#repos-table tbody tr');
   t.match(await page.textContent('#repos'), /example\.com\/acme\/widgets/, 'the home page lists the repositories');
 
   await page.keyboard.press('/');
@@ -203,7 +203,7 @@ t.test('where no one can sign in there is no Sign in; a page the app lacks says 
   const browser = await launch(t);
   const { page, errors } = await openPage(browser);
   await page.goto(`${daemon.url}/`);
-  await page.waitForSelector('#repos li');
+  await page.waitForSelector('#repos-table tbody tr');
   t.equal(await page.$('#sign-in-link'), null, 'no member has a password and there is no single sign-on: no Sign in');
 
   const response = await page.goto(`${daemon.url}/no/such/page`);
