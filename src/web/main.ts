@@ -12,6 +12,7 @@ import { FIRST_PAGE, moveSelection, renderSearch } from './search-page.js';
 import { renderConsent } from './consent-page.js';
 import { renderRepositories } from './repos-page.js';
 import { renderSettings } from './settings-page.js';
+import { setUpTheme } from './theme.js';
 
 const main = document.getElementById('main')!;
 const form = document.getElementById('search-form') as HTMLFormElement;
@@ -20,6 +21,7 @@ const regexInput = document.getElementById('regex') as HTMLInputElement;
 const caseInput = document.getElementById('case') as HTMLInputElement;
 const auth = document.getElementById('auth')!;
 const account = document.getElementById('account')!;
+setUpTheme(document.getElementById('theme') as HTMLSelectElement);
 
 /** The signed-in session, when this browser has one (and uses no API key). */
 let session: SessionState | null = null;

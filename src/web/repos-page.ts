@@ -1,7 +1,8 @@
 /**
- * The home page: the repositories the caller can see, filtered by name or by connection, each with its code
- * host, index state and, for a connection's, its last fetch; and the connections with their sync state, which
- * an owner can sync now (GET /api/repos, GET /api/connections, POST /api/connections/{id}/sync).
+ * The home page: the repositories the caller can see, filtered by name or by connection and sorted by name or
+ * by their last push, each with its code host, index state and, for a connection's, its last fetch; and the
+ * connections with their sync state, which an owner can sync now (GET /api/repos, GET /api/connections,
+ * POST /api/connections/{id}/sync).
  */
 import { ApiFailure, getJson, postJson, type ConnectionListing, type RepositoryListing, type SessionState } from './api.js';
 import { clear, h } from './dom.js';
@@ -44,6 +45,12 @@ function repositoryRow(repo: RepositoryListing): HTMLTableRowElement {
 /** Renders the page into `main`; `session` decides whether the connections can be synced from here. */
 export async function renderRepositories(main: HTMLElement, session: SessionState | null): Promise<void> {
   const filter = h('input', { type: 'search', id: 'repo-filter', placeholder: 'Filter repositories by name', 'aria-label': 'Filter repositories by name' });
+  const sort = h(
+    'select',
+    { id: 'repo-sort', 'aria-label': 'Sort repositories' },
+    h('option', { value: 'name asc' }, 'Name'),
+    h('option', { value: 'pushed desc' }, 'Recently pushed'),
+  );
   const scope = h('p', { class: 'summary', id: 'repo-scope' });
   const body = h('tbody');
   const more = h('button', { type: 'button', id: 'more-repos', hidden: true }, 'Show more');
@@ -55,7 +62,15 @@ export async function renderRepositories(main: HTMLElement, session: SessionStat
   );
   const connectionsSection = h('section', { class: 'connections', id: 'connections', hidden: true });
   main.append(
-    h('section', { class: 'repos', id: 'repos' }, h('h2', {}, 'Repositories'), filter, scope, h('div', { class: 'table-scroll' }, table), more),
+    h(
+      'section',
+      { class: 'repos', id: 'repos' },
+      h('h2', {}, 'Repositories'),
+      h('div', { class: 'actions' }, filter, sort),
+      scope,
+      h('div', { class: 'table-scroll' }, table),
+      more,
+    ),
     connectionsSection,
   );
 
@@ -66,7 +81,8 @@ export async function renderRepositories(main: HTMLElement, session: SessionStat
   let asked = 0;
   const list = async (fromPage: number) => {
     const ask = ++asked;
-    const params: Record<string, string> = { perPage: String(PER_PAGE), page: String(fromPage) };
+    const [by, direction] = sort.value.split(' ') as [string, string];
+    const params: Record<string, string> = { perPage: String(PER_PAGE), page: String(fromPage), sort: by, direction };
     if (filter.value.trim() !== '') params.query = filter.value.trim();
     if (connectionId !== undefined) params.connectionId = String(connectionId);
     const repos = await getJson<RepositoryListing[]>('/api/repos', params);
@@ -92,6 +108,7 @@ export async function renderRepositories(main: HTMLElement, session: SessionStat
     clearTimeout(typing);
     typing = setTimeout(() => void list(1), FILTER_DELAY_MS);
   });
+  sort.addEventListener('change', () => void list(1));
   more.addEventListener('click', () => void list(page + 1));
 
   const showConnections = async () => {

@@ -94,6 +94,16 @@ t.test('the home page lists repositories with their sync state, filters them, an
   await page.click('#all-connections');
   await page.waitForFunction(() => document.querySelectorAll('#repos-table tbody tr').length === 3);
 
+  const apiOrder = ((await (await daemon.fetch('/api/repos?sort=pushed&direction=desc', { headers: bearer(owner.key) })).json()) as { repoName: string }[]).map(
+    (repo) => repo.repoName,
+  );
+  await page.selectOption('#repo-sort', 'pushed desc');
+  await page.waitForFunction(
+    (expected) => [...document.querySelectorAll('#repos-table tbody tr td:first-child')].map((cell) => cell.textContent).join() === expected.join(),
+    apiOrder,
+  );
+  t.same(await repositoryNames(page), apiOrder, 'sorted by the last push as the API sorts them');
+
   const before = (await connectionStatuses(daemon, owner)).find((status) => status.name === 'alpha')!.syncState.lastSyncedAt;
   await page.click('#connections-table tr[data-name=alpha] .sync-now');
   await page.waitForSelector('#connections-table tr[data-name=alpha] .sync-now:has-text("Queued")');

@@ -1,0 +1,41 @@
+import t from 'tap';
+import { chromium } from 'playwright-core';
+import { startDaemon } from '../helpers/daemon.js';
+import { fixtureRepository } from '../server/fixture.js';
+
+const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
+const DARK = 'rgb(13, 17, 23)';
+const LIGHT = 'rgb(255, 255, 255)';
+
+t.test('light, dark and the system theme: followed, chosen, kept across reloads', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true } });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  const page = await browser.newPage({ colorScheme: 'dark' });
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+
+  await page.goto(`${daemon.url}/search?q=parse_expression`);
+  await page.waitForSelector('#results mark');
+  t.equal(await background(), DARK, 'a dark system gets the dark theme');
+  t.equal(await page.inputValue('#theme'), 'system');
+  const markColour = await page.$eval('#results mark', (mark) => getComputedStyle(mark).color);
+  t.equal(markColour, LIGHT, 'marked matches stay legible on dark');
+
+  await page.selectOption('#theme', 'light');
+  t.equal(await background(), LIGHT, 'choosing light overrides the system');
+  await page.reload();
+  await page.waitForSelector('#results mark');
+  t.equal(await background(), LIGHT, 'the choice is kept across a reload');
+  t.equal(await page.inputValue('#theme'), 'light');
+
+  await page.selectOption('#theme', 'system');
+  t.equal(await background(), DARK, 'back to the system');
+  await page.emulateMedia({ colorScheme: 'light' });
+  t.equal(await background(), LIGHT, 'which it follows as it changes');
+  await page.selectOption('#theme', 'dark');
+  t.equal(await background(), DARK, 'dark chosen on a light system');
+  t.same(errors, [], 'no script error');
+});
