@@ -2,9 +2,9 @@
  * The file and directory views: a file highlighted with line numbers and
  * `#L10` / `#L10-L20` anchors, the matches of the search that led here
  * marked (`?hl=start-end,…` byte ranges), the tree of the repository on the
- * side, and definitions / references of a clicked identifier.
+ * side, a selector of the repository's indexed branches, and definitions / references of a clicked identifier.
  */
-import { getJson, postJson, type Source, type SymbolMatches, type TreeNode } from './api.js';
+import { getJson, postJson, type RepositoryListing, type Source, type SymbolMatches, type TreeNode } from './api.js';
 import { clear, h } from './dom.js';
 import { highlightLines } from './highlight.js';
 import { blobUrl, localPath, treeUrl } from './links.js';
@@ -22,7 +22,7 @@ export async function renderBlob(main: HTMLElement, repo: string, branch: string
       'div',
       { class: 'browse' },
       treeView(tree.tree, repo, branch, path),
-      h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path), code),
+      h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path, 'blob'), code),
       symbols,
     ),
   );
@@ -43,7 +43,7 @@ export async function renderTree(main: HTMLElement, repo: string, branch: string
     ...(here?.children ?? []).map((child) => h('li', { class: `node-${child.type}` }, nodeLink(child, repo, branch))),
   );
   main.append(
-    h('div', { class: 'browse' }, treeView(tree, repo, branch, path), h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path), listing)),
+    h('div', { class: 'browse' }, treeView(tree, repo, branch, path), h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path, 'tree'), listing)),
   );
 }
 
@@ -87,8 +87,31 @@ function treeView(root: TreeNode, repo: string, branch: string, current: string)
   return h('nav', { class: 'tree', id: 'tree', 'aria-label': 'Files' }, h('a', { class: 'tree-root', href: treeUrl(repo, branch, '') }, repo), list(root));
 }
 
-function breadcrumbs(repo: string, branch: string, path: string): HTMLElement {
-  const parts: (string | HTMLElement)[] = [h('a', { href: treeUrl(repo, branch, '') }, repo), branch === 'HEAD' ? '' : ` @ ${branch}`];
+/**
+ * A select of the repository's indexed branches that opens `path` on the one chosen (`kind` a file or a directory);
+ * filled once GET /api/repos answers.
+ */
+function branchSelector(repo: string, branch: string, path: string, kind: 'blob' | 'tree'): HTMLSelectElement {
+  const select = h('select', { id: 'branch', 'aria-label': 'Branch' }, h('option', { value: branch }, branch === 'HEAD' ? 'default branch' : branch));
+  void getJson<RepositoryListing[]>('/api/repos', { query: repo, perPage: '100' }).then((listed) => {
+    const found = listed.find((candidate) => candidate.repoName === repo);
+    if (!found) return;
+    // The index names the default branch HEAD: it is shown, and opened, by its name.
+    const names = [...new Set(found.branches.map((name) => (name === 'HEAD' ? found.defaultBranch : name)))];
+    const current = branch === 'HEAD' ? found.defaultBranch : branch;
+    if (!names.includes(current)) names.unshift(current);
+    select.replaceChildren(...names.map((name) => h('option', { value: name, selected: name === current }, name)));
+  });
+  select.addEventListener('change', () => {
+    const chosen = select.value;
+    // Through a link, so that the app's router opens it without a reload.
+    h('a', { href: kind === 'blob' ? blobUrl(repo, chosen, path) : treeUrl(repo, chosen, path) }).click();
+  });
+  return select;
+}
+
+function breadcrumbs(repo: string, branch: string, path: string, kind: 'blob' | 'tree'): HTMLElement {
+  const parts: (string | HTMLElement)[] = [h('a', { href: treeUrl(repo, branch, '') }, repo), ' @ ', branchSelector(repo, branch, path, kind)];
   const segments = path ? path.split('/') : [];
   segments.forEach((segment, i) => {
     const prefix = segments.slice(0, i + 1).join('/');
