@@ -4,6 +4,7 @@
  * waited out when the host says for how long (Retry-After, X-RateLimit-Reset, RateLimit-Reset) and that is
  * short; a longer wait fails the sync with the time it may resume (docs/connections.md, "Bounds").
  */
+import { deadline } from './deadline.js';
 import { ConnectionError, RateLimitedError } from './errors.js';
 
 /** A page of a host's listing is far below this; a body past it is refused. */
@@ -52,7 +53,21 @@ export function hostFetch(options: HostFetchOptions): HostFetch {
 
 /** One request; its body read whole, up to MAX_BODY_BYTES. */
 async function send(url: URL, init: { method: string; headers: Headers; body: BodyInit | null }, options: HostFetchOptions): Promise<Response> {
-  const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]);
+  const limit = deadline(options.signal, options.timeoutMs);
+  try {
+    return await sendWithin(url, init, options, limit.signal);
+  } finally {
+    limit.clear();
+  }
+}
+
+/** `send`'s request, ended once `signal` fires (the sync stopped, or its time is up). */
+async function sendWithin(
+  url: URL,
+  init: { method: string; headers: Headers; body: BodyInit | null },
+  options: HostFetchOptions,
+  signal: AbortSignal,
+): Promise<Response> {
   let response: Response;
   try {
     response = await fetch(url, { ...init, redirect: 'manual', signal });

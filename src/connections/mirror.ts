@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MAX_BRANCHES } from '../index/format.js';
 import { globToRegExp } from '../config/glob.js';
+import { deadline } from './deadline.js';
 import { ConnectionError } from './errors.js';
 
 export interface MirrorFetch {
@@ -51,7 +52,16 @@ export function writeAskpass(directory: string): string {
 }
 
 export async function fetchMirror(fetch: MirrorFetch): Promise<FetchOutcome> {
-  const deadline = AbortSignal.any([fetch.signal, AbortSignal.timeout(fetch.timeoutMs)]);
+  const limit = deadline(fetch.signal, fetch.timeoutMs);
+  try {
+    return await fetchWithin(fetch, limit.signal);
+  } finally {
+    limit.clear();
+  }
+}
+
+/** fetchMirror's work, every git process of it ended once `deadline` fires. */
+async function fetchWithin(fetch: MirrorFetch, deadline: AbortSignal): Promise<FetchOutcome> {
   const remote = await listRemote(fetch, deadline);
   const wanted = wantedRefs(remote, fetch);
   const fresh = !fs.existsSync(path.join(fetch.directory, 'HEAD'));
