@@ -35,7 +35,8 @@ export async function poolLoad(config: Config, requests: readonly SearchRequest[
     for (let next = caller; performance.now() < until; next++) {
       const started = performance.now();
       const request = requests[next % requests.length]!;
-      await pool.searchJson(await pool.plan(request), request, { visible: everything });
+      // Released as the daemon does once the body is written: a held render slot would leave the next searches none.
+      (await pool.searchJson(await pool.plan(request), request, { visible: everything })).release();
       latencies.push(performance.now() - started);
     }
   };
