@@ -1,12 +1,16 @@
 /**
  * The search page: the ranked results of /api/search (the same search shows
- * the same files in the same order), each file with its chunks, matches
- * marked, line numbers linking into the file view; arrows and Enter move
- * through them; a "load more" when the result was cut.
+ * the same files in the same order), each file with its first chunks (the
+ * rest behind "show more"; a file collapses), matches marked, line numbers
+ * linking into the file view; arrows and Enter move through them; a "load
+ * more" when the result was cut.
  */
 import { postJson, type Chunk, type FileResult, type SearchResponse } from './api.js';
 import { clear, h } from './dom.js';
 import { localPath } from './links.js';
+
+/** Chunks of a file shown at first; the rest behind "show more", so one file with hundreds cannot fill the page. */
+const PREVIEW_CHUNKS = 3;
 
 /** Match ranges asked for first; "load more" asks for four times as many. */
 export const FIRST_PAGE = 100;
@@ -69,7 +73,25 @@ function fileItem(file: FileResult): HTMLElement {
     file.language ? h('span', { class: 'lang' }, file.language) : null,
     file.branches?.[0] && file.branches[0] !== 'HEAD' ? h('span', { class: 'branch' }, file.branches[0]) : null,
   );
-  return h('li', { class: 'file' }, header, ...file.chunks.map((chunk) => chunkView(chunk, href)));
+  const chunks = h('div', { class: 'chunks' }, ...file.chunks.slice(0, PREVIEW_CHUNKS).map((chunk) => chunkView(chunk, href)));
+  const rest = file.chunks.slice(PREVIEW_CHUNKS);
+  if (rest.length > 0) {
+    const more = h('button', { type: 'button', class: 'link show-more' }, `Show ${rest.length} more ${rest.length === 1 ? 'match' : 'matches'} in this file`);
+    more.addEventListener('click', () => {
+      more.replaceWith(...rest.map((chunk) => chunkView(chunk, href)));
+    });
+    chunks.append(more);
+  }
+  const toggle = h('button', { type: 'button', class: 'collapse', 'aria-expanded': 'true', 'aria-label': `Collapse ${file.fileName.text}` }, '−');
+  toggle.addEventListener('click', () => {
+    const expanded = chunks.hidden;
+    chunks.hidden = !expanded;
+    toggle.setAttribute('aria-expanded', String(expanded));
+    toggle.setAttribute('aria-label', `${expanded ? 'Collapse' : 'Expand'} ${file.fileName.text}`);
+    toggle.textContent = expanded ? '−' : '+';
+  });
+  header.prepend(toggle);
+  return h('li', { class: 'file' }, header, chunks);
 }
 
 /** A chunk's lines with their numbers (links to the file view at that line, with the matches to highlight). */
@@ -108,7 +130,8 @@ function marked(text: string, columns: [number, number][]): (string | HTMLElemen
 
 /** Arrow keys move the selection through result links; Enter follows it. */
 export function moveSelection(direction: 1 | -1): void {
-  const links = [...document.querySelectorAll<HTMLAnchorElement>('#results .result-link')];
+  // The links on the page: not those of a collapsed file.
+  const links = [...document.querySelectorAll<HTMLAnchorElement>('#results .result-link')].filter((link) => link.getClientRects().length > 0);
   if (links.length === 0) return;
   const current = links.indexOf(document.activeElement as HTMLAnchorElement);
   const next = links[Math.max(0, Math.min(links.length - 1, current === -1 ? 0 : current + direction))]!;

@@ -1,0 +1,53 @@
+import t from 'tap';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { startDaemon } from '../helpers/daemon.js';
+import { makeRepository } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
+
+t.test('a file with many matches shows its first chunks, the rest on request; a file collapses', async (t) => {
+  const root = path.join(tempDir(t, 'trawl-previews-'), 'previews');
+  // Seven matches, each far from the next: seven chunks in one file; one match in another.
+  const spread = Array.from({ length: 7 }, (_, i) => `preview_marker ${i}\n${'filler line\n'.repeat(10)}`).join('');
+  makeRepository(root, { 'many.txt': spread, 'one.txt': 'preview_marker alone\n' });
+  const daemon = await startDaemon(t, {
+    repos: [{ name: 'example.com/previews', path: root, public: true }],
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+  });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+
+  await page.goto(`${daemon.url}/search?q=preview_marker`);
+  await page.waitForSelector('#results .file');
+  const many = '#results .file:has(.file-name:text-is("many.txt"))';
+  t.equal(await page.locator(`${many} table.chunk`).count(), 3, 'the first three chunks are shown');
+  t.equal(await page.textContent(`${many} .show-more`), 'Show 4 more matches in this file');
+  t.equal(await page.locator('#results .file:has(.file-name:text-is("one.txt")) .show-more').count(), 0, 'a file with one chunk has no show more');
+
+  await page.click(`${many} .show-more`);
+  t.equal(await page.locator(`${many} table.chunk`).count(), 7, 'show more adds the other four');
+  t.same(
+    await page.$$eval(`${many} table.chunk tr:has(mark) td.num`, (cells) => cells.map((cell) => Number(cell.textContent))),
+    [1, 12, 23, 34, 45, 56, 67],
+    'every match in file order',
+  );
+
+  await page.click(`${many} .collapse`);
+  t.equal(await page.getAttribute(`${many} .collapse`, 'aria-expanded'), 'false', 'collapsed');
+  t.notOk(await page.isVisible(`${many} table.chunk >> nth=0`), 'its chunks are hidden');
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  const focused = await page.evaluate(() => (document.activeElement as HTMLAnchorElement).href);
+  t.match(focused, /one\.txt/, "the arrows skip a collapsed file's lines");
+  await page.click(`${many} .collapse`);
+  t.ok(await page.isVisible(`${many} table.chunk >> nth=6`), 'expanded again, all seven are back');
+  t.same(errors, [], 'no script error');
+});
