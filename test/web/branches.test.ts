@@ -1,10 +1,8 @@
 import t from 'tap';
-import { chromium } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { commitAll, git, writeFiles } from '../helpers/git.js';
 import { fixtureRepository } from '../server/fixture.js';
-
-const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
 
 t.test('the file and directory views switch between the indexed branches, keeping the path', async (t) => {
   const repo = fixtureRepository(t);
@@ -13,8 +11,7 @@ t.test('the file and directory views switch between the indexed branches, keepin
   commitAll(repo.root, 'release notes');
   git(repo.root, 'checkout', '-q', 'main');
   const daemon = await startDaemon(t, { repos: [{ ...repo.config, branches: ['release'] }], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
+  const browser = await launchBrowser(t);
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));

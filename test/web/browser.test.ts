@@ -1,22 +1,16 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
+import { launchBrowser } from '../helpers/browser.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { LICENSE_ENV, seedUsers } from '../helpers/auth.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { commitAll, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 import { fixtureRepository, routerRepositories } from '../server/fixture.js';
 
-const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
-
-async function launch(t: Test): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
-  return browser;
-}
 
 /** A page that records every request it makes and every script error. */
 async function openPage(browser: Browser): Promise<{ page: Page; requests: string[]; errors: string[] }> {
@@ -31,7 +25,7 @@ async function openPage(browser: Browser): Promise<{ page: Page; requests: strin
 t.test('search, results, file view, tree and symbols in a real browser', async (t) => {
   const repo = fixtureRepository(t);
   const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true } });
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
   const { page, requests, errors } = await openPage(browser);
 
   await page.goto(`${daemon.url}/`);
@@ -133,7 +127,7 @@ t.test('every webUrl the API returns opens a page showing that file, in a git re
     ['src/notes.c', 'todo.md'],
     'and of the plain directory',
   );
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
   const { page, errors } = await openPage(browser);
   for (const result of results) {
     await page.goto(result.webUrl);
@@ -162,7 +156,7 @@ t.test('a result cut at the match cap offers to load more', async (t) => {
   writeFiles(repo.root, { 'gen/many.txt': 'needle\n'.repeat(150) });
   commitAll(repo.root, 'many needles');
   const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
   const { page } = await openPage(browser);
   await page.goto(`${daemon.url}/search?q=needle`);
   await page.waitForSelector('#load-more');
@@ -184,7 +178,7 @@ t.test('narrow screens and instances without anonymous access', async (t) => {
       env: LICENSE_ENV,
     },
   );
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
   const page = await browser.newPage({ viewport: { width: 375, height: 700 } });
   await page.goto(`${daemon.url}/search?q=parse_expression`);
   await page.waitForSelector('#auth:not([hidden])');
@@ -200,7 +194,7 @@ t.test('narrow screens and instances without anonymous access', async (t) => {
 t.test('where no one can sign in there is no Sign in; a page the app lacks says so, in a page', async (t) => {
   const repo = fixtureRepository(t);
   const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
   const { page, errors } = await openPage(browser);
   await page.goto(`${daemon.url}/`);
   await page.waitForSelector('#repos-table tbody tr');
@@ -220,7 +214,7 @@ t.test('where no one can sign in there is no Sign in; a page the app lacks says 
 t.test('the same search shows the same files in the same order, a file whose name matches first', async (t) => {
   const repositories = routerRepositories(t);
   const daemon = await startDaemon(t, { repos: repositories, auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 2 } });
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
   const { page, errors } = await openPage(browser);
   const shown: string[][] = [];
   for (let i = 0; i < 3; i++) {

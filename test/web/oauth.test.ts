@@ -1,18 +1,16 @@
 import t from 'tap';
+import { launchBrowser } from '../helpers/browser.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, discoverAuthorizationServerMetadata, refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { chromium } from 'playwright-core';
 import { bearer, teamDaemon, testLicense } from '../helpers/auth.js';
 import { MemoryOAuthProvider, startCallback } from '../helpers/mcp-oauth.js';
 
-const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
 
 t.test("the MCP SDK's own OAuth flow: discovery, registration, consent in the browser, token, a tool call, refresh, revocation", async (t) => {
   const { daemon, owner, dev } = await teamDaemon(t, { password: PASSWORD });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
+  const browser = await launchBrowser(t);
   const page = await browser.newPage();
   await page.goto(`${daemon.url}/sign-in`);
   await page.fill('input[name=email]', 'dev@example.com');

@@ -1,11 +1,9 @@
 import t from 'tap';
+import { launchBrowser } from '../helpers/browser.js';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { startDaemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
-
-const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
 
 t.test('a file with many matches shows its first chunks, the rest on request; a file collapses', async (t) => {
   const root = path.join(tempDir(t, 'trawl-previews-'), 'previews');
@@ -17,8 +15,7 @@ t.test('a file with many matches shows its first chunks, the rest on request; a 
     auth: { anonymousAccess: true },
     index: { ctagsCommand: '' },
   });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
+  const browser = await launchBrowser(t);
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));

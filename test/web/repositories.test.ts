@@ -1,20 +1,14 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
+import { launchBrowser } from '../helpers/browser.js';
 import fs from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { bearer, teamDaemon } from '../helpers/auth.js';
 import { waitFor } from '../helpers/daemon.js';
 import { createServedRepository } from '../helpers/git-host.js';
 import { tempDir } from '../helpers/tmp.js';
 import { connectionStatuses } from '../connections/helpers.js';
 
-const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
-
-async function launch(t: Test): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
-  return browser;
-}
 
 /** A page signed in as `email`, on the home page. */
 async function signedIn(browser: Browser, url: string, email: string): Promise<{ page: Page; errors: string[] }> {
@@ -58,7 +52,7 @@ t.test('the home page lists repositories with their sync state, filters them, an
   });
   const synced = async () => (await connectionStatuses(daemon, owner)).filter((status) => status.syncState?.repoCount === 1).length === 2;
   await waitFor(synced, 30_000, 'both connections synced');
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
 
   const { page, errors } = await signedIn(browser, daemon.url, 'owner@example.com');
   await page.waitForSelector('#connections-table tbody tr');

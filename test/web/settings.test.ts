@@ -1,22 +1,15 @@
 import t, { type Test } from 'tap';
-import { chromium, type Browser } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.js';
 import { bearer, teamDaemon } from '../helpers/auth.js';
 import { singleSignOnDaemon } from '../helpers/identity-provider.js';
 
-const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
-
-async function launch(t: Test): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
-  return browser;
-}
 
 const settingsDaemon = (t: Test) => teamDaemon(t, { password: PASSWORD });
 
 t.test('sign in with the keyboard, create an API key in Settings, use it; removed, the person is locked out', async (t) => {
   const { daemon, owner, dev } = await settingsDaemon(t);
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
@@ -80,7 +73,7 @@ t.test('sign in with the keyboard, create an API key in Settings, use it; remove
 
 t.test('owners manage members, the license and anonymous access; the pages work on a narrow screen', async (t) => {
   const { daemon } = await settingsDaemon(t);
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
   const page = await browser.newPage({ viewport: { width: 375, height: 740 } });
   await page.goto(`${daemon.url}/sign-in`);
   await page.fill('input[name=email]', 'owner@example.com');
@@ -136,7 +129,7 @@ t.test('owners manage members, the license and anonymous access; the pages work 
 
 t.test('single sign-on in the browser: through the provider’s pages and back, a key made, then locked out', async (t) => {
   const { daemon, owner, dev } = await singleSignOnDaemon(t, { dev: { email: 'dev@example.com', email_verified: true, name: 'Dev' } });
-  const browser = await launch(t);
+  const browser = await launchBrowser(t);
   const page = await browser.newPage();
   await page.goto(`${daemon.url}/sign-in?next=%2Fsettings%2Fapi-keys`);
   await page.waitForSelector('#single-sign-on');

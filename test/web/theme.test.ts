@@ -1,17 +1,15 @@
 import t from 'tap';
-import { chromium } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureRepository } from '../server/fixture.js';
 
-const CHROMIUM = process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium';
 const DARK = 'rgb(13, 17, 23)';
 const LIGHT = 'rgb(255, 255, 255)';
 
 t.test('light, dark and the system theme: followed, chosen, kept across reloads', async (t) => {
   const repo = fixtureRepository(t);
   const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true } });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  t.teardown(() => browser.close());
+  const browser = await launchBrowser(t);
   const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
   const page = await browser.newPage({ colorScheme: 'dark' });
   const errors: string[] = [];
