@@ -16,3 +16,19 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 export function clear(element: Element): void {
   element.replaceChildren();
 }
+
+/** A button that copies `text()` to the clipboard and says so ("Copied", or why it could not) for a moment. */
+export function copyButton(label: string, text: () => string, id?: string): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: 'copy', id }, label);
+  button.addEventListener('click', () => {
+    navigator.clipboard.writeText(text()).then(
+      () => say('Copied'),
+      () => say('Copy failed: select and copy by hand'),
+    );
+  });
+  const say = (message: string) => {
+    button.textContent = message;
+    setTimeout(() => (button.textContent = label), 1500);
+  };
+  return button;
+}

@@ -5,7 +5,7 @@
  * side, a selector of the repository's indexed branches, and definitions / references of a clicked identifier.
  */
 import { getJson, postJson, type RepositoryListing, type Source, type SymbolMatches, type TreeNode } from './api.js';
-import { clear, h } from './dom.js';
+import { clear, copyButton, h } from './dom.js';
 import { highlightLines } from './highlight.js';
 import { blobUrl, localPath, treeUrl } from './links.js';
 
@@ -117,6 +117,12 @@ function breadcrumbs(repo: string, branch: string, path: string, kind: 'blob' | 
     const prefix = segments.slice(0, i + 1).join('/');
     parts.push(' / ', i === segments.length - 1 ? h('strong', {}, segment) : h('a', { href: treeUrl(repo, branch, prefix) }, segment));
   });
+  parts.push(
+    ' ',
+    copyButton('Copy path', () => path || repo, 'copy-path'),
+    ' ',
+    copyButton('Copy link', () => location.href, 'copy-link'),
+  );
   return h('p', { class: 'crumbs', id: 'crumbs' }, ...parts);
 }
 

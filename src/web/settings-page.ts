@@ -7,7 +7,7 @@
  */
 import { ApiFailure, deleteAt, getJson, postJson } from './api.js';
 import type { ApiKeyInfo, AuditRecord, CreatedApiKey, InstanceSettings, LicenseInfo, Member, ScopedTokenInfo, SessionInfo, SessionState } from './api.js';
-import { clear, h } from './dom.js';
+import { clear, copyButton, h } from './dom.js';
 
 interface Section {
   title: string;
@@ -102,6 +102,7 @@ const SECTIONS: Record<string, Section> = {
               { id: 'created-key', role: 'status' },
               h('p', {}, `Your new key “${key.name}”: copy it now, it is not shown again.`),
               h('code', { id: 'new-key', class: 'secret', tabindex: '0' }, key.key),
+              copyButton('Copy key', () => key.key, 'copy-key'),
             ),
           );
         }),

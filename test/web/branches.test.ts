@@ -33,6 +33,15 @@ t.test('the file and directory views switch between the indexed branches, keepin
   t.equal(await page.inputValue('#branch'), 'release');
   t.ok(await page.$('#tree a:text-is("release.md")'), "the tree is the branch's");
 
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: daemon.url });
+  const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+  await page.click('#copy-path');
+  await page.waitForSelector('#copy-path:has-text("Copied")');
+  t.equal(await clipboard(), 'docs/guide.md', 'Copy path copies the path in the repository');
+  await page.click('#copy-link');
+  await page.waitForSelector('#copy-link:has-text("Copied")');
+  t.equal(await clipboard(), page.url(), "Copy link copies the page's URL, the branch in it");
+
   await page.click('#crumbs a:text-is("docs")');
   await page.waitForSelector('#listing');
   t.equal(await page.inputValue('#branch'), 'release', 'a directory keeps the branch');

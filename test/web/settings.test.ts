@@ -41,6 +41,10 @@ t.test('sign in with the keyboard, create an API key in Settings, use it; remove
   await page.keyboard.press('Enter');
   await page.waitForSelector('#new-key');
   const key = (await page.textContent('#new-key'))!;
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: daemon.url });
+  await page.click('#copy-key');
+  await page.waitForSelector('#copy-key:has-text("Copied")');
+  t.equal(await page.evaluate(() => navigator.clipboard.readText()), key, 'Copy key copies the new key');
   t.match(key, /^trawl_ak_[0-9a-f]{64}$/, 'the key is shown once');
   t.match(await page.textContent('#api-keys'), /ci pipeline/, 'and listed');
   const search = await fetch(`${daemon.url}/api/search`, {
@@ -150,6 +154,10 @@ t.test('single sign-on in the browser: through the provider’s pages and back, 
   await page.keyboard.press('Enter');
   await page.waitForSelector('#new-key');
   const key = (await page.textContent('#new-key'))!;
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: daemon.url });
+  await page.click('#copy-key');
+  await page.waitForSelector('#copy-key:has-text("Copied")');
+  t.equal(await page.evaluate(() => navigator.clipboard.readText()), key, 'Copy key copies the new key');
   t.equal((await fetch(`${daemon.url}/api/repos`, { headers: bearer(key) })).status, 200, 'the key works outside the browser');
 
   t.equal((await fetch(`${daemon.url}/api/ee/user?userId=${dev.id}`, { method: 'DELETE', headers: bearer(owner.key) })).status, 200);
