@@ -4,7 +4,7 @@
  * waited out when the host says for how long (Retry-After, X-RateLimit-Reset, RateLimit-Reset) and that is
  * short; a longer wait fails the sync with the time it may resume (docs/connections.md, "Bounds").
  */
-import { deadline } from './deadline.js';
+import { deadline } from '../git/deadline.js';
 import { ConnectionError, RateLimitedError } from './errors.js';
 
 /** A page of a host's listing is far below this; a body past it is refused. */

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MAX_BRANCHES } from '../index/format.js';
 import { globToRegExp } from '../config/glob.js';
-import { deadline } from './deadline.js';
+import { deadline } from '../git/deadline.js';
 import { ConnectionError } from './errors.js';
 
 export interface MirrorFetch {

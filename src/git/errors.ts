@@ -1,4 +1,5 @@
 /** Errors of the git read layer; the HTTP routes map them to INVALID_GIT_REF, FILE_NOT_FOUND, SERVICE_UNAVAILABLE and UNEXPECTED_ERROR. */
+import { deadline } from './deadline.js';
 
 /** A ref that is malformed (or a form trawl refuses), or that does not resolve to a commit (`unresolved`). */
 export class InvalidRefError extends Error {
@@ -59,15 +60,10 @@ export interface ReadLimit {
   budgetMs: number;
 }
 
-/**
- * A limit that fires `budgetMs` from now, or at `stop()` (the client gone). One controller, held by its
- * timer: on Node 20, `AbortSignal.any` over `AbortSignal.timeout` never fires once a garbage collection
- * has taken the timeout signal, which nothing else references.
- */
+/** A limit that fires `budgetMs` from now, or at `stop()` (the client gone): a `deadline` over the client's signal. */
 export function readLimit(budgetMs: number): { limit: ReadLimit; stop: () => void } {
-  const controller = new AbortController();
-  setTimeout(() => controller.abort(), budgetMs).unref();
-  return { limit: { signal: controller.signal, budgetMs }, stop: () => controller.abort() };
+  const client = new AbortController();
+  return { limit: { signal: deadline(client.signal, budgetMs).signal, budgetMs }, stop: () => client.abort() };
 }
 
 /** Throws GitReadStoppedError (`time`) for `what` once `limit` has fired. */

@@ -2,7 +2,7 @@ import t from 'tap';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { deadline } from '../../src/connections/deadline.js';
+import { deadline } from '../../src/git/deadline.js';
 
 v8.setFlagsFromString('--expose-gc');
 const collectGarbage = vm.runInNewContext('gc') as () => void;
