@@ -130,8 +130,9 @@ export async function answerStream(run: SearchRun, groups: string[][], frontEnd:
   let budget = request.matches;
   // type:repo: a repository's shards may fall in several groups, so the frames make one part, holding
   // each repository's first file in index order as an unsplit search does (response/build.ts).
-  const countsFiles = resultTypeOf(query) !== undefined;
-  const repositories = resultTypeOf(query) === 'repo' ? new Merger(run, frontEnd.shards) : undefined;
+  const resultType = resultTypeOf(query);
+  const countsFiles = resultType !== undefined;
+  const repositories = resultType === 'repo' ? new Merger(run, frontEnd.shards) : undefined;
   const onFrame = (frame: Frame) => {
     const { outcome } = frame;
     const part = new Merger(run, frontEnd.shards);
