@@ -34,11 +34,22 @@ export const Range = Type.Object({ start: Type.Ref(Position), end: Type.Ref(Posi
 export const SearchRequest = Type.Object(
   {
     query: Type.String({ maxLength: LIMITS.queryBytes, description: 'The query (query-syntax.md)' }),
-    matches: Type.Integer({ minimum: 1, maximum: LIMITS.matches, description: 'Cap on returned match ranges' }),
+    matches: Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: `Cap on returned match ranges: at most ${LIMITS.matches.toLocaleString('en')} unless \`exhaustive\``,
+    }),
     contextLines: Type.Optional(Type.Integer({ minimum: 0, maximum: LIMITS.contextLines, default: 0 })),
     whole: Type.Optional(Type.Boolean({ description: "Include each file's full content" })),
     isRegexEnabled: Type.Optional(Type.Boolean({ default: false })),
     isCaseSensitivityEnabled: Type.Optional(Type.Boolean({ default: false })),
+    exhaustive: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'Every match up to `matches` (any number), files in the order they are found (not ranked), written as the client reads them, with no bound on the content of the answer (trawl only)',
+      }),
+    ),
   },
   { $id: 'PublicSearchRequest' },
 );

@@ -40,6 +40,8 @@ export interface SearchCall {
    * turn (caller-queue.ts). Searches without one take their turns together.
    */
   caller?: string;
+  /** An exhaustive search's reader (sinks.ts `answerStream`): resolves once the client has taken enough of the parts handed on. */
+  ready?: () => Promise<void>;
 }
 
 export class SearchPool {
@@ -179,7 +181,7 @@ export class SearchPool {
 
   /** Like `search`, handing each shard group's part of the answer to `onPart` as the group completes (sinks.ts `answerStream`). */
   async stream(query: QueryNode, request: SearchRequest, call: SearchCall, onPart: (part: StreamPart) => void): Promise<StreamSummary> {
-    return this.admit(query, request, call, (run, groups) => answerStream(run, groups, this.frontEnd, onPart));
+    return this.admit(query, request, call, (run, groups) => answerStream(run, groups, this.frontEnd, onPart, call.ready));
   }
 
   /** Counts `run` as a search in flight of `caller` that keeps its place (or refuses it) for as long as it runs. */

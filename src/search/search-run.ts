@@ -82,6 +82,7 @@ export class SearchRun {
       signal: this.signal,
       render,
       renderFiles,
+      partRanges: this.request.exhaustive ? partRanges(this.request) : undefined,
     };
   }
 
@@ -108,6 +109,16 @@ export class SearchRun {
     this.counters.shardFailures += stats.crashes;
     return stats;
   }
+}
+
+/** About how many lines of content (a match range's, with its context) one part of an exhaustive search holds: a few MiB of JSON. */
+const PART_LINES = 1 << 14;
+/** Match ranges one part of an exhaustive search with `whole` holds at most: each brings its file's content. */
+const WHOLE_PART_RANGES = 16;
+
+/** The match ranges a task of the exhaustive search of `request` holds before it hands its part on (SearchTask.partRanges). */
+function partRanges(request: SearchRequest): number {
+  return request.whole ? WHOLE_PART_RANGES : Math.max(1, Math.floor(PART_LINES / (1 + 2 * (request.contextLines ?? 0))));
 }
 
 export const nanoseconds = (ms: number) => Math.round(ms * 1e6);

@@ -14,7 +14,7 @@ import { buildsOnFrontEnd, collectFiles, renderFiles, responseJson, responseOpen
 import { PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
 import { accumulateStats, emptyStats, timeStats } from './response/stats.js';
 import type { ShardCache } from './shard-cache.js';
-import { nanoseconds, type SearchRun } from './search-run.js';
+import type { SearchRun } from './search-run.js';
 import type { Frame, WorkerSource } from './worker-source.js';
 
 /** What the front end's thread lends a search: the source of its frames, its own shard mappings, render slots and a scratch buffer. */
@@ -74,7 +74,7 @@ export async function answerJson(run: SearchRun, groups: string[][], frontEnd: F
       }
       waitMs = whole.waitMs;
     } else {
-      waitMs = await source.groups(run, groups, merger.add, run.renderSpec());
+      waitMs = await source.groups(run, groups, merger.add, { renderFiles: run.renderSpec() });
     }
     const files = merger.mergedFiles();
     if (files) {
@@ -116,8 +116,16 @@ function renderedJson(
 /**
  * The answer as parts, one per frame as it comes, within what is left of `matches` (the parts are not ranked
  * against each other, and no whole answer is built); a part too big to build here cheaply is built by a worker.
+ * An exhaustive search's frames are bounded (SearchTask.partRanges): a group's next task starts once its parts are
+ * built and `ready` resolves (the reader took enough of them).
  */
-export async function answerStream(run: SearchRun, groups: string[][], frontEnd: FrontEnd, onPart: (part: StreamPart) => void): Promise<StreamSummary> {
+export async function answerStream(
+  run: SearchRun,
+  groups: string[][],
+  frontEnd: FrontEnd,
+  onPart: (part: StreamPart) => void,
+  ready?: () => Promise<void>,
+): Promise<StreamSummary> {
   const { request, query } = run;
   const accumulatedStats = emptyStats();
   let isSearchExhaustive = true;
@@ -158,11 +166,20 @@ export async function answerStream(run: SearchRun, groups: string[][], frontEnd:
       building.push(built);
     }
   };
-  const waitMs = await frontEnd.source.groups(run, groups, repositories?.add ?? onFrame);
+  let settled = 0; // building[0, settled) are built
+  const pace = request.exhaustive
+    ? async () => {
+        const upTo = building.length;
+        await Promise.all(building.slice(settled, upTo));
+        settled = Math.max(settled, upTo);
+        await ready?.();
+      }
+    : undefined;
+  const waitMs = await frontEnd.source.groups(run, groups, repositories?.add ?? onFrame, { pace });
   if (repositories && repositories.outcomes.length > 0) take(partHere(repositories, request, frontEnd.scratch, countsFiles));
   await Promise.all(building);
   run.settle(accumulatedStats, waitMs);
-  accumulatedStats.duration = nanoseconds(performance.now() - run.started);
+  timeStats(accumulatedStats, run.timings()); // the whole search's times, not the parts' summed
   if (!isSearchExhaustive && accumulatedStats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') accumulatedStats.flushReason = 'FLUSH_REASON_MAX_SIZE';
   return { accumulatedStats, isSearchExhaustive };
 }

@@ -28,12 +28,18 @@ export interface Frame {
 
 export type OnFrame = (frame: Frame) => void;
 
+/** How a search's groups run: their files rendered with `renderFiles`, or each further part of a group waiting for `pace` (an exhaustive search's reader). */
+export interface GroupOptions {
+  renderFiles?: RenderSpec;
+  pace?: () => Promise<void>;
+}
+
 export class WorkerSource {
   constructor(private readonly workers: SearchWorkers) {}
 
-  /** One task per group, its files rendered with `renderFiles`; each frame goes to `onFrame` as it comes. Resolves with the longest wait for a task. */
-  async groups(run: SearchRun, groups: string[][], onFrame: OnFrame, renderFiles?: RenderSpec): Promise<number> {
-    const waits = await Promise.all(groups.map((shardFiles) => this.group(run, run.task(shardFiles, undefined, renderFiles), onFrame)));
+  /** One task per group, run as `options` say; each frame goes to `onFrame` as it comes. Resolves with the longest wait for a task. */
+  async groups(run: SearchRun, groups: string[][], onFrame: OnFrame, options: GroupOptions = {}): Promise<number> {
+    const waits = await Promise.all(groups.map((shardFiles) => this.group(run, run.task(shardFiles, undefined, options.renderFiles), onFrame, options.pace)));
     return Math.max(0, ...waits);
   }
 
@@ -66,10 +72,14 @@ export class WorkerSource {
     }
   }
 
-  /** `task`, then the tasks resuming it where each gave its worker up (contention.ts). Resolves with the longest wait for one of them. */
-  private async group(run: SearchRun, task: SearchTask, onFrame: OnFrame): Promise<number> {
+  /**
+   * `task`, then the tasks resuming it where each gave its worker up (contention.ts) or handed its part on, each after
+   * `pace`. Resolves with the longest wait for a worker.
+   */
+  private async group(run: SearchRun, task: SearchTask, onFrame: OnFrame, pace?: () => Promise<void>): Promise<number> {
     let waitMs = 0;
     for (let next: SearchTask | undefined = task; next !== undefined;) {
+      if (next !== task && pace) await pace();
       const submitted = performance.now();
       const result = await this.runTask(run, next);
       if (result.kind === 'rendered') throw new Error('a search task without `render` answered a rendered response');
@@ -94,7 +104,7 @@ export class WorkerSource {
     }
     if (run.admission.displaced) throw new SearchQueueFullError(run.settings.maxQueuedSearches, true);
     run.admission.keep();
-    if (result.kind === 'matches' && result.resume) run.counters.tasksYielded++;
+    if (result.kind === 'matches' && result.resume && task.partRanges === undefined) run.counters.tasksYielded++;
     return result;
   }
 }

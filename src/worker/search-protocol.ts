@@ -120,6 +120,11 @@ export interface SearchTask {
   renderFiles?: RenderSpec;
   /** Where in the first shard's evaluation order to start, and what was counted there: an earlier task of the search gave its worker up there (ShardsOutcome.resume). */
   resume?: ShardResume;
+  /**
+   * Set for an exhaustive search (SearchRequest.exhaustive): the task gives its worker up, as when its slice is over,
+   * once it holds this many match ranges, so that each part of the answer is bounded and the next waits for the reader.
+   */
+  partRanges?: number;
 }
 
 /** What a worker needs to build a search's response. */

@@ -62,7 +62,7 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   });
   const deadline = task.deadlineEpochMs - performance.timeOrigin;
   const resume = fileIndex[0] === 0 ? task.resume : undefined;
-  const slice = new TaskSlice(taskSliceMs, () => contended(callerContention));
+  const slice = new TaskSlice(taskSliceMs, () => contended(callerContention), task.partRanges);
   const outcome = searchShards(task.query, shards, task.contexts, { wanted: task.wanted, deadline, signal: task.signal, resume, slice });
   if (outcome.resume) outcome.resume.shard = fileIndex[outcome.resume.shard]!;
   // Counted by the task that tried them: not the resumed one, nor those left to the resuming task.

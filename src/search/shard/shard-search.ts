@@ -42,18 +42,27 @@ export interface ShardSearchLimits {
 
 /**
  * A task's turn on its worker: over once it has evaluated documents for `ms` (counted from its first, so that
- * every task gets on) while `contended()` says another caller waits (search/contention.ts).
+ * every task gets on) while `contended()` says another caller waits (search/contention.ts), or once it holds
+ * `partRanges` (SearchTask.partRanges).
  */
 export class TaskSlice {
   private endsAt: number | undefined;
+  private held = 0;
 
   constructor(
     private readonly ms: number,
     private readonly contended: () => boolean,
+    private readonly partRanges = Infinity,
   ) {}
+
+  /** The task found `found` more (match ranges, or files when they are counted). */
+  took(found: number): void {
+    this.held += found;
+  }
 
   /** Whether the task should give its worker up before a document it would evaluate at `now` (performance.now()). */
   over(now: number): boolean {
+    if (this.held >= this.partRanges) return true;
     this.endsAt ??= now + this.ms;
     return now > this.endsAt && this.contended();
   }
@@ -112,6 +121,7 @@ export function searchShard(
     const found = (ranges.content.length + ranges.path.length) / 2;
     stats.matchRanges += found;
     counted += limits.countFiles ? 1 : found;
+    limits.slice?.took(limits.countFiles ? 1 : found);
     if (counted >= limits.maxMatchRanges) return { matches, stopReason: 'limit', counted, stats };
   }
   return { matches, stopReason: 'complete', counted, stats };

@@ -1,18 +1,32 @@
 /** POST /api/search and POST /api/stream_search (spec/api.md §3). */
 import { ApiError } from '../../api/errors.js';
-import { SearchRequest, SearchResponse, StreamSearchEvent } from '../../api/schemas.js';
+import type { RepositoryInfo } from '../../api/types.js';
+import type { Static } from '@sinclair/typebox';
+import { LIMITS, SearchRequest, SearchResponse, StreamSearchEvent } from '../../api/schemas.js';
 import { parseBody, validator } from '../../api/validate.js';
 import type { QueryNode } from '../../query/ast.js';
 import { queryClass } from '../../query/query-class.js';
-import type { StreamPart } from '../../search/sinks.js';
+import type { StreamPart, StreamSummary } from '../../search/sinks.js';
 import { cancelSearch, createSignal } from '../../search/signal.js';
 import { audit, type Caller } from '../access.js';
-import { JSON_TYPE, type Request } from '../http.js';
+import { JSON_TYPE, type Request, type StreamReply } from '../http.js';
 import { asApiError } from '../known-errors.js';
 import { callerKey } from '../rate-limit.js';
 import type { Route, ServerContext } from '../route.js';
 
 const body = validator(SearchRequest);
+
+/** A search route's request: SearchRequest, `matches` within LIMITS.matches unless the search is exhaustive. */
+function parseSearch(request: Request): Static<typeof SearchRequest> {
+  const search = parseBody(body, request.body);
+  if (!search.exhaustive && search.matches > LIMITS.matches) {
+    throw new ApiError(
+      'INVALID_REQUEST_BODY',
+      `request body field \`matches\`: expected at most ${LIMITS.matches} unless \`exhaustive\` (got ${search.matches})`,
+    );
+  }
+  return search;
+}
 const SEARCH_ERRORS = ['INVALID_REQUEST_BODY', 'FAILED_TO_PARSE_QUERY', 'SEARCH_CONTEXT_NOT_FOUND', 'NOT_AUTHENTICATED', 'SERVICE_UNAVAILABLE'] as const;
 
 /** A search signal cancelled when the client goes away. */
@@ -36,15 +50,17 @@ export const searchRoute: Route = {
   path: '/api/search',
   operationId: 'search',
   tag: 'Search & Navigation',
-  summary: 'Search code: every matching file with its chunks, ranked, capped at `matches` match ranges',
+  summary:
+    'Search code: every matching file with its chunks, ranked, capped at `matches` match ranges; with `exhaustive`, every match, written as the client reads it',
   access: 'read',
   body: SearchRequest,
   response: { status: 200, schema: SearchResponse, description: 'The ranked results' },
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
-    const search = parseBody(body, request.body);
+    const search = parseSearch(request);
     const from = callerKey(caller, request);
     const query = await context.pool.plan(search, from);
+    if (search.exhaustive) return partsReply({ request, caller, context, search, query, from }, JSON_PARTS);
     const signal = signalFor(request);
     const json = await timedSearch(context, query, () => context.pool.searchJson(query, search, { visible: caller.canSee, signal, caller: from }));
     try {
@@ -57,17 +73,174 @@ export const searchRoute: Route = {
   },
 };
 
+/** How a search's parts are written: the bytes before them, each part's, and the end (after a failure: null cuts the client off). */
+interface PartsFormat {
+  contentType: string;
+  opening: string;
+  part(part: StreamPart, first: boolean): Buffer | null;
+  final(summary: StreamSummary, repositoryInfo: RepositoryInfo[]): string;
+  failed(error: ApiError): string | null;
+}
+
 const DONE = 'data: [DONE]\n\n';
 const event = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 const CHUNK_OPENING = Buffer.from('data: {"type":"chunk","files":');
 
-/** A part's chunk event, `{"type":"chunk",files,repositoryInfo,stats}`, its files' JSON as the pool made it. */
-function chunkEvent({ files, repositoryInfo, stats }: StreamPart): Buffer {
-  return Buffer.concat([CHUNK_OPENING, files, Buffer.from(`,"repositoryInfo":${JSON.stringify(repositoryInfo)},"stats":${JSON.stringify(stats)}}\n\n`)]);
+/** /api/stream_search's server-sent events (spec/api.md §3). */
+const EVENT_PARTS: PartsFormat = {
+  contentType: 'text/event-stream',
+  opening: ': search started\n\n',
+  part: ({ files, repositoryInfo, stats }) =>
+    Buffer.concat([CHUNK_OPENING, files, Buffer.from(`,"repositoryInfo":${JSON.stringify(repositoryInfo)},"stats":${JSON.stringify(stats)}}\n\n`)]),
+  final: (summary) => event({ type: 'final', ...summary }) + DONE,
+  failed: (error) => event({ type: 'error', error: error.toBody() }) + DONE,
+};
+
+const COMMA = Buffer.from(',');
+
+/**
+ * An exhaustive /api/search's SearchResponse, its files written as they are found: `{"files":[…],"repositoryInfo",
+ * "stats","isSearchExhaustive"}`. A failure after the first byte cuts the client off: the body is then not valid JSON.
+ */
+const JSON_PARTS: PartsFormat = {
+  contentType: JSON_TYPE,
+  opening: '{"files":[',
+  part({ files }, first) {
+    // `files` is a JSON array: its members, after a comma unless they are the first.
+    if (files.length <= 2) return null;
+    const members = files.subarray(1, files.length - 1);
+    return first ? Buffer.from(members) : Buffer.concat([COMMA, members]);
+  },
+  final: ({ accumulatedStats, isSearchExhaustive }, repositoryInfo) =>
+    `],"repositoryInfo":${JSON.stringify(repositoryInfo)},"stats":${JSON.stringify(accumulatedStats)},"isSearchExhaustive":${isSearchExhaustive}}`,
+  failed: () => null,
+};
+
+/**
+ * Bytes of parts one stream may hold for a client that is behind: past it the client is cut off and its search stopped.
+ * An exhaustive search instead waits for the client while more than PACED_BACKLOG_BYTES wait.
+ */
+const STREAM_BACKLOG_BYTES = 32 << 20;
+const PACED_BACKLOG_BYTES = 4 << 20;
+
+/** Bytes of a stream's parts made and not yet written, and the exhaustive search's groups waiting for them to drain. */
+class Backlog {
+  bytes = 0;
+  private waiting: (() => void)[] = [];
+
+  taken(bytes: number): void {
+    this.bytes -= bytes;
+    if (this.bytes > PACED_BACKLOG_BYTES) return;
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const wake of waiting) wake();
+  }
+
+  /** Resolves once at most PACED_BACKLOG_BYTES wait for the client. */
+  readonly ready = (): Promise<void> => (this.bytes <= PACED_BACKLOG_BYTES ? Promise.resolve() : new Promise((resolve) => this.waiting.push(resolve)));
 }
 
-/** Bytes of events one stream may hold for a client that is behind; past it the client is cut off and its search stopped. */
-const STREAM_BACKLOG_BYTES = 32 << 20;
+interface PartsSearch {
+  request: Request;
+  caller: Caller;
+  context: ServerContext;
+  search: Static<typeof SearchRequest>;
+  query: QueryNode;
+  from: string;
+}
+
+/** The search answered as parts written as `format` says, each as it comes: every part of an exhaustive search, as the client reads them. */
+function partsReply({ request, caller, context, search, query, from }: PartsSearch, format: PartsFormat): StreamReply {
+  const signal = signalFor(request);
+  audit(
+    context,
+    caller,
+    'search',
+    { id: null, type: null },
+    search.exhaustive ? { query: search.query, exhaustive: true } : { query: search.query, stream: true },
+  );
+  return {
+    contentType: format.contentType,
+    headers: { 'Cache-Control': 'no-cache' },
+    async stream(sink) {
+      // Writes wait for the client (backpressure); a capped search keeps its own pace, an exhaustive one the client's.
+      // Once the credential dies (revoked, expired, its user removed), what is not yet sent is dropped: the stream ends with an error.
+      let credentialDied = false;
+      const callerStillValid = () => {
+        if (!credentialDied && !caller.stillValid()) {
+          credentialDied = true;
+          cancelSearch(signal);
+        }
+        return !credentialDied;
+      };
+      const unsubscribe = context.auth.onChange(() => void callerStillValid());
+      let writing = sink.write(format.opening);
+      const write = (produce: () => string | Buffer | null) =>
+        (writing = writing.then(() => {
+          const piece = produce();
+          return piece === null ? undefined : sink.write(piece);
+        }));
+      const backlog = new Backlog();
+      const configured = new Map(context.config.repos.map((repo) => [repo.name, repo]));
+      const stillVisible = (name: string) => {
+        const repo = configured.get(name);
+        return repo !== undefined && caller.canSee(repo);
+      };
+      const repositoryInfo = new Map<number, RepositoryInfo>();
+      let partsWritten = 0;
+      let partsDropped = false;
+      let last: (() => string | null) | undefined;
+      try {
+        const onPart = (part: StreamPart) => {
+          if (sink.isClosed()) return;
+          const bytes = format.part(part, partsWritten === 0);
+          if (bytes === null) return;
+          partsWritten++;
+          backlog.bytes += bytes.length;
+          if (!search.exhaustive && backlog.bytes > STREAM_BACKLOG_BYTES) {
+            cancelSearch(signal);
+            sink.cut();
+            return;
+          }
+          write(() => {
+            backlog.taken(bytes.length);
+            // The caller's view now, not when the results were found: a credential that expired since, or a grant
+            // removed. A part that shows a repository the caller can no longer see is not sent at all.
+            if (!callerStillValid()) return null;
+            if (!part.repositoryInfo.every((info) => stillVisible(info.name))) {
+              partsDropped = true;
+              return null;
+            }
+            for (const info of part.repositoryInfo) repositoryInfo.set(info.id, info);
+            return bytes;
+          });
+        };
+        const call = { visible: caller.canSee, signal, caller: from, ready: backlog.ready };
+        const summary = await timedSearch(context, query, () => context.pool.stream(query, search, call, onPart));
+        last = () => {
+          summary.isSearchExhaustive &&= !partsDropped;
+          return format.final(summary, [...repositoryInfo.values()]);
+        };
+      } catch (error) {
+        const known = asApiError(error);
+        if (!(known instanceof ApiError)) context.logger.error({ requestId: request.requestId, err: error }, 'stream search failed');
+        const failure = known instanceof ApiError ? known : new ApiError('UNEXPECTED_ERROR', `unexpected error (request id ${request.requestId})`);
+        last = () => format.failed(failure);
+      }
+      const died = new ApiError('NOT_AUTHENTICATED', 'the credential of this stream was revoked, or its user removed');
+      write(() => {
+        const end = callerStillValid() ? last() : format.failed(died);
+        if (end === null) sink.cut();
+        return end;
+      });
+      try {
+        await writing;
+      } finally {
+        unsubscribe();
+      }
+    },
+  };
+}
 
 export const streamSearchRoute: Route = {
   method: 'post',
@@ -75,7 +248,7 @@ export const streamSearchRoute: Route = {
   operationId: 'streamSearch',
   tag: 'Search & Navigation',
   summary:
-    'Search code, streamed as server-sent events: `{"type":"chunk",files,repositoryInfo,stats}` per shard group as it completes, then `{"type":"final",accumulatedStats,isSearchExhaustive}`, then `[DONE]`',
+    'Search code, streamed as server-sent events: `{"type":"chunk",files,repositoryInfo,stats}` per shard group as it completes (with `exhaustive`, every match, as the client reads them), then `{"type":"final",accumulatedStats,isSearchExhaustive}`, then `[DONE]`',
   access: 'read',
   body: SearchRequest,
   response: {
@@ -86,75 +259,9 @@ export const streamSearchRoute: Route = {
   },
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
-    const search = parseBody(body, request.body);
+    const search = parseSearch(request);
     const from = callerKey(caller, request);
     const query = await context.pool.plan(search, from); // errors before the first byte are ordinary JSON errors
-    const signal = signalFor(request);
-    audit(context, caller, 'search', { id: null, type: null }, { query: search.query, stream: true });
-    return {
-      contentType: 'text/event-stream',
-      headers: { 'Cache-Control': 'no-cache' },
-      async stream(sink) {
-        // Writes wait for the client (backpressure); the search keeps its own pace, its results are capped.
-        // Once the credential dies (revoked, expired, its user removed), what is not yet sent is dropped: the stream ends with an error.
-        let credentialDied = false;
-        const callerStillValid = () => {
-          if (!credentialDied && !caller.stillValid()) {
-            credentialDied = true;
-            cancelSearch(signal);
-          }
-          return !credentialDied;
-        };
-        const unsubscribe = context.auth.onChange(() => void callerStillValid());
-        let writing = sink.write(': search started\n\n');
-        const write = (produce: () => string | Buffer | null) =>
-          (writing = writing.then(() => {
-            const piece = produce();
-            return piece === null ? undefined : sink.write(piece);
-          }));
-        // Chunk events are made as results arrive and wait for the client: their bytes are bounded.
-        let backlog = 0;
-        const configured = new Map(context.config.repos.map((repo) => [repo.name, repo]));
-        const stillVisible = (name: string) => {
-          const repo = configured.get(name);
-          return repo !== undefined && caller.canSee(repo);
-        };
-        let last: unknown;
-        try {
-          const onPart = (part: StreamPart) => {
-            if (sink.isClosed()) return;
-            const bytes = chunkEvent(part);
-            backlog += bytes.length;
-            if (backlog > STREAM_BACKLOG_BYTES) {
-              cancelSearch(signal);
-              sink.cut();
-              return;
-            }
-            write(() => {
-              backlog -= bytes.length;
-              // The caller's view now, not when the results were found: a credential that expired since, or a grant
-              // removed. A part that shows a repository the caller can no longer see is not sent at all.
-              if (!callerStillValid()) return null;
-              return part.repositoryInfo.every((info) => stillVisible(info.name)) ? bytes : null;
-            });
-          };
-          const summary = await timedSearch(context, query, () => context.pool.stream(query, search, { visible: caller.canSee, signal, caller: from }, onPart));
-          last = { type: 'final', ...summary };
-        } catch (error) {
-          const known = asApiError(error);
-          if (!(known instanceof ApiError)) context.logger.error({ requestId: request.requestId, err: error }, 'stream search failed');
-          const failure = known instanceof ApiError ? known : new ApiError('UNEXPECTED_ERROR', `unexpected error (request id ${request.requestId})`);
-          last = { type: 'error', error: failure.toBody() };
-        }
-        const died = { type: 'error', error: new ApiError('NOT_AUTHENTICATED', 'the credential of this stream was revoked, or its user removed').toBody() };
-        write(() => event(callerStillValid() ? last : died));
-        write(() => DONE);
-        try {
-          await writing;
-        } finally {
-          unsubscribe();
-        }
-      },
-    };
+    return partsReply({ request, caller, context, search, query, from }, EVENT_PARTS);
   },
 };
