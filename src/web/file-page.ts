@@ -1,12 +1,10 @@
 /**
- * The file and directory views: a file highlighted with line numbers and
- * `#L10` / `#L10-L20` anchors, the matches of the search that led here
- * marked (`?hl=start-end,…` byte ranges), the tree of the repository on the
- * side, a selector of the repository's indexed branches, and definitions / references of a clicked identifier.
+ * The file and directory views: a file (code-view.ts), the tree of the repository on the side, a selector of
+ * the repository's indexed branches, and definitions / references of a clicked identifier.
  */
 import { getJson, postJson, type RepositoryListing, type Source, type SymbolMatches, type TreeNode } from './api.js';
 import { clear, copyButton, h } from './dom.js';
-import { highlightLines } from './highlight.js';
+import { attachCodeView, CodeView } from './code-view.js';
 import { blobUrl, localPath, treeUrl } from './links.js';
 
 export async function renderBlob(main: HTMLElement, repo: string, branch: string, path: string): Promise<void> {
@@ -15,20 +13,21 @@ export async function renderBlob(main: HTMLElement, repo: string, branch: string
     postJson<{ tree: TreeNode }>('/api/tree', { repoName: repo, revisionName: branch, paths: ancestors(path) }),
   ]);
   clear(main);
-  const code = source.encoding === 'base64' ? h('p', { class: 'binary' }, 'Binary file — not shown.') : codeView(source);
+  const view = source.encoding === 'utf-8' ? new CodeView(source.source, source.language, new URLSearchParams(location.search).get('hl')) : undefined;
+  const code = view?.element ?? h('p', { class: 'binary' }, 'Binary file — not shown.');
+  const note = view?.plain ? h('p', { class: 'note' }, 'A long file: shown without syntax highlighting.') : null;
   const symbols = h('aside', { class: 'symbols', id: 'symbols', hidden: true });
   main.append(
     h(
       'div',
       { class: 'browse' },
       treeView(tree.tree, repo, branch, path),
-      h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path, 'blob'), code),
+      h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path, 'blob'), note, code),
       symbols,
     ),
   );
-  if (source.encoding === 'utf-8') {
-    markMatches(source.source);
-    showLines();
+  if (view) {
+    attachCodeView(view);
     code.addEventListener('click', (event) => void showSymbol(event, symbols, repo, branch));
   }
 }
@@ -124,83 +123,6 @@ function breadcrumbs(repo: string, branch: string, path: string, kind: 'blob' | 
     copyButton('Copy link', () => location.href, 'copy-link'),
   );
   return h('p', { class: 'crumbs', id: 'crumbs' }, ...parts);
-}
-
-function codeView(source: Source): HTMLElement {
-  const container = h('div', { class: 'code-view', id: 'code' });
-  highlightLines(source.source, source.language).forEach((html, i) => {
-    const number = i + 1;
-    const code = h('span', { class: 'code' });
-    code.innerHTML = html; // highlight.js output: the source's text escaped, its own spans only
-    container.append(
-      h('div', { class: 'line', id: `L${number}` }, h('a', { class: 'ln', href: `#L${number}`, 'data-line': String(number) }, String(number)), code),
-    );
-  });
-  container.addEventListener('click', (event) => {
-    const link = (event.target as Element).closest('a.ln');
-    if (!link || !(event as MouseEvent).shiftKey) return;
-    // Shift-click extends the selection: #L10-L20.
-    event.preventDefault();
-    const first = /^#L(\d+)/.exec(location.hash)?.[1];
-    const line = link.getAttribute('data-line')!;
-    location.hash = first ? `#L${Math.min(+first, +line)}-L${Math.max(+first, +line)}` : `#L${line}`;
-  });
-  return container;
-}
-
-/** Marks the lines of the #L anchor and scrolls to the first. */
-export function showLines(): void {
-  for (const line of document.querySelectorAll('.line.selected')) line.classList.remove('selected');
-  const found = /^#L(\d+)(?:-L(\d+))?$/.exec(location.hash);
-  if (!found) return;
-  const first = Number(found[1]);
-  const last = Number(found[2] ?? found[1]);
-  for (let line = first; line <= last; line++) document.getElementById(`L${line}`)?.classList.add('selected');
-  document.getElementById(`L${first}`)?.scrollIntoView({ block: 'center' });
-}
-
-/**
- * Highlights `?hl=` byte ranges with the CSS Custom Highlight API, over the
- * syntax-highlighted text nodes (no DOM changes).
- */
-function markMatches(source: string): void {
-  const spec = new URLSearchParams(location.search).get('hl');
-  if (!spec || typeof Highlight === 'undefined') return;
-  const bytes = new TextEncoder().encode(source);
-  const toIndex = (byteOffset: number) => new TextDecoder().decode(bytes.subarray(0, byteOffset)).length;
-  const ranges: Range[] = [];
-  for (const part of spec.split(',')) {
-    const [start, end] = part.split('-').map(Number);
-    if (!Number.isInteger(start) || !Number.isInteger(end)) continue;
-    const range = domRange(toIndex(start!), toIndex(end!), source);
-    if (range) ranges.push(range);
-  }
-  CSS.highlights.set('search-match', new Highlight(...ranges));
-}
-
-/** A DOM Range over the code view for string offsets [from, to) of the source (same line). */
-function domRange(from: number, to: number, source: string): Range | null {
-  const lineStart = source.lastIndexOf('\n', from - 1) + 1;
-  const lineNumber = source.slice(0, from).split('\n').length;
-  const code = document.querySelector(`#L${lineNumber} .code`);
-  if (!code) return null;
-  const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
-  const range = document.createRange();
-  let offset = 0;
-  let started = false;
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const length = node.textContent!.length;
-    if (!started && from - lineStart < offset + length) {
-      range.setStart(node, from - lineStart - offset);
-      started = true;
-    }
-    if (started && to - lineStart <= offset + length) {
-      range.setEnd(node, to - lineStart - offset);
-      return range;
-    }
-    offset += length;
-  }
-  return null;
 }
 
 /** On a click inside an identifier: its definitions and references, in the side panel. */

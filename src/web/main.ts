@@ -6,7 +6,8 @@
  */
 import { ApiFailure, apiKey, getJson, postJson, setApiKey, setCsrfToken, type SessionState } from './api.js';
 import { clear, h } from './dom.js';
-import { renderBlob, renderTree, showLines } from './file-page.js';
+import { showLines } from './code-view.js';
+import { renderBlob, renderTree } from './file-page.js';
 import { placeOf, searchUrl } from './links.js';
 import { FIRST_PAGE, moveSelection, renderSearch } from './search-page.js';
 import { renderConsent } from './consent-page.js';

@@ -1,12 +1,13 @@
 /**
  * The search page: the ranked results of /api/search (the same search shows
- * the same files in the same order), each file with its first chunks (the
+ * the same files in the same order) beside a filter panel (facets.ts), each file with its first chunks (the
  * rest behind "show more"; a file collapses), matches marked, line numbers
  * linking into the file view; arrows and Enter move through them; a "load
  * more" when the result was cut.
  */
 import { postJson, type Chunk, type FileResult, type SearchResponse } from './api.js';
 import { clear, h } from './dom.js';
+import { facetPanel } from './facets.js';
 import { localPath } from './links.js';
 
 /** Chunks of a file shown at first; the rest behind "show more", so one file with hundreds cannot fill the page. */
@@ -33,15 +34,22 @@ export async function renderSearch(main: HTMLElement, input: SearchInput, onErro
   if (input.query.trim() === '') return;
   const summary = h('p', { class: 'summary', id: 'summary' }, 'Searching…');
   const list = h('ol', { class: 'results', id: 'results' });
-  main.append(summary, list);
+  const layout = h('div', { class: 'search-layout' }, list);
+  main.append(summary, layout);
   const started = performance.now();
   try {
     const body = { query: input.query, matches: input.matches, contextLines: 1, isRegexEnabled: input.regex, isCaseSensitivityEnabled: input.caseSensitive };
     const response = await postJson<SearchResponse>('/api/search', body, controller.signal);
-    for (const file of response.files) list.append(fileItem(file));
+    const items = response.files.map(fileItem);
+    list.append(...items);
     const ms = Math.round(performance.now() - started);
     const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-    summary.replaceChildren(`${count(response.stats.actualMatchCount, 'match', 'matches')} in ${count(list.children.length, 'file', 'files')} (${ms} ms)`);
+    const found = `${count(response.stats.actualMatchCount, 'match', 'matches')} in ${count(items.length, 'file', 'files')} (${ms} ms)`;
+    const filtered = h('span', { id: 'filtered' });
+    summary.replaceChildren(found, filtered);
+    if (items.length > 0) {
+      layout.prepend(facetPanel(response.files, items, (shown) => (filtered.textContent = shown < items.length ? ` — ${shown} shown by the filters` : '')));
+    }
     if (!response.isSearchExhaustive) {
       const more = h('button', { type: 'button', class: 'more', id: 'load-more' }, `Results were cut at ${input.matches} matches — load more`);
       more.addEventListener('click', () => void renderSearch(main, { ...input, matches: input.matches * 4 }, onError));

@@ -1,0 +1,74 @@
+/**
+ * The web app in Debian's Chromium (issue 56): the bundle's size, and how long after its source arrives a file view
+ * shows the line its anchor names: a 100,000-line text file at #L99000, and a C file of Linux at its last lines,
+ * highlighted. Medians of RUNS page loads each. Prints a table; the decision lines of docs/benchmarks.md quote it.
+ *
+ *   npm run bench:web
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { makeRepository } from '../test/helpers/git.js';
+import { ensureLinuxCorpus } from './corpus.js';
+import { removeScratch, startDaemon } from './http-harness.js';
+import { percentile } from './stats.js';
+
+const RUNS = Number(process.env.TRAWL_BENCH_RUNS ?? 7);
+const BUNDLE = fileURLToPath(new URL('../web/app.js', import.meta.url));
+const LINUX_C_FILE = 'kernel/sched/core.c';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'trawl-bench-web-'));
+const long = Array.from({ length: 100_000 }, (_, i) => `line ${i + 1} of the long file\n`).join('');
+const c = fs.readFileSync(path.join(ensureLinuxCorpus(), LINUX_C_FILE), 'utf8');
+const cLines = c.split('\n').length - 1;
+makeRepository(path.join(root, 'web'), { 'long.txt': long, 'core.c': c });
+const daemon = await startDaemon({
+  dataDir: path.join(root, 'data'),
+  repos: [{ name: 'example.com/web', path: path.join(root, 'web'), public: true }],
+  index: { ctagsCommand: '' },
+});
+const browser = await chromium.launch({ executablePath: process.env.TRAWL_CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+
+/** Milliseconds from the end of /api/source's response to `#L{line}` on screen, in the page's own clock. */
+async function fileViewOnce(file: string, line: number): Promise<number> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(`${daemon.url}/browse/example.com/web@HEAD/-/blob/${file}#L${line}`);
+  const shownAt = await page.waitForFunction(
+    (id) => {
+      const box = document.getElementById(id)?.getBoundingClientRect();
+      return box && box.top >= 0 && box.bottom <= innerHeight ? performance.now() : false;
+    },
+    `L${line}`,
+    { polling: 'raf', timeout: 60_000 },
+  );
+  const shown = (await shownAt.jsonValue()) as number;
+  const arrived = await page.evaluate(
+    () => (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((entry) => entry.name.includes('/api/source'))!.responseEnd,
+  );
+  await page.close();
+  return shown - arrived;
+}
+
+const rows: string[] = [];
+try {
+  for (const [what, file, line] of [
+    ['100,000 lines of text, #L99000', 'long.txt', 99_000],
+    [`Linux's ${LINUX_C_FILE}, ${cLines.toLocaleString('en')} lines of C, highlighted, its last line`, 'core.c', cLines],
+  ] as const) {
+    await fileViewOnce(file, line); // warm-up
+    const times = [];
+    for (let run = 0; run < RUNS; run++) times.push(await fileViewOnce(file, line));
+    rows.push(`| ${what} | ${percentile(times, 50).toFixed(0)} | ${Math.max(...times).toFixed(0)} |`);
+  }
+} finally {
+  await browser.close();
+  await daemon.stop();
+  removeScratch();
+  fs.rmSync(root, { recursive: true, force: true });
+}
+const bundle = fs.readFileSync(BUNDLE);
+console.log(`bundle: ${(bundle.length / 1024).toFixed(0)} KiB, ${(gzipSync(bundle).length / 1024).toFixed(0)} KiB gzipped`);
+console.log(`| file view (${RUNS} loads) | ms from the source to the line on screen, median | max |\n|---|---|---|\n${rows.join('\n')}`);
