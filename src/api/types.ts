@@ -27,6 +27,11 @@ export type ConnectionListing = Static<typeof schemas.ConnectionList>[number];
 /** A node of POST /api/tree's answer: a directory (`tree`), a file (`blob`) or a submodule (`commit`). */
 export type TreeNode = Static<typeof schemas.TreeNode>;
 
+/** A commit of GET /api/commits and GET /api/commit (which adds `parents`); a file's blame; a diff. */
+export type Commit = Static<typeof schemas.Commit>;
+export type BlameResponse = Static<typeof schemas.BlameResponse>;
+export type DiffResponse = Static<typeof schemas.DiffResponse>;
+
 /** The auth endpoints' shapes the web app's Settings area shows (auth-schemas.ts). */
 export type SessionState = Static<typeof authSchemas.SessionState>;
 export type SessionInfo = Static<typeof authSchemas.SessionList>[number];

@@ -80,9 +80,12 @@ async function send(method: 'POST' | 'DELETE', path: string, body?: unknown, sig
 export type {
   ApiKeyInfo,
   AuditRecord,
+  BlameResponse,
   Chunk,
+  Commit,
   ConnectionListing,
   CreatedApiKey,
+  DiffResponse,
   FileResult,
   InstanceSettings,
   LicenseInfo,

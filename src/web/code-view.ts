@@ -34,6 +34,8 @@ export class CodeView {
   private last = -1;
   private selected: [number, number] | undefined;
   private readonly onScroll = () => this.render();
+  /** A cell shown before each line's code (its blame), when set. */
+  private gutter: ((line: number) => HTMLElement) | undefined;
   /** Whether the file is too long to highlight, and is shown as plain text. */
   readonly plain: boolean;
 
@@ -84,6 +86,12 @@ export class CodeView {
     }
   }
 
+  /** Shows `cell(line)` before each line's code from now on. */
+  setGutter(cell: (line: number) => HTMLElement): void {
+    this.gutter = cell;
+    this.render(true);
+  }
+
   private isSelected(line: number): boolean {
     return this.selected !== undefined && line >= this.selected[0] && line <= this.selected[1];
   }
@@ -115,6 +123,7 @@ export class CodeView {
       'div',
       { class: this.isSelected(number) ? 'line selected' : 'line', id: `L${number}` },
       h('a', { class: 'ln', href: `#L${number}`, 'data-line': String(number) }, String(number)),
+      this.gutter?.(number),
       code,
     );
   }

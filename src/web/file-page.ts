@@ -5,7 +5,8 @@
 import { getJson, postJson, type RepositoryListing, type Source, type SymbolMatches, type TreeNode } from './api.js';
 import { clear, copyButton, h } from './dom.js';
 import { attachCodeView, CodeView } from './code-view.js';
-import { blobUrl, localPath, treeUrl } from './links.js';
+import { blameCells, latestCommit } from './history-page.js';
+import { blobUrl, localPath, openInApp, treeUrl } from './links.js';
 
 export async function renderBlob(main: HTMLElement, repo: string, branch: string, path: string): Promise<void> {
   const [source, tree] = await Promise.all([
@@ -17,18 +18,27 @@ export async function renderBlob(main: HTMLElement, repo: string, branch: string
   const code = view?.element ?? h('p', { class: 'binary' }, 'Binary file — not shown.');
   const note = view?.plain ? h('p', { class: 'note' }, 'A long file: shown without syntax highlighting.') : null;
   const symbols = h('aside', { class: 'symbols', id: 'symbols', hidden: true });
+  const blamed = new URLSearchParams(location.search).has('blame');
+  const blameToggle = view
+    ? h(
+        'a',
+        { class: 'button', id: 'blame-toggle', href: blamed ? blobUrl(repo, branch, path) : `${blobUrl(repo, branch, path)}?blame=1` },
+        blamed ? 'Hide blame' : 'Blame',
+      )
+    : null;
   main.append(
     h(
       'div',
       { class: 'browse' },
       treeView(tree.tree, repo, branch, path),
-      h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path, 'blob'), note, code),
+      h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path, 'blob'), latestCommit(repo, branch, path), blameToggle, note, code),
       symbols,
     ),
   );
   if (view) {
     attachCodeView(view);
     code.addEventListener('click', (event) => void showSymbol(event, symbols, repo, branch));
+    if (blamed) view.setGutter(await blameCells(repo, branch, path));
   }
 }
 
@@ -42,7 +52,12 @@ export async function renderTree(main: HTMLElement, repo: string, branch: string
     ...(here?.children ?? []).map((child) => h('li', { class: `node-${child.type}` }, nodeLink(child, repo, branch))),
   );
   main.append(
-    h('div', { class: 'browse' }, treeView(tree, repo, branch, path), h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path, 'tree'), listing)),
+    h(
+      'div',
+      { class: 'browse' },
+      treeView(tree, repo, branch, path),
+      h('section', { class: 'file-view' }, breadcrumbs(repo, branch, path, 'tree'), latestCommit(repo, branch, path), listing),
+    ),
   );
 }
 
@@ -103,8 +118,7 @@ function branchSelector(repo: string, branch: string, path: string, kind: 'blob'
   });
   select.addEventListener('change', () => {
     const chosen = select.value;
-    // Through a link, so that the app's router opens it without a reload.
-    h('a', { href: kind === 'blob' ? blobUrl(repo, chosen, path) : treeUrl(repo, chosen, path) }).click();
+    openInApp(kind === 'blob' ? blobUrl(repo, chosen, path) : treeUrl(repo, chosen, path));
   });
   return select;
 }

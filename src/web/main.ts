@@ -8,6 +8,7 @@ import { ApiFailure, apiKey, getJson, postJson, setApiKey, setCsrfToken, type Se
 import { clear, h } from './dom.js';
 import { showLines } from './code-view.js';
 import { renderBlob, renderTree } from './file-page.js';
+import { renderCommit, renderHistory } from './history-page.js';
 import { placeOf, searchUrl } from './links.js';
 import { FIRST_PAGE, moveSelection, renderSearch } from './search-page.js';
 import { renderConsent } from './consent-page.js';
@@ -175,6 +176,12 @@ async function route(): Promise<void> {
     } else if (place.kind === 'blob') {
       document.title = `${place.path} — trawl`;
       await renderBlob(main, place.repo, place.branch, place.path);
+    } else if (place.kind === 'commits') {
+      document.title = `History of ${place.path || place.repo} — trawl`;
+      await renderHistory(main, place.repo, place.branch, place.path);
+    } else if (place.kind === 'commit') {
+      document.title = `${place.branch.slice(0, 8)} — ${place.repo} — trawl`;
+      await renderCommit(main, place.repo, place.branch);
     } else {
       const path = place.kind === 'tree' ? place.path : '';
       const branch = place.kind === 'tree' ? place.branch : 'HEAD';

@@ -28,10 +28,12 @@ const shownFiles = (page: Page) => page.$$eval('#results .file:not([hidden]) .fi
 
 t.test("the filter panel counts the results' repositories, languages and directories, and filters them from the URL", async (t) => {
   const root = tempDir(t, 'trawl-facets-');
-  const repos = [
-    { name: 'example.com/alpha', files: { 'src/a.c': 'int facet_term;\n', 'src/b.py': 'facet_term = 1\n', 'docs/readme.md': 'The facet_term.\n' } },
-    { name: 'example.com/beta', files: { 'lib/x.c': 'int facet_term;\n', 'top.go': 'var facet_term int\n' } },
-  ].map(({ name, files }) => {
+  const repos = (
+    [
+      { name: 'example.com/alpha', files: { 'src/a.c': 'int facet_term;\n', 'src/b.py': 'facet_term = 1\n', 'docs/readme.md': 'The facet_term.\n' } },
+      { name: 'example.com/beta', files: { 'lib/x.c': 'int facet_term;\n', 'top.go': 'var facet_term int\n' } },
+    ] as { name: string; files: Record<string, string> }[]
+  ).map(({ name, files }) => {
     const dir = path.join(root, name.split('/')[1]!);
     makeRepository(dir, files);
     return { name, path: dir, public: true };
