@@ -32,11 +32,20 @@ export async function renderSearch(main: HTMLElement, input: SearchInput, onErro
   running = controller;
   clear(main);
   if (input.query.trim() === '') return;
-  const summary = h('p', { class: 'summary', id: 'summary' }, 'Searching…');
+  const summary = h('p', { class: 'summary', id: 'summary', 'aria-live': 'polite' });
   const list = h('ol', { class: 'results', id: 'results' });
   const layout = h('div', { class: 'search-layout' }, list);
   main.append(summary, layout);
   const started = performance.now();
+  // Until the answer comes: how long it has run, and a button that stops it (the daemon stops a search its client left).
+  const elapsed = h('span', { class: 'elapsed', role: 'timer' });
+  const stop = h('button', { type: 'button', class: 'link', id: 'stop' }, 'Stop');
+  stop.addEventListener('click', () => {
+    controller.abort();
+    summary.replaceChildren('Stopped.');
+  });
+  summary.replaceChildren(h('span', { class: 'progress', 'aria-hidden': 'true' }), 'Searching… ', elapsed, ' ', stop);
+  const ticker = setInterval(() => (elapsed.textContent = `${((performance.now() - started) / 1000).toFixed(1)} s`), 100);
   try {
     const body = { query: input.query, matches: input.matches, contextLines: 1, isRegexEnabled: input.regex, isCaseSensitivityEnabled: input.caseSensitive };
     const response = await postJson<SearchResponse>('/api/search', body, controller.signal);
@@ -60,6 +69,8 @@ export async function renderSearch(main: HTMLElement, input: SearchInput, onErro
     if (controller.signal.aborted) return;
     summary.replaceChildren();
     onError(error);
+  } finally {
+    clearInterval(ticker);
   }
 }
 

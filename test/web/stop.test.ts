@@ -1,0 +1,37 @@
+import t from 'tap';
+import type { Route } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { fixtureRepository } from '../server/fixture.js';
+
+t.test('a search in progress shows how long it has run, and Stop ends it', async (t) => {
+  const repo = fixtureRepository(t);
+  const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  // The search is held before it reaches the daemon, for as long as the test likes: no race with a fast answer.
+  const held: Route[] = [];
+  await page.route('**/api/search', (route) => void held.push(route));
+  const failed = new Promise<string>((resolve) =>
+    page.on('requestfailed', (request) => request.url().endsWith('/api/search') && resolve(request.failure()!.errorText)),
+  );
+
+  await page.goto(`${daemon.url}/search?q=parse_expression`);
+  await page.waitForSelector('#summary #stop');
+  await page.waitForFunction(() => /\d+\.\d s/.test(document.querySelector('#summary .elapsed')?.textContent ?? ''));
+  t.match(await page.textContent('#summary'), /Searching… \d+\.\d s/, 'the time it has run');
+  await page.click('#stop');
+  t.match(await failed, /abort/i, 'the request is aborted');
+  t.equal(await page.textContent('#summary'), 'Stopped.');
+  t.equal(await page.locator('#results .file').count(), 0);
+
+  // Let searches through again: the same search answers.
+  await page.unroute('**/api/search');
+  await page.reload();
+  await page.waitForSelector('#results .file');
+  t.match(await page.textContent('#summary'), /matches? in \d+ files?/, 'answered, the progress gone');
+  t.equal(await page.locator('#stop').count(), 0);
+  t.same(errors, [], 'no script error');
+});
