@@ -5,6 +5,7 @@
 import { getJson, postJson, type RepositoryListing, type Source, type SymbolMatches, type TreeNode } from './api.js';
 import { clear, copyButton, h } from './dom.js';
 import { attachCodeView, CodeView } from './code-view.js';
+import { openFileFinder } from './file-finder.js';
 import { blameCells, latestCommit } from './history-page.js';
 import { blobUrl, localPath, openInApp, treeUrl } from './links.js';
 
@@ -84,20 +85,32 @@ function nodeLink(node: TreeNode, repo: string, branch: string): HTMLElement {
   );
 }
 
+/** The repository's tree: the directories on the way to `current` open, every directory opened and closed by its toggle (its entries fetched on first opening). */
 function treeView(root: TreeNode, repo: string, branch: string, current: string): HTMLElement {
-  const list = (node: TreeNode): HTMLElement =>
-    h(
-      'ul',
-      {},
-      ...node.children.map((child) =>
-        h(
-          'li',
-          { class: child.path === current ? `node-${child.type} current` : `node-${child.type}` },
-          nodeLink(child, repo, branch),
-          child.children.length > 0 ? list(child) : null,
-        ),
-      ),
-    );
+  const list = (node: TreeNode): HTMLElement => h('ul', {}, ...node.children.map((child) => entry(child)));
+  const entry = (node: TreeNode): HTMLElement => {
+    const item = h('li', { class: node.path === current ? `node-${node.type} current` : `node-${node.type}` });
+    if (node.type !== 'tree') {
+      item.append(nodeLink(node, repo, branch));
+      return item;
+    }
+    let children = node.children.length > 0 ? list(node) : undefined;
+    const toggle = h('button', { type: 'button', class: 'toggle', 'aria-expanded': String(children !== undefined), 'aria-label': `Open ${node.name}` });
+    toggle.addEventListener('click', async () => {
+      const opening = toggle.getAttribute('aria-expanded') !== 'true';
+      if (opening && children === undefined) {
+        const { tree } = await postJson<{ tree: TreeNode }>('/api/tree', { repoName: repo, revisionName: branch, paths: [node.path] });
+        children = list(findNode(tree, node.path) ?? node);
+        item.append(children);
+      }
+      children!.hidden = !opening;
+      toggle.setAttribute('aria-expanded', String(opening));
+      toggle.setAttribute('aria-label', `${opening ? 'Close' : 'Open'} ${node.name}`);
+    });
+    item.append(toggle, nodeLink(node, repo, branch));
+    if (children) item.append(children);
+    return item;
+  };
   return h('nav', { class: 'tree', id: 'tree', 'aria-label': 'Files' }, h('a', { class: 'tree-root', href: treeUrl(repo, branch, '') }, repo), list(root));
 }
 
@@ -130,7 +143,11 @@ function breadcrumbs(repo: string, branch: string, path: string, kind: 'blob' | 
     const prefix = segments.slice(0, i + 1).join('/');
     parts.push(' / ', i === segments.length - 1 ? h('strong', {}, segment) : h('a', { href: treeUrl(repo, branch, prefix) }, segment));
   });
+  const goToFile = h('button', { type: 'button', class: 'copy', id: 'go-to-file', title: 'Go to file (t)' }, 'Go to file');
+  goToFile.addEventListener('click', () => openFileFinder(repo, branch));
   parts.push(
+    ' ',
+    goToFile,
     ' ',
     copyButton('Copy path', () => path || repo, 'copy-path'),
     ' ',

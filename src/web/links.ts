@@ -60,7 +60,10 @@ export function localPath(webUrl: string): string {
   return new URL(webUrl, location.origin).pathname;
 }
 
-/** Opens `url` through a link, so that the app's router opens it without a reload. */
+/** Opens `url` through a link in the page, so that the app's router opens it without a reload. */
 export function openInApp(url: string): void {
-  h('a', { href: url }).click();
+  const link = h('a', { href: url, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
 }

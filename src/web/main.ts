@@ -7,6 +7,7 @@
 import { ApiFailure, apiKey, getJson, postJson, setApiKey, setCsrfToken, type SessionState } from './api.js';
 import { clear, h } from './dom.js';
 import { showLines } from './code-view.js';
+import { openFileFinder } from './file-finder.js';
 import { renderBlob, renderTree } from './file-page.js';
 import { renderCommit, renderHistory } from './history-page.js';
 import { placeOf, searchUrl } from './links.js';
@@ -241,6 +242,14 @@ document.addEventListener('keydown', (event) => {
     event.preventDefault();
     queryInput.focus();
     queryInput.select();
+  } else if (event.key === '?' && !typing) {
+    document.getElementById('help-button')!.click();
+  } else if (event.key === 't' && !typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
+    const place = placeOf(location.pathname);
+    if (place.kind === 'repository' || place.kind === 'blob' || place.kind === 'tree') {
+      event.preventDefault();
+      openFileFinder(place.repo, place.kind === 'repository' ? 'HEAD' : place.branch);
+    }
   } else if ((event.key === 'ArrowDown' || event.key === 'ArrowUp') && (!typing || event.target === queryInput) && document.getElementById('results')) {
     event.preventDefault();
     moveSelection(event.key === 'ArrowDown' ? 1 : -1);
