@@ -11,6 +11,7 @@ import { openFileFinder } from './file-finder.js';
 import { renderBlob, renderTree } from './file-page.js';
 import { renderCommit, renderHistory } from './history-page.js';
 import { placeOf, searchUrl } from './links.js';
+import { attachQueryBox, rememberQuery } from './query-box.js';
 import { FIRST_PAGE, moveSelection, renderSearch } from './search-page.js';
 import { renderConsent } from './consent-page.js';
 import { renderRepositories } from './repos-page.js';
@@ -199,8 +200,10 @@ function navigate(url: string): void {
   void loadSession().then(route, showError);
 }
 
+attachQueryBox(queryInput);
 form.addEventListener('submit', (event) => {
   event.preventDefault();
+  if (queryInput.value.trim() !== '') rememberQuery(queryInput.value);
   navigate(searchUrl(queryInput.value, regexInput.checked, caseInput.checked));
 });
 for (const toggle of [regexInput, caseInput]) toggle.addEventListener('change', () => queryInput.value && form.requestSubmit());

@@ -1,0 +1,66 @@
+import t from 'tap';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { makeRepository } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
+import { fixtureRepository } from '../server/fixture.js';
+
+const labels = (page: Page) => page.$$eval('#suggestions li .suggestion-label', (items) => items.map((item) => item.textContent));
+
+t.test('the query box suggests filters, their values from the index, and recent queries', async (t) => {
+  const repo = fixtureRepository(t);
+  const other = path.join(tempDir(t, 'trawl-other-'), 'other');
+  makeRepository(other, { 'main.c': 'int parse_expression(void) { return 1; }\n' });
+  const daemon = await startDaemon(t, { repos: [repo.config, { name: 'example.com/other', path: other, public: true }], auth: { anonymousAccess: true } });
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(daemon.url);
+  await page.waitForSelector('#query');
+
+  await page.click('#query');
+  await page.keyboard.type('re');
+  await page.waitForSelector('#suggestions li');
+  t.same(await labels(page), ['repo:', 'rev:'], 'the filters that start so');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  t.equal(await page.inputValue('#query'), 'repo:', 'taken');
+  await page.waitForSelector('#suggestions li:has-text("example.com/other")');
+  await page.keyboard.type('wid');
+  await page.waitForFunction(() => document.querySelectorAll('#suggestions li').length === 1);
+  t.same(await labels(page), ['example.com/acme/widgets'], 'repositories from the index, as typed');
+  await page.keyboard.press('Tab');
+  t.equal(await page.inputValue('#query'), 'repo:^example\\.com/acme/widgets$ ', 'its name as an exact pattern');
+  await page.keyboard.type('parse_expression');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#results .file');
+  t.same(
+    new Set(await page.$$eval('#results .repo', (items) => items.map((item) => item.textContent))),
+    new Set(['example.com/acme/widgets']),
+    'the filter chosen applies',
+  );
+
+  await page.fill('#query', '');
+  await page.keyboard.type('lang:Ty');
+  await page.waitForSelector('#suggestions li:has-text("TypeScript")');
+  t.same(await labels(page), ['TypeScript'], 'languages');
+  await page.fill('#query', '');
+  await page.keyboard.type('file:lexer');
+  await page.waitForSelector('#suggestions li:has-text("src/lexer.c")');
+  t.same(await labels(page), ['src/lexer.c'], 'paths from the index');
+  await page.fill('#query', '');
+  await page.keyboard.type('sym:parse_ex');
+  await page.waitForSelector('#suggestions li:has-text("parse_expression")');
+  t.same(await labels(page), ['parse_expression'], 'symbols from the index, once');
+  await page.keyboard.press('Escape');
+  t.ok(await page.isHidden('#suggestions'), 'Escape closes them');
+
+  await page.goto(daemon.url);
+  await page.click('#query');
+  await page.waitForSelector('#suggestions li');
+  t.same(await labels(page), ['repo:^example\\.com/acme/widgets$ parse_expression'], 'an empty box offers the last queries searched');
+  t.same(errors, [], 'no script error');
+});
