@@ -2,12 +2,13 @@
  * The file and directory views: a file (code-view.ts), the tree of the repository on the side, a selector of
  * the repository's indexed branches, and definitions / references of a clicked identifier.
  */
-import { getJson, postJson, type RepositoryListing, type Source, type SymbolMatches, type TreeNode } from './api.js';
+import { getJson, postJson, type RepositoryListing, type Source, type TreeNode } from './api.js';
 import { clear, copyButton, h } from './dom.js';
 import { attachCodeView, CodeView } from './code-view.js';
 import { openFileFinder } from './file-finder.js';
 import { blameCells, latestCommit } from './history-page.js';
-import { blobUrl, localPath, openInApp, treeUrl } from './links.js';
+import { blobUrl, openInApp, treeUrl } from './links.js';
+import { attachSymbols } from './symbol-panel.js';
 
 export async function renderBlob(main: HTMLElement, repo: string, branch: string, path: string): Promise<void> {
   const [source, tree] = await Promise.all([
@@ -38,7 +39,7 @@ export async function renderBlob(main: HTMLElement, repo: string, branch: string
   );
   if (view) {
     attachCodeView(view);
-    code.addEventListener('click', (event) => void showSymbol(event, symbols, repo, branch));
+    attachSymbols(code, symbols, repo, branch);
     if (blamed) view.setGutter(await blameCells(repo, branch, path));
   }
 }
@@ -154,50 +155,4 @@ function breadcrumbs(repo: string, branch: string, path: string, kind: 'blob' | 
     copyButton('Copy link', () => location.href, 'copy-link'),
   );
   return h('p', { class: 'crumbs', id: 'crumbs' }, ...parts);
-}
-
-/** On a click inside an identifier: its definitions and references, in the side panel. */
-async function showSymbol(event: MouseEvent, panel: HTMLElement, repo: string, branch: string): Promise<void> {
-  if ((event.target as Element).closest('a')) return;
-  const word = identifierAt(event);
-  if (!word) return;
-  const request = { symbolName: word, repoName: repo, revisionName: branch };
-  const [definitions, references] = await Promise.all([
-    postJson<SymbolMatches>('/api/find_definitions', request),
-    postJson<SymbolMatches>('/api/find_references', request),
-  ]);
-  const section = (title: string, found: SymbolMatches) =>
-    h(
-      'section',
-      {},
-      h('h3', {}, `${title} (${found.stats.matchCount})`),
-      h(
-        'ul',
-        {},
-        ...found.files.flatMap((file) =>
-          file.matches.map((match) =>
-            h(
-              'li',
-              {},
-              h('a', { href: `${localPath(file.webUrl)}#L${match.range.start.lineNumber}` }, `${file.fileName}:${match.range.start.lineNumber}`),
-              h('code', {}, match.lineContent.trim()),
-            ),
-          ),
-        ),
-      ),
-    );
-  panel.replaceChildren(h('h2', {}, word), section('Definitions', definitions), section('References', references));
-  panel.hidden = false;
-}
-
-function identifierAt(event: MouseEvent): string | null {
-  const position = document.caretRangeFromPoint?.(event.clientX, event.clientY);
-  const text = position?.startContainer.textContent;
-  if (!position || !text) return null;
-  let start = position.startOffset;
-  let end = position.startOffset;
-  while (start > 0 && /\w/.test(text[start - 1]!)) start--;
-  while (end < text.length && /\w/.test(text[end]!)) end++;
-  const word = text.slice(start, end);
-  return /^[A-Za-z_]\w*$/.test(word) ? word : null;
 }
