@@ -21,6 +21,7 @@ import { setUpTheme } from './theme.js';
 const main = document.getElementById('main')!;
 const form = document.getElementById('search-form') as HTMLFormElement;
 const queryInput = document.getElementById('query') as HTMLInputElement;
+const setQuery = attachQueryBox(queryInput);
 const regexInput = document.getElementById('regex') as HTMLInputElement;
 const caseInput = document.getElementById('case') as HTMLInputElement;
 const auth = document.getElementById('auth')!;
@@ -158,7 +159,7 @@ async function route(): Promise<void> {
       else await renderSettings(main, location.pathname.slice('/settings/'.length), session);
     } else if (place.kind === 'search') {
       const params = new URLSearchParams(location.search);
-      queryInput.value = params.get('q') ?? '';
+      setQuery(params.get('q') ?? '');
       regexInput.checked = params.get('regex') === '1';
       caseInput.checked = params.get('case') === '1';
       document.title = queryInput.value ? `${queryInput.value} — trawl` : 'trawl';
@@ -200,7 +201,6 @@ function navigate(url: string): void {
   void loadSession().then(route, showError);
 }
 
-attachQueryBox(queryInput);
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   if (queryInput.value.trim() !== '') rememberQuery(queryInput.value);

@@ -1,5 +1,6 @@
 /**
- * The query box's suggestions (a combobox): the filter prefixes as they are typed, then values for the one under
+ * The query box: its text coloured by the query language's parts (filters, operators, negations, quoted phrases),
+ * drawn under the box's transparent text; and its suggestions (a combobox): the filter prefixes as they are typed, then values for the one under
  * the caret — repositories (GET /api/repos), languages, paths (a type:file search) and symbols (a sym: search) —
  * and the last queries searched while the box is empty. Arrows choose, Enter takes the one chosen, Tab that or the
  * first, Escape closes.
@@ -115,10 +116,35 @@ async function suggestionsFor(token: string, whole: string): Promise<Suggestion[
   return [...names].filter((name) => name.toLowerCase().includes(value.toLowerCase())).map((name) => as(name, `^${escapeRegex(name)}$`, 'symbol'));
 }
 
-/** Suggestions for `input` as it is typed in, in a list after it. */
-export function attachQueryBox(input: HTMLInputElement): void {
+/** The query's text as parts to colour: filters, operators, negations and quoted phrases; the rest plain. */
+export function queryParts(query: string): { text: string; kind?: 'filter' | 'operator' | 'negation' | 'phrase' }[] {
+  const parts: { text: string; kind?: 'filter' | 'operator' | 'negation' | 'phrase' }[] = [];
+  const pattern =
+    /(?<negation>(?<=^|[\s(])-(?=\S))|(?<filter>(?<=^|[\s(-])[a-z]+:)|(?<phrase>"(?:[^"\\]|\\.)*"?)|(?<operator>(?<=^|\s)(?:or|and)(?=\s|$)|[()])/g;
+  let at = 0;
+  for (const match of query.matchAll(pattern)) {
+    if (match.index > at) parts.push({ text: query.slice(at, match.index) });
+    const kind = (Object.entries(match.groups!).find(([, value]) => value !== undefined)?.[0] ?? undefined) as 'filter' | 'operator' | 'negation' | 'phrase';
+    parts.push({ text: match[0], kind });
+    at = match.index + match[0].length;
+  }
+  if (at < query.length) parts.push({ text: query.slice(at) });
+  return parts;
+}
+
+/** Colours `input`'s text and offers suggestions as it is typed in, in a list after it. Returns how code sets its text. */
+export function attachQueryBox(input: HTMLInputElement): (query: string) => void {
+  const colours = h('div', { class: 'query-colours', 'aria-hidden': 'true' });
+  const wrap = h('div', { class: 'query-wrap' });
+  input.replaceWith(wrap);
+  wrap.append(colours, input);
+  const paint = () => {
+    colours.replaceChildren(...queryParts(input.value).map(({ text, kind }) => (kind ? h('span', { class: `q-${kind}` }, text) : text)));
+    colours.scrollLeft = input.scrollLeft;
+  };
+  for (const event of ['input', 'scroll', 'keyup', 'select']) input.addEventListener(event, paint);
   const list = h('ul', { class: 'suggestions', id: 'suggestions', role: 'listbox', hidden: true });
-  input.after(list);
+  wrap.after(list);
   input.setAttribute('role', 'combobox');
   input.setAttribute('aria-controls', 'suggestions');
   input.setAttribute('aria-expanded', 'false');
@@ -177,6 +203,7 @@ export function attachQueryBox(input: HTMLInputElement): void {
       const caret = start + suggestion.text.length + spacer.length;
       input.setSelectionRange(caret, caret);
     }
+    paint();
     close();
     if (suggestion.text.endsWith(':')) void suggest(); // its values next
   };
@@ -205,4 +232,8 @@ export function attachQueryBox(input: HTMLInputElement): void {
       close();
     }
   });
+  return (query) => {
+    input.value = query;
+    paint();
+  };
 }

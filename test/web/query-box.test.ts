@@ -6,8 +6,35 @@ import { startDaemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 import { fixtureRepository } from '../server/fixture.js';
+import { queryParts } from '../../src/web/query-box.js';
 
 const labels = (page: Page) => page.$$eval('#suggestions li .suggestion-label', (items) => items.map((item) => item.textContent));
+
+t.test("the query's parts to colour", async (t) => {
+  t.same(queryParts('repo:^a$ (foo or -file:test) "x y" case:yes'), [
+    { text: 'repo:', kind: 'filter' },
+    { text: '^a$ ' },
+    { text: '(', kind: 'operator' },
+    { text: 'foo ' },
+    { text: 'or', kind: 'operator' },
+    { text: ' ' },
+    { text: '-', kind: 'negation' },
+    { text: 'file:', kind: 'filter' },
+    { text: 'test' },
+    { text: ')', kind: 'operator' },
+    { text: ' ' },
+    { text: '"x y"', kind: 'phrase' },
+    { text: ' ' },
+    { text: 'case:', kind: 'filter' },
+    { text: 'yes' },
+  ]);
+  t.same(
+    queryParts('a-b http://x.org/c or'),
+    [{ text: 'a-b ' }, { text: 'http:', kind: 'filter' }, { text: '//x.org/c ' }, { text: 'or', kind: 'operator' }],
+    'a hyphen inside a word is no negation',
+  );
+  t.same(queryParts('').length, 0);
+});
 
 t.test('the query box suggests filters, their values from the index, and recent queries', async (t) => {
   const repo = fixtureRepository(t);
@@ -34,6 +61,8 @@ t.test('the query box suggests filters, their values from the index, and recent 
   t.same(await labels(page), ['example.com/acme/widgets'], 'repositories from the index, as typed');
   await page.keyboard.press('Tab');
   t.equal(await page.inputValue('#query'), 'repo:^example\\.com/acme/widgets$ ', 'its name as an exact pattern');
+  t.same(await page.$$eval('.query-colours .q-filter', (parts) => parts.map((part) => part.textContent)), ['repo:'], 'the filter is coloured');
+  t.equal(await page.textContent('.query-colours'), await page.inputValue('#query'), 'under the same text');
   await page.keyboard.type('parse_expression');
   await page.keyboard.press('Enter');
   await page.waitForSelector('#results .file');
