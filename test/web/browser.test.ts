@@ -1,5 +1,5 @@
 import t from 'tap';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, wordPoint } from '../helpers/browser.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,20 +73,7 @@ t.test('search, results, file view, tree and symbols in a real browser', async (
   await page.waitForSelector('#code .line.selected');
   t.same(await page.$$eval('.line.selected', (lines) => lines.map((line) => line.id)), ['L7', 'L8', 'L9'], '#L7-L9 selects a range');
   // Click the middle of the word as a user would: find it in the line's text nodes.
-  const word = await page.evaluate(() => {
-    const code = document.querySelector('#L8 .code')!;
-    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      const at = node.textContent!.indexOf('parse_expression');
-      if (at === -1) continue;
-      const range = document.createRange();
-      range.setStart(node, at + 3);
-      range.setEnd(node, at + 4);
-      const box = range.getBoundingClientRect();
-      return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-    }
-    return null;
-  });
+  const word = await wordPoint(page, 8, 'parse_expression');
   t.ok(word, 'the symbol is on line 8');
   await page.mouse.click(word!.x, word!.y);
   await page.waitForSelector('#symbols:not([hidden]) h3');

@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, watchedPage } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -44,9 +44,7 @@ t.test("the filter panel counts the results' repositories, languages and directo
   for (const file of api.files as { repository: string }[]) byRepository[file.repository] = (byRepository[file.repository] ?? 0) + 1;
 
   const browser = await launchBrowser(t);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const { page, errors } = await watchedPage(browser, { viewport: { width: 1280, height: 800 } });
   await page.goto(`${daemon.url}/search?q=facet_term`);
   await page.waitForSelector('#facets .facet-value');
   const counts = await panel(page);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import path from 'node:path';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, watchedPage } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -18,9 +18,7 @@ t.test('a file of 100,000 lines renders the lines on screen, opens at its anchor
     index: { ctagsCommand: '' },
   });
   const browser = await launchBrowser(t);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const { page, errors } = await watchedPage(browser, { viewport: { width: 1280, height: 800 } });
 
   // The match's byte range, as a search result's link gives it.
   const start = Buffer.byteLength(big.slice(0, big.indexOf('needle_99000')));

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, watchedPage } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fuzzyDistance } from '../../src/web/file-finder.js';
 import { fixtureRepository } from '../server/fixture.js';
@@ -15,9 +15,7 @@ t.test('go to file, the collapsible tree and the keyboard help, in a real browse
   const repo = fixtureRepository(t);
   const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
   const browser = await launchBrowser(t);
-  const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const { page, errors } = await watchedPage(browser);
   await page.goto(`${daemon.url}/browse/example.com/acme/widgets@HEAD/-/blob/src/parser.c`);
   await page.waitForSelector('#code .line');
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, watchedPage } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { git, writeFiles } from '../helpers/git.js';
 import { fixtureRepository } from '../server/fixture.js';
@@ -27,9 +27,7 @@ t.test('history, commits with their diffs, the latest commit and blame, in a rea
   const total = Number(git(repo.root, 'rev-list', '--count', 'HEAD').trim());
   const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
   const browser = await launchBrowser(t);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const { page, errors } = await watchedPage(browser, { viewport: { width: 1280, height: 900 } });
   const base = `${daemon.url}/browse/example.com/acme/widgets@HEAD/-`;
 
   await page.goto(`${base}/commits/`);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, watchedPage } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureRepository } from '../server/fixture.js';
 
@@ -8,9 +8,7 @@ t.test('the main flows by keyboard alone, at 375, 1280 and 1920 px', async (t) =
   const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true } });
   const browser = await launchBrowser(t);
   for (const width of [375, 1280, 1920]) {
-    const page = await browser.newPage({ viewport: { width, height: 800 } });
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
+    const { page, errors } = await watchedPage(browser, { viewport: { width, height: 800 } });
     const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= innerWidth);
     await page.goto(daemon.url);
     await page.waitForSelector('#repos-table tr');

@@ -1,7 +1,7 @@
 import t from 'tap';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, watchedPage } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -42,9 +42,7 @@ t.test('the query box suggests filters, their values from the index, and recent 
   makeRepository(other, { 'main.c': 'int parse_expression(void) { return 1; }\n' });
   const daemon = await startDaemon(t, { repos: [repo.config, { name: 'example.com/other', path: other, public: true }], auth: { anonymousAccess: true } });
   const browser = await launchBrowser(t);
-  const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const { page, errors } = await watchedPage(browser);
   await page.goto(daemon.url);
   await page.waitForSelector('#query');
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Route } from 'playwright-core';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, watchedPage } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { fixtureRepository } from '../server/fixture.js';
 
@@ -8,9 +8,7 @@ t.test('a search in progress shows how long it has run, and Stop ends it', async
   const repo = fixtureRepository(t);
   const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
   const browser = await launchBrowser(t);
-  const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const { page, errors } = await watchedPage(browser);
   // The search is held before it reaches the daemon, for as long as the test likes: no race with a fast answer.
   const held: Route[] = [];
   await page.route('**/api/search', (route) => void held.push(route));

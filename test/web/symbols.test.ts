@@ -1,32 +1,9 @@
 import t from 'tap';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, watchedPage, wordPoint } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
-
-/** The middle of the first occurrence of `word` in line `line` of the file view, in page coordinates. */
-async function wordAt(page: Page, line: number, word: string): Promise<{ x: number; y: number }> {
-  const point = await page.evaluate(
-    ({ line, word }) => {
-      const code = document.querySelector(`#L${line} .code`)!;
-      const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const at = node.textContent!.indexOf(word);
-        if (at === -1) continue;
-        const range = document.createRange();
-        range.setStart(node, at + 2);
-        range.setEnd(node, at + 3);
-        const box = range.getBoundingClientRect();
-        return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-      }
-      return null;
-    },
-    { line, word },
-  );
-  return point!;
-}
 
 t.test('definitions and references fit the screen, list a line once, and a hover shows the definitions', async (t) => {
   const root = path.join(tempDir(t, 'trawl-symbols-'), 'symbols');
@@ -37,13 +14,11 @@ t.test('definitions and references fit the screen, list a line once, and a hover
   });
   const daemon = await startDaemon(t, { repos: [{ name: 'example.com/symbols', path: root, public: true }], auth: { anonymousAccess: true } });
   const browser = await launchBrowser(t);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const { page, errors } = await watchedPage(browser, { viewport: { width: 1280, height: 800 } });
   await page.goto(`${daemon.url}/browse/example.com/symbols@HEAD/-/blob/b.c`);
   await page.waitForSelector('#L2 .code');
 
-  const word = await wordAt(page, 2, 'target_fn');
+  const word = (await wordPoint(page, 2, 'target_fn'))!;
   await page.mouse.move(word.x, word.y);
   await page.waitForSelector('#hover-card');
   t.match(await page.textContent('#hover-card'), /target_fn — 1 definition/, 'resting on a name shows its definition');
