@@ -13,6 +13,8 @@ const DAY_MS = 86_400_000;
 /** "3 days ago", from an ISO date; the date itself in the element's title. */
 function age(date: string): HTMLElement {
   const days = (Date.now() - Date.parse(date)) / DAY_MS;
+  // A date ahead of this clock (a committer's skewed one) is shown as it is.
+  if (!(days >= 0)) return h('time', { datetime: date }, new Date(date).toLocaleDateString());
   const [count, unit] =
     days < 1 / 24
       ? [Math.round(days * 1440), 'minute']

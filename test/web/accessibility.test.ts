@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import type { Page } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { git, writeFiles } from '../helpers/git.js';
 import { fixtureRepository } from '../server/fixture.js';
 
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -30,6 +31,10 @@ async function seriousViolations(page: Page): Promise<string[]> {
 
 t.test('the main views have no serious accessibility violations, light and dark', async (t) => {
   const repo = fixtureRepository(t);
+  // A commit far newer than the fixture's: blame then shows both ends of its age colours.
+  writeFiles(repo.root, { 'docs/guide.md': '# Guide\n\nCall parse_expression to parse. Then next_token.\nA later line.\n' });
+  git(repo.root, 'add', '-A');
+  git(repo.root, 'commit', '-q', '--date=2030-01-01T00:00:00Z', '-m', 'A later line');
   const daemon = await startDaemon(t, { repos: [repo.config], auth: { anonymousAccess: true }, index: { ctagsCommand: '' } });
   const browser = await launchBrowser(t);
   const base = `${daemon.url}/browse/example.com/acme/widgets@HEAD/-`;
@@ -37,7 +42,7 @@ t.test('the main views have no serious accessibility violations, light and dark'
     ['the repositories', daemon.url, '#repos-table tr'],
     ['search results and filters', `${daemon.url}/search?q=parse_expression`, '#facets .facet-value'],
     ['a file', `${base}/blob/src/parser.c?hl=30-46#L3`, '#latest-commit .commit-subject'],
-    ['a blame', `${base}/blob/docs/guide.md?blame=1`, '#L1 .blame a'],
+    ['a blame', `${base}/blob/docs/guide.md?blame=1`, '#L4 .blame.heat-4 a'],
     ['a directory', `${base}/tree/src`, '#listing li'],
     ['the history', `${base}/commits/`, '#commits li'],
     ['a commit', `${daemon.url}/browse/example.com/acme/widgets@${repo.second}/-/commit`, '#diff'],
