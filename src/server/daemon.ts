@@ -11,6 +11,7 @@ import { openAuth, type OpenedAuth } from '../auth/open.js';
 import { contextsOver, listenUrl, type Config, type OidcConfig } from '../config/config.js';
 import { ConnectionSyncer } from '../connections/syncer.js';
 import { ProcessSlots } from '../git/process-slots.js';
+import { Backlogs } from './stream-backlog.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import type { Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
@@ -313,6 +314,7 @@ function serverContext(
     audit: auth.audit,
     oauth: new OAuthServer(auth.store),
     gitProcesses,
+    streamBacklogs: new Backlogs(),
     oidc: () => singleSignOn.current,
     connections: syncer,
     indexState: (name) =>

@@ -14,6 +14,7 @@ import type { Catalog } from '../search/catalog.js';
 import type { SearchPool } from '../search/pool.js';
 import type { Caller } from './access.js';
 import type { Reply, Request } from './http.js';
+import type { Backlogs } from './stream-backlog.js';
 
 /** What routes use of the running daemon. */
 export interface ServerContext {
@@ -33,6 +34,8 @@ export interface ServerContext {
   audit: AuditTrail;
   /** Git child processes (blame): at most one per core at once, callers served in turn. */
   gitProcesses: ProcessSlots;
+  /** What streamed searches hold for their clients (stream-backlog.ts). */
+  streamBacklogs: Backlogs;
   /** OAuth 2.1 for MCP clients (EE). */
   oauth: OAuthServer;
   /** Single sign-on through the configured OpenID Connect provider; null when `auth.oidc` is not set. */

@@ -116,30 +116,6 @@ const JSON_PARTS: PartsFormat = {
   failed: () => null,
 };
 
-/**
- * Bytes of parts one stream may hold for a client that is behind: past it the client is cut off and its search stopped.
- * An exhaustive search instead waits for the client while more than PACED_BACKLOG_BYTES wait.
- */
-const STREAM_BACKLOG_BYTES = 32 << 20;
-const PACED_BACKLOG_BYTES = 4 << 20;
-
-/** Bytes of a stream's parts made and not yet written, and the exhaustive search's groups waiting for them to drain. */
-class Backlog {
-  bytes = 0;
-  private waiting: (() => void)[] = [];
-
-  taken(bytes: number): void {
-    this.bytes -= bytes;
-    if (this.bytes > PACED_BACKLOG_BYTES) return;
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const wake of waiting) wake();
-  }
-
-  /** Resolves once at most PACED_BACKLOG_BYTES wait for the client. */
-  readonly ready = (): Promise<void> => (this.bytes <= PACED_BACKLOG_BYTES ? Promise.resolve() : new Promise((resolve) => this.waiting.push(resolve)));
-}
-
 interface PartsSearch {
   request: Request;
   caller: Caller;
@@ -152,6 +128,12 @@ interface PartsSearch {
 /** The search answered as parts written as `format` says, each as it comes: every part of an exhaustive search, as the client reads them. */
 function partsReply({ request, caller, context, search, query, from }: PartsSearch, format: PartsFormat): StreamReply {
   const signal = signalFor(request);
+  const backlog = context.streamBacklogs.open();
+  const stop = () => {
+    cancelSearch(signal);
+    backlog.close();
+  };
+  request.onAborted(() => backlog.close());
   audit(
     context,
     caller,
@@ -169,7 +151,7 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
       const callerStillValid = () => {
         if (!credentialDied && !caller.stillValid()) {
           credentialDied = true;
-          cancelSearch(signal);
+          stop();
         }
         return !credentialDied;
       };
@@ -180,7 +162,6 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
           const piece = produce();
           return piece === null ? undefined : sink.write(piece);
         }));
-      const backlog = new Backlog();
       const configured = new Map(context.config.repos.map((repo) => [repo.name, repo]));
       const stillVisible = (name: string) => {
         const repo = configured.get(name);
@@ -195,13 +176,12 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
           if (sink.isClosed()) return;
           const bytes = format.part(part, partsWritten === 0);
           if (bytes === null) return;
-          partsWritten++;
-          backlog.bytes += bytes.length;
-          if (!search.exhaustive && backlog.bytes > STREAM_BACKLOG_BYTES) {
-            cancelSearch(signal);
+          if (!backlog.add(bytes.length, !search.exhaustive)) {
+            stop();
             sink.cut();
             return;
           }
+          partsWritten++;
           write(() => {
             backlog.taken(bytes.length);
             // The caller's view now, not when the results were found: a credential that expired since, or a grant
