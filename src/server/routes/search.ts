@@ -73,11 +73,12 @@ export const searchRoute: Route = {
   },
 };
 
-/** How a search's parts are written: the bytes before them, each part's, and the end (after a failure: null cuts the client off). */
+/** How a search's parts are written: the bytes before them, each part's (after another: `joined`), and the end (after a failure: null cuts the client off). */
 interface PartsFormat {
   contentType: string;
   opening: string;
-  part(part: StreamPart, first: boolean): Buffer | null;
+  part(part: StreamPart): Uint8Array | null;
+  joined(bytes: Uint8Array): Uint8Array;
   final(summary: StreamSummary, repositoryInfo: RepositoryInfo[]): string;
   failed(error: ApiError): string | null;
 }
@@ -92,6 +93,7 @@ const EVENT_PARTS: PartsFormat = {
   opening: ': search started\n\n',
   part: ({ files, repositoryInfo, stats }) =>
     Buffer.concat([CHUNK_OPENING, files, Buffer.from(`,"repositoryInfo":${JSON.stringify(repositoryInfo)},"stats":${JSON.stringify(stats)}}\n\n`)]),
+  joined: (bytes) => bytes,
   final: (summary) => event({ type: 'final', ...summary }) + DONE,
   failed: (error) => event({ type: 'error', error: error.toBody() }) + DONE,
 };
@@ -105,12 +107,9 @@ const COMMA = Buffer.from(',');
 const JSON_PARTS: PartsFormat = {
   contentType: JSON_TYPE,
   opening: '{"files":[',
-  part({ files }, first) {
-    // `files` is a JSON array: its members, after a comma unless they are the first.
-    if (files.length <= 2) return null;
-    const members = files.subarray(1, files.length - 1);
-    return first ? Buffer.from(members) : Buffer.concat([COMMA, members]);
-  },
+  // `files` is a JSON array: its members, after a comma unless they are the first sent.
+  part: ({ files }) => (files.length <= 2 ? null : files.subarray(1, files.length - 1)),
+  joined: (bytes) => Buffer.concat([COMMA, bytes]),
   final: ({ accumulatedStats, isSearchExhaustive }, repositoryInfo) =>
     `],"repositoryInfo":${JSON.stringify(repositoryInfo)},"stats":${JSON.stringify(accumulatedStats)},"isSearchExhaustive":${isSearchExhaustive}}`,
   failed: () => null,
@@ -157,7 +156,7 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
       };
       const unsubscribe = context.auth.onChange(() => void callerStillValid());
       let writing = sink.write(format.opening);
-      const write = (produce: () => string | Buffer | null) =>
+      const write = (produce: () => string | Uint8Array | null) =>
         (writing = writing.then(() => {
           const piece = produce();
           return piece === null ? undefined : sink.write(piece);
@@ -168,20 +167,19 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
         return repo !== undefined && caller.canSee(repo);
       };
       const repositoryInfo = new Map<number, RepositoryInfo>();
-      let partsWritten = 0;
+      let partsSent = 0;
       let partsDropped = false;
       let last: (() => string | null) | undefined;
       try {
         const onPart = (part: StreamPart) => {
           if (sink.isClosed()) return;
-          const bytes = format.part(part, partsWritten === 0);
+          const bytes = format.part(part);
           if (bytes === null) return;
           if (!backlog.add(bytes.length, !search.exhaustive)) {
             stop();
             sink.cut();
             return;
           }
-          partsWritten++;
           write(() => {
             backlog.taken(bytes.length);
             // The caller's view now, not when the results were found: a credential that expired since, or a grant
@@ -192,7 +190,7 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
               return null;
             }
             for (const info of part.repositoryInfo) repositoryInfo.set(info.id, info);
-            return bytes;
+            return partsSent++ === 0 ? bytes : format.joined(bytes);
           });
         };
         const call = { visible: caller.canSee, signal, caller: from, ready: backlog.ready };
