@@ -1,7 +1,7 @@
 /**
  * Code navigation in the file view: a click on an identifier lists its definitions and references in the side
- * panel (each line once, however many matches it holds); resting the pointer on one shows its definitions in a
- * card beside it (POST /api/find_definitions, asked once per name and page).
+ * panel (each line once, however many matches it holds; the name in the URL's `sym=`); resting the pointer on one
+ * shows its definitions in a card beside it (POST /api/find_definitions, asked once per name and page).
  */
 import { postJson, type SymbolMatches } from './api.js';
 import { h } from './dom.js';
@@ -22,18 +22,21 @@ export function attachSymbols(code: HTMLElement, panel: HTMLElement, repo: strin
     }
     return found;
   };
+  const open = (word: string) =>
+    showPanel(panel, word, definitionsOf(word), postJson<SymbolMatches>('/api/find_references', { symbolName: word, repoName: repo, revisionName: branch }));
   code.addEventListener('click', (event) => {
     if ((event.target as Element).closest('a')) return;
     const word = identifierAt(event);
     if (!word) return;
     hideCard();
-    void showPanel(
-      panel,
-      word,
-      definitionsOf(word),
-      postJson<SymbolMatches>('/api/find_references', { symbolName: word, repoName: repo, revisionName: branch }),
-    );
+    // The name is kept in the URL (`sym=`), so that a reload or a shared link opens the same panel.
+    const params = new URLSearchParams(location.search);
+    params.set('sym', word);
+    history.replaceState(history.state, '', `${location.pathname}?${params}${location.hash}`);
+    void open(word);
   });
+  const named = new URLSearchParams(location.search).get('sym');
+  if (named && /^[A-Za-z_]\w*$/.test(named)) void open(named);
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let hovered: string | null = null;

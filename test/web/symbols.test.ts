@@ -37,5 +37,9 @@ t.test('definitions and references fit the screen, list a line once, and a hover
   const panel = (await page.locator('#symbols').boundingBox())!;
   t.ok(panel.x + panel.width <= 1280, `the panel fits a 1280 px window beside wide code (its right edge at ${Math.round(panel.x + panel.width)})`);
   t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 1280), 'the page is no wider than the window');
+  t.match(page.url(), /\?sym=target_fn$/, 'the name is in the URL');
+  await page.reload();
+  await page.waitForSelector('#symbols:not([hidden]) h3');
+  t.match(await page.textContent('#symbols h2'), 'target_fn', 'a reload opens the same panel');
   t.same(errors, [], 'no script error');
 });
