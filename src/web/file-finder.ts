@@ -4,11 +4,11 @@
  * (the characters in the file's name, then in fewest, longest runs). Arrows choose, Enter opens, Escape closes.
  */
 import { postJson, type SearchResponse } from './api.js';
+import { escapeRegExp } from './query-text.js';
 import { h } from './dom.js';
 import { blobUrl, openInApp } from './links.js';
 
 const SHOWN = 20;
-const escapeRegex = (text: string) => text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
 
 /** How far `path` is from `typed` (lower is closer), or undefined when its characters are not in it in order. */
 export function fuzzyDistance(path: string, typed: string): number | undefined {
@@ -63,8 +63,8 @@ export function openFileFinder(repo: string, branch: string): void {
       status.textContent = '';
       return show();
     }
-    const scope = [`repo:^${escapeRegex(repo)}$`, branch === 'HEAD' ? '' : `rev:^${escapeRegex(branch)}$`].filter(Boolean).join(' ');
-    const query = `${scope} type:file file:${[...typed].map(escapeRegex).join('.*')}`;
+    const scope = [`repo:^${escapeRegExp(repo)}$`, branch === 'HEAD' ? '' : `rev:^${escapeRegExp(branch)}$`].filter(Boolean).join(' ');
+    const query = `${scope} type:file file:${[...typed].map(escapeRegExp).join('.*')}`;
     const response = await postJson<SearchResponse>('/api/search', { query, matches: 500 });
     if (question !== asked) return; // a later question is on its way
     const ranked = response.files

@@ -6,6 +6,7 @@
  * first, Escape closes.
  */
 import { getJson, postJson, type RepositoryListing, type SearchResponse } from './api.js';
+import { escapeRegExp } from './query-text.js';
 import { h } from './dom.js';
 
 const HISTORY_KEY = 'trawl.queryHistory';
@@ -55,8 +56,6 @@ const LANGUAGES = [
   'YAML',
 ];
 
-const escapeRegex = (text: string) => text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
-
 interface Suggestion {
   /** What replaces the token under the caret. */
   text: string;
@@ -104,16 +103,16 @@ async function suggestionsFor(token: string, whole: string): Promise<Suggestion[
     return LANGUAGES.filter((name) => name.toLowerCase().startsWith(value.toLowerCase())).map((name) => as(name, /\s/.test(name) ? `"${name}"` : name));
   if (kind === 'repo') {
     const repos = await getJson<RepositoryListing[]>('/api/repos', { query: value, perPage: String(SHOWN) });
-    return repos.map((repo) => as(repo.repoName, `^${escapeRegex(repo.repoName)}$`));
+    return repos.map((repo) => as(repo.repoName, `^${escapeRegExp(repo.repoName)}$`));
   }
   if (value.length < 2) return [];
   if (kind === 'file') {
-    const found = await postJson<SearchResponse>('/api/search', { query: `type:file file:${escapeRegex(value)}`, matches: SHOWN });
-    return [...new Set(found.files.map((file) => file.fileName.text))].map((path) => as(path, escapeRegex(path), 'path'));
+    const found = await postJson<SearchResponse>('/api/search', { query: `type:file file:${escapeRegExp(value)}`, matches: SHOWN });
+    return [...new Set(found.files.map((file) => file.fileName.text))].map((path) => as(path, escapeRegExp(path), 'path'));
   }
-  const found = await postJson<SearchResponse>('/api/search', { query: `sym:${escapeRegex(value)}`, matches: 50 });
+  const found = await postJson<SearchResponse>('/api/search', { query: `sym:${escapeRegExp(value)}`, matches: 50 });
   const names = new Set(found.files.flatMap((file) => file.chunks.flatMap((chunk) => (chunk.symbols ?? []).map((symbol) => symbol.symbol))));
-  return [...names].filter((name) => name.toLowerCase().includes(value.toLowerCase())).map((name) => as(name, `^${escapeRegex(name)}$`, 'symbol'));
+  return [...names].filter((name) => name.toLowerCase().includes(value.toLowerCase())).map((name) => as(name, `^${escapeRegExp(name)}$`, 'symbol'));
 }
 
 /** The query's text as parts to colour: filters, operators, negations and quoted phrases; the rest plain. */

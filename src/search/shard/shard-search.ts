@@ -120,8 +120,9 @@ export function searchShard(
     matches.push({ doc, content: ranges.content, path: ranges.path });
     const found = (ranges.content.length + ranges.path.length) / 2;
     stats.matchRanges += found;
-    counted += limits.countFiles ? 1 : found;
-    limits.slice?.took(limits.countFiles ? 1 : found);
+    const weight = limits.countFiles ? 1 : found;
+    counted += weight;
+    limits.slice?.took(weight);
     if (counted >= limits.maxMatchRanges) return { matches, stopReason: 'limit', counted, stats };
   }
   return { matches, stopReason: 'complete', counted, stats };
