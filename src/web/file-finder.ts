@@ -4,7 +4,7 @@
  * (the characters in the file's name, then in fewest, longest runs). Arrows choose, Enter opens, Escape closes.
  */
 import { postJson, type SearchResponse } from './api.js';
-import { escapeRegExp } from './query-text.js';
+import { escapeRegExp, queryValue } from './query-text.js';
 import { h } from './dom.js';
 import { blobUrl, openInApp } from './links.js';
 
@@ -63,7 +63,9 @@ export function openFileFinder(repo: string, branch: string): void {
       status.textContent = '';
       return show();
     }
-    const scope = [`repo:^${escapeRegExp(repo)}$`, branch === 'HEAD' ? '' : `rev:^${escapeRegExp(branch)}$`].filter(Boolean).join(' ');
+    const scope = [`repo:${queryValue(`^${escapeRegExp(repo)}$`)}`, branch === 'HEAD' ? '' : `rev:${queryValue(`^${escapeRegExp(branch)}$`)}`]
+      .filter(Boolean)
+      .join(' ');
     const query = `${scope} type:file file:${[...typed].map(escapeRegExp).join('.*')}`;
     const response = await postJson<SearchResponse>('/api/search', { query, matches: 500 });
     if (question !== asked) return; // a later question is on its way

@@ -6,7 +6,7 @@
  * first, Escape closes.
  */
 import { getJson, postJson, type RepositoryListing, type SearchResponse } from './api.js';
-import { escapeRegExp } from './query-text.js';
+import { escapeRegExp, queryValue } from './query-text.js';
 import { h } from './dom.js';
 
 const HISTORY_KEY = 'trawl.queryHistory';
@@ -98,9 +98,8 @@ async function suggestionsFor(token: string, whole: string): Promise<Suggestion[
       .map(([prefix, detail]) => ({ text: `${token.startsWith('-') ? '-' : ''}${prefix}`, label: prefix, detail }));
   }
   const [, negation, kind, value] = filter as unknown as [string, string, string, string];
-  const as = (name: string, text: string, detail?: string): Suggestion => ({ text: `${negation}${kind}:${text}`, label: name, detail });
-  if (kind === 'lang')
-    return LANGUAGES.filter((name) => name.toLowerCase().startsWith(value.toLowerCase())).map((name) => as(name, /\s/.test(name) ? `"${name}"` : name));
+  const as = (name: string, text: string, detail?: string): Suggestion => ({ text: `${negation}${kind}:${queryValue(text)}`, label: name, detail });
+  if (kind === 'lang') return LANGUAGES.filter((name) => name.toLowerCase().startsWith(value.toLowerCase())).map((name) => as(name, name));
   if (kind === 'repo') {
     const repos = await getJson<RepositoryListing[]>('/api/repos', { query: value, perPage: String(SHOWN) });
     return repos.map((repo) => as(repo.repoName, `^${escapeRegExp(repo.repoName)}$`));

@@ -7,6 +7,7 @@ import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 import { fixtureRepository } from '../server/fixture.js';
 import { queryParts } from '../../src/web/query-box.js';
+import { queryValue } from '../../src/web/query-text.js';
 
 const labels = (page: Page) => page.$$eval('#suggestions li .suggestion-label', (items) => items.map((item) => item.textContent));
 
@@ -34,6 +35,20 @@ t.test("the query's parts to colour", async (t) => {
     'a hyphen inside a word is no negation',
   );
   t.same(queryParts('').length, 0);
+});
+
+t.test('a suggested value is quoted when the query language would split it', async (t) => {
+  t.equal(queryValue('^example\\.com/a$'), '^example\\.com/a$', 'as it is');
+  t.equal(queryValue('docs/my notes\\.md'), '"docs/my notes\\\\.md"', 'a space: quoted, its backslashes escaped');
+  t.equal(queryValue('say"hi'), '"say\\"hi"', 'a quote: quoted and escaped');
+  t.same(
+    queryParts(`file:${queryValue('a b')}`),
+    [
+      { text: 'file:', kind: 'filter' },
+      { text: '"a b"', kind: 'phrase' },
+    ],
+    'one value to the query box too',
+  );
 });
 
 t.test('the query box suggests filters, their values from the index, and recent queries', async (t) => {
