@@ -50,6 +50,13 @@ export const SearchRequest = Type.Object(
           'Every match up to `matches` (any number), files in the order they are found (not ranked), written as the client reads them, with no bound on the content of the answer (trawl only)',
       }),
     ),
+    ranked: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'Each file carries its `score`; on /api/stream_search each part holds its own best `matches` instead of what the parts before it left, so a client that orders the files by `score` (higher first), then repository and path, and keeps them within `matches` holds the same files whatever order the parts came in (trawl only)',
+      }),
+    ),
   },
   { $id: 'PublicSearchRequest' },
 );
@@ -91,6 +98,7 @@ export const FileResult = Type.Object({
   chunks: Type.Array(Chunk),
   branches: Type.Optional(Type.Array(Type.String())),
   content: Type.Optional(Type.String()),
+  score: Type.Optional(Type.Number({ description: 'Where the file ranks, higher first; present when the request is `ranked` (trawl only)' })),
 });
 
 const count = Type.Integer({ minimum: 0 });

@@ -21,6 +21,8 @@ export type SearchStats = Static<typeof schemas.SearchStats>;
 export type FlushReason = SearchStats['flushReason'];
 export type SearchRequest = Static<typeof schemas.SearchRequest>;
 export type SearchResponse = Static<typeof schemas.SearchResponse>;
+/** The data of one /api/stream_search event. */
+export type StreamSearchEvent = Static<typeof schemas.StreamSearchEvent>;
 /** A repository of GET /api/repos, and a connection of GET /api/connections. */
 export type RepositoryListing = Static<typeof schemas.Repository>;
 export type ConnectionListing = Static<typeof schemas.ConnectionList>[number];

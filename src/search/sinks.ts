@@ -115,7 +115,8 @@ function renderedJson(
 
 /**
  * The answer as parts, one per frame as it comes, within what is left of `matches` (the parts are not ranked
- * against each other, and no whole answer is built); a part too big to build here cheaply is built by a worker.
+ * against each other, and no whole answer is built), or, `ranked`, each within `matches` with its files' scores
+ * (the client ranks them); a part too big to build here cheaply is built by a worker.
  * An exhaustive search's frames are bounded (SearchTask.partRanges): a group's next task starts once its parts are
  * built and `ready` resolves (the reader took enough of them).
  */
@@ -129,28 +130,32 @@ export async function answerStream(
   const { request, query } = run;
   const accumulatedStats = emptyStats();
   let isSearchExhaustive = true;
+  const resultType = resultTypeOf(query);
+  const countsFiles = resultType !== undefined;
+  // `ranked`: every part holds its own best `matches`, so whether the search was cut depends on their sum.
+  const ranked = request.ranked === true && !request.exhaustive;
+  let returned = 0;
   const take = (part: StreamPart) => {
     accumulateStats(accumulatedStats, part.stats);
     isSearchExhaustive &&= part.isSearchExhaustive;
+    returned += countsFiles ? part.stats.fileCount : part.stats.actualMatchCount;
     if (part.repositoryInfo.length > 0) onPart(part);
   };
   const building: Promise<void>[] = [];
   let budget = request.matches;
   // type:repo: a repository's shards may fall in several groups, so the frames make one part, holding
   // each repository's first file in index order as an unsplit search does (response/build.ts).
-  const resultType = resultTypeOf(query);
-  const countsFiles = resultType !== undefined;
   const repositories = resultType === 'repo' ? new Merger(run, frontEnd.shards) : undefined;
   const onFrame = (frame: Frame) => {
     const { outcome } = frame;
     const part = new Merger(run, frontEnd.shards);
-    const partRequest = { ...request, matches: Math.max(budget, 0) };
-    if (budget <= 0) {
+    const partRequest = ranked ? request : { ...request, matches: Math.max(budget, 0) };
+    if (budget <= 0 && !ranked) {
       // `matches` is spent: the frame's matches are counted, not returned.
       isSearchExhaustive &&= outcome.matches.length === 0 && outcome.stop === 'complete';
       part.add({ outcome: { ...outcome, matches: [] }, shardFiles: frame.shardFiles });
       take(partHere(part, partRequest, frontEnd.scratch, countsFiles));
-    } else if (buildsOnFrontEnd(request, query, Math.min(budget, outcome.totalRanges))) {
+    } else if (buildsOnFrontEnd(request, query, Math.min(partRequest.matches, outcome.totalRanges))) {
       part.add(frame);
       const built = partHere(part, partRequest, frontEnd.scratch, countsFiles);
       budget -= built.counted;
@@ -158,7 +163,7 @@ export async function answerStream(
     } else {
       part.add(frame);
       // The worker's part holds this many unless the content bound cuts it shorter.
-      budget -= Math.min(budget, outcome.totalRanges);
+      budget -= Math.min(partRequest.matches, outcome.totalRanges);
       const built = frontEnd.source
         .rendered(run, part.renderTask(run.renderSpec(undefined, partRequest)), 'renderPart')
         .then((rendered) => take(rendered ?? partHere(part, partRequest, frontEnd.scratch, countsFiles)));
@@ -178,6 +183,7 @@ export async function answerStream(
   const waitMs = await frontEnd.source.groups(run, groups, repositories?.add ?? onFrame, { pace });
   if (repositories && repositories.outcomes.length > 0) take(partHere(repositories, request, frontEnd.scratch, countsFiles));
   await Promise.all(building);
+  isSearchExhaustive &&= !ranked || returned <= request.matches;
   run.settle(accumulatedStats, waitMs);
   timeStats(accumulatedStats, run.timings()); // the whole search's times, not the parts' summed
   if (!isSearchExhaustive && accumulatedStats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') accumulatedStats.flushReason = 'FLUSH_REASON_MAX_SIZE';

@@ -254,6 +254,7 @@ export function draftWithin(
   const pathRanges = resultType ? match.path : withinBudget(match.path, budget);
   const contentRanges = resultType ? [] : withinBudget(byStart(match.content), budget - pathRanges.length / 2);
   const file = fileDraft(request, match.shard, match.doc, pathRanges, contentRanges, publicUrl);
+  if (request.ranked) file.score = match.score;
   return { file, counted: resultType ? 1 : (pathRanges.length + contentRanges.length) / 2 };
 }
 
@@ -278,6 +279,8 @@ export interface FileDraft {
   externalWebUrl?: string;
   /** Whether the result carries the whole content (the request's `whole`). */
   whole: boolean;
+  /** The file's rank score, carried when the request is `ranked`. */
+  score?: number;
 }
 
 const pathScratch = new WordScratch();
@@ -335,6 +338,7 @@ function fileObject(draft: FileDraft): FileResult {
   };
   if (draft.externalWebUrl !== undefined) result.externalWebUrl = draft.externalWebUrl;
   if (draft.whole) result.content = draft.content.toString('utf8');
+  if (draft.score !== undefined) result.score = draft.score;
   return result;
 }
 
@@ -363,6 +367,10 @@ export function writeFile(json: JsonWriter, draft: FileDraft): void {
   if (draft.whole) {
     json.raw(',"content":');
     json.utf8String(draft.content, 0, draft.content.length);
+  }
+  if (draft.score !== undefined) {
+    json.raw(',"score":');
+    json.value(draft.score);
   }
   json.raw('}');
 }
