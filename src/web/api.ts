@@ -1,4 +1,4 @@
-import type { Range } from '../api/types.js';
+import type { Range, StreamSearchEvent } from '../api/types.js';
 
 /**
  * The daemon's HTTP API, as the page uses it: every request carries the API
@@ -59,6 +59,26 @@ export async function getJson<T>(path: string, params: Record<string, string> = 
 
 export async function postJson<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
   return (await send('POST', path, body, signal)).json() as Promise<T>;
+}
+
+/** A POST answered with server-sent events: each event's data, parsed, to `onEvent`, up to `[DONE]`. */
+export async function postEvents(path: string, body: unknown, signal: AbortSignal, onEvent: (event: StreamSearchEvent) => void): Promise<void> {
+  const response = await send('POST', path, body, signal);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffered += value;
+    for (let end = buffered.indexOf('\n\n'); end !== -1; end = buffered.indexOf('\n\n')) {
+      const block = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      if (!block.startsWith('data: ')) continue; // a comment
+      const data = block.slice('data: '.length);
+      if (data === '[DONE]') return;
+      onEvent(JSON.parse(data) as StreamSearchEvent);
+    }
+  }
 }
 
 /** A DELETE; resolves once it succeeded. */

@@ -5,6 +5,7 @@
  */
 import type { FileResult } from './api.js';
 import { h } from './dom.js';
+import { replaceSearchParams } from './links.js';
 
 const FACETS = [
   { key: 'repo', title: 'Repository', of: (file: FileResult) => file.repository },
@@ -31,10 +32,10 @@ export function facetPanel(files: FileResult[], items: HTMLElement[], onFilter: 
     if (values.has(value)) values.delete(value);
     else values.add(value);
     button.setAttribute('aria-pressed', String(values.has(value)));
-    const params = new URLSearchParams(location.search);
-    params.delete(key);
-    for (const chosenValue of values) params.append(key, chosenValue);
-    history.replaceState(history.state, '', `${location.pathname}?${params}${location.hash}`);
+    replaceSearchParams((params) => {
+      params.delete(key);
+      for (const chosenValue of values) params.append(key, chosenValue);
+    });
     apply();
   };
   const groups = FACETS.map(({ key, title, of }) => {

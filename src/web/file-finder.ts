@@ -6,7 +6,7 @@
 import { postJson, type SearchResponse } from './api.js';
 import { escapeRegExp, queryValue } from './query-text.js';
 import { h } from './dom.js';
-import { blobUrl, openInApp } from './links.js';
+import { blobUrl, openInApp, replaceSearchParams } from './links.js';
 
 const SHOWN = 20;
 
@@ -29,13 +29,18 @@ export function fuzzyDistance(path: string, typed: string): number | undefined {
   return (first >= nameStart ? 0 : 1_000_000) + runs * 1000 + path.length;
 }
 
-export function openFileFinder(repo: string, branch: string): void {
+/** Opens the finder on `repo` at `branch`, with `typed` in it; what is typed stays in the page's URL (`find=`) while it is open. */
+export function openFileFinder(repo: string, branch: string, typed = ''): void {
   document.getElementById('file-finder')?.remove();
   const input = h('input', { type: 'search', id: 'file-finder-input', placeholder: 'Go to file', 'aria-label': 'Go to file', autocomplete: 'off' });
+  input.value = typed;
   const list = h('ul', { class: 'finder-results', id: 'file-finder-results', role: 'listbox' });
   const status = h('p', { class: 'summary', 'aria-live': 'polite' });
   const dialog = h('dialog', { class: 'finder', id: 'file-finder', 'aria-label': `Go to a file of ${repo}` }, input, status, list);
-  dialog.addEventListener('close', () => dialog.remove());
+  dialog.addEventListener('close', () => {
+    dialog.remove();
+    replaceSearchParams((params) => params.delete('find'));
+  });
   document.body.append(dialog);
   dialog.showModal();
 
@@ -78,10 +83,12 @@ export function openFileFinder(repo: string, branch: string): void {
     status.textContent = paths.length === 0 ? 'No file matches.' : ranked.length > SHOWN ? `The closest ${SHOWN} of ${ranked.length}` : '';
     show();
   };
+  const findNow = () => void find().catch((error: Error) => (status.textContent = `The search failed: ${error.message}`));
   let timer: ReturnType<typeof setTimeout> | undefined;
   input.addEventListener('input', () => {
+    replaceSearchParams((params) => params.set('find', input.value));
     clearTimeout(timer);
-    timer = setTimeout(() => void find().catch((error: Error) => (status.textContent = `The search failed: ${error.message}`)), 80);
+    timer = setTimeout(findNow, 80);
   });
   input.addEventListener('keydown', (event) => {
     if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
@@ -101,4 +108,6 @@ export function openFileFinder(repo: string, branch: string): void {
     }
   });
   list.addEventListener('click', () => dialog.close());
+  replaceSearchParams((params) => params.set('find', typed));
+  if (typed !== '') findNow();
 }

@@ -60,6 +60,14 @@ export function localPath(webUrl: string): string {
   return new URL(webUrl, location.origin).pathname;
 }
 
+/** Edits the page's query string in place (no new history entry): the state of a view that a shared link restores. */
+export function replaceSearchParams(edit: (params: URLSearchParams) => void): void {
+  const params = new URLSearchParams(location.search);
+  edit(params);
+  const search = params.toString();
+  history.replaceState(history.state, '', `${location.pathname}${search ? `?${search}` : ''}${location.hash}`);
+}
+
 /** Opens `url` through a link in the page, so that the app's router opens it without a reload. */
 export function openInApp(url: string): void {
   const link = h('a', { href: url, hidden: true });

@@ -179,6 +179,7 @@ async function route(): Promise<void> {
     } else if (place.kind === 'blob') {
       document.title = `${place.path} — trawl`;
       await renderBlob(main, place.repo, place.branch, place.path);
+      finderOfUrl(place.repo, place.branch);
     } else if (place.kind === 'commits') {
       document.title = `History of ${place.path || place.repo} — trawl`;
       await renderHistory(main, place.repo, place.branch, place.path);
@@ -190,10 +191,17 @@ async function route(): Promise<void> {
       const branch = place.kind === 'tree' ? place.branch : 'HEAD';
       document.title = `${place.repo} — trawl`;
       await renderTree(main, place.repo, branch, path);
+      finderOfUrl(place.repo, branch);
     }
   } catch (error) {
     showError(error);
   }
+}
+
+/** A repository's view whose URL has `find=` (the file finder was open on it) opens the finder again. */
+function finderOfUrl(repo: string, branch: string): void {
+  const typed = new URLSearchParams(location.search).get('find');
+  if (typed !== null) openFileFinder(repo, branch, typed);
 }
 
 function navigate(url: string): void {

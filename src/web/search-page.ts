@@ -1,17 +1,20 @@
 /**
- * The search page: the ranked results of /api/search (the same search shows
- * the same files in the same order) beside a filter panel (facets.ts), each file with its first chunks (the
+ * The search page: the results of a ranked /api/stream_search, each file shown in its place by rank as it
+ * arrives (ranked-results.ts), beside a filter panel (facets.ts), each file with its first chunks (the
  * rest behind "show more"; a file collapses), matches marked, line numbers
  * linking into the file view; arrows and Enter move through them; a "load
  * more" when the result was cut.
  */
-import { postJson, type Chunk, type FileResult, type SearchResponse } from './api.js';
+import { ApiFailure, postEvents, type Chunk, type FileResult } from './api.js';
 import { clear, h } from './dom.js';
 import { facetPanel } from './facets.js';
 import { localPath } from './links.js';
+import { RankedResults } from './ranked-results.js';
 
-/** Chunks of a file shown at first; the rest behind "show more", so one file with hundreds cannot fill the page. */
+/** Chunks of a file shown at first (the best, bestChunks); the rest behind "show more", so one file with hundreds cannot fill the page. */
 const PREVIEW_CHUNKS = 3;
+
+const FIRST_PART_MARK = 'trawl:first-part';
 
 /** Match ranges asked for first; "load more" asks for four times as many. */
 export const FIRST_PAGE = 100;
@@ -44,27 +47,66 @@ export async function renderSearch(main: HTMLElement, input: SearchInput, onErro
     controller.abort();
     summary.replaceChildren('Stopped.');
   });
-  summary.replaceChildren(h('span', { class: 'progress', 'aria-hidden': 'true' }), 'Searching… ', elapsed, ' ', stop);
+  const found = h('span', { class: 'found' });
+  summary.replaceChildren(h('span', { class: 'progress', 'aria-hidden': 'true' }), 'Searching… ', elapsed, ' ', found, ' ', stop);
   const ticker = setInterval(() => (elapsed.textContent = `${((performance.now() - started) / 1000).toFixed(1)} s`), 100);
   try {
-    const body = { query: input.query, matches: input.matches, contextLines: 1, isRegexEnabled: input.regex, isCaseSensitivityEnabled: input.caseSensitive };
-    const response = await postJson<SearchResponse>('/api/search', body, controller.signal);
-    const items = response.files.map(fileItem);
-    list.append(...items);
-    const ms = Math.round(performance.now() - started);
+    const body = {
+      query: input.query,
+      matches: input.matches,
+      contextLines: 1,
+      isRegexEnabled: input.regex,
+      isCaseSensitivityEnabled: input.caseSensitive,
+      ranked: true,
+    };
+    // Each file in its place by rank as the parts arrive: the same search shows the same files in the same order.
+    const results = new RankedResults(list, input.matches, fileItem);
     const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-    const found = `${count(response.stats.actualMatchCount, 'match', 'matches')} in ${count(items.length, 'file', 'files')} (${ms} ms)`;
+    // The filter panel counts the files shown so far, and the URL's filters apply to them as they come.
     const filtered = h('span', { id: 'filtered' });
-    summary.replaceChildren(found, filtered);
-    if (items.length > 0) {
-      layout.prepend(facetPanel(response.files, items, (shown) => (filtered.textContent = shown < items.length ? ` — ${shown} shown by the filters` : '')));
-    }
-    if (!response.isSearchExhaustive) {
+    let facets: HTMLElement | undefined;
+    const showFacets = () => {
+      const { files, items } = results;
+      const panel = facetPanel(files, items, (shown) => (filtered.textContent = shown < items.length ? ` — ${shown} shown by the filters` : ''));
+      if (facets) facets.replaceWith(panel);
+      else layout.prepend(panel);
+      facets = panel;
+    };
+    // While parts come, the panel follows after the results are painted, at most once a frame; then once at the end.
+    let streaming = true;
+    let facetsPending = false;
+    const followFacets = () => {
+      if (facetsPending) return;
+      facetsPending = true;
+      requestAnimationFrame(() =>
+        setTimeout(() => {
+          facetsPending = false;
+          if (streaming && !controller.signal.aborted) showFacets();
+        }),
+      );
+    };
+    let isSearchExhaustive = true;
+    await postEvents('/api/stream_search', body, controller.signal, (event) => {
+      if (event === '[DONE]') return;
+      if (event.type === 'chunk') {
+        // For bench/web.ts: when the first part came, before it is shown.
+        if (performance.getEntriesByName(FIRST_PART_MARK).length === 0) performance.mark(FIRST_PART_MARK);
+        results.add(event.files);
+        found.textContent = `${count(results.items.length, 'file', 'files')} so far`;
+        followFacets();
+      } else if (event.type === 'final') isSearchExhaustive = event.isSearchExhaustive;
+      else throw new ApiFailure(event.error.statusCode, event.error.errorCode, event.error.message);
+    });
+    streaming = false;
+    if (results.items.length > 0) showFacets();
+    const ms = Math.round(performance.now() - started);
+    summary.replaceChildren(`${count(results.matchRanges, 'match', 'matches')} in ${count(results.items.length, 'file', 'files')} (${ms} ms)`, filtered);
+    if (!isSearchExhaustive) {
       const more = h('button', { type: 'button', class: 'more', id: 'load-more' }, `Results were cut at ${input.matches} matches — load more`);
       more.addEventListener('click', () => void renderSearch(main, { ...input, matches: input.matches * 4 }, onError));
       summary.append(' ', more);
     }
-    if (list.children.length === 0) summary.replaceChildren('No matches.');
+    if (results.items.length === 0) summary.replaceChildren('No matches.');
   } catch (error) {
     if (controller.signal.aborted) return;
     summary.replaceChildren();
@@ -92,13 +134,12 @@ function fileItem(file: FileResult): HTMLElement {
     file.language ? h('span', { class: 'lang' }, file.language) : null,
     file.branches?.[0] && file.branches[0] !== 'HEAD' ? h('span', { class: 'branch' }, file.branches[0]) : null,
   );
-  const chunks = h('div', { class: 'chunks' }, ...file.chunks.slice(0, PREVIEW_CHUNKS).map((chunk) => chunkView(chunk, href)));
-  const rest = file.chunks.slice(PREVIEW_CHUNKS);
-  if (rest.length > 0) {
-    const more = h('button', { type: 'button', class: 'link show-more' }, `Show ${rest.length} more ${rest.length === 1 ? 'match' : 'matches'} in this file`);
-    more.addEventListener('click', () => {
-      more.replaceWith(...rest.map((chunk) => chunkView(chunk, href)));
-    });
+  const preview = bestChunks(file.chunks, PREVIEW_CHUNKS);
+  const chunks = h('div', { class: 'chunks' }, ...preview.map((chunk) => chunkView(chunk, href)));
+  const rest = file.chunks.length - preview.length;
+  if (rest > 0) {
+    const more = h('button', { type: 'button', class: 'link show-more' }, `Show ${rest} more ${rest === 1 ? 'match' : 'matches'} in this file`);
+    more.addEventListener('click', () => chunks.replaceChildren(...file.chunks.map((chunk) => chunkView(chunk, href))));
     chunks.append(more);
   }
   const toggle = h('button', { type: 'button', class: 'collapse', 'aria-expanded': 'true', 'aria-label': `Collapse ${file.fileName.text}` }, '−');
@@ -111,6 +152,20 @@ function fileItem(file: FileResult): HTMLElement {
   });
   header.prepend(toggle);
   return h('li', { class: 'file' }, header, chunks);
+}
+
+/**
+ * The `count` chunks that tell most, in line order: those on a symbol's definition first, then those with more
+ * matches, then the earlier ones.
+ */
+function bestChunks(chunks: Chunk[], count: number): Chunk[] {
+  if (chunks.length <= count) return chunks;
+  const weight = (chunk: Chunk) => ((chunk.symbols?.length ?? 0) > 0 ? 1_000_000 : 0) + chunk.matchRanges.length;
+  const best = chunks.map((chunk, index) => ({ chunk, index })).sort((a, b) => weight(b.chunk) - weight(a.chunk) || a.index - b.index);
+  return best
+    .slice(0, count)
+    .sort((a, b) => a.index - b.index)
+    .map(({ chunk }) => chunk);
 }
 
 /** A chunk's lines with their numbers (links to the file view at that line, with the matches to highlight). */

@@ -5,7 +5,7 @@
  */
 import { postJson, type SymbolMatches } from './api.js';
 import { h } from './dom.js';
-import { localPath } from './links.js';
+import { localPath, replaceSearchParams } from './links.js';
 
 /** How long the pointer rests on an identifier before its card shows. */
 const HOVER_MS = 350;
@@ -30,9 +30,7 @@ export function attachSymbols(code: HTMLElement, panel: HTMLElement, repo: strin
     if (!word) return;
     hideCard();
     // The name is kept in the URL (`sym=`), so that a reload or a shared link opens the same panel.
-    const params = new URLSearchParams(location.search);
-    params.set('sym', word);
-    history.replaceState(history.state, '', `${location.pathname}?${params}${location.hash}`);
+    replaceSearchParams((params) => params.set('sym', word));
     void open(word);
   });
   const named = new URLSearchParams(location.search).get('sym');

@@ -37,6 +37,18 @@ t.test('go to file, the collapsible tree and the keyboard help, in a real browse
     ['docs/guide.md'],
     'only the paths holding the characters in order',
   );
+  t.equal(new URL(page.url()).searchParams.get('find'), 'gdmd', 'what is typed is in the URL');
+  await page.reload();
+  await page.waitForSelector('#file-finder[open] #file-finder-results li');
+  t.equal(await page.inputValue('#file-finder-input'), 'gdmd', 'a reload opens the finder as it was');
+  t.equal(await page.textContent('#file-finder-results li'), 'docs/guide.md', 'with its results');
+  await page.keyboard.press('Escape');
+  await page.waitForURL((url) => !url.searchParams.has('find'));
+  t.pass('closing it takes it out of the URL');
+  await page.keyboard.press('t');
+  await page.waitForSelector('#file-finder[open] #file-finder-input');
+  await page.keyboard.type('gdmd');
+  await page.waitForSelector('#file-finder-results li');
   await page.keyboard.press('Escape');
   await page.waitForSelector('#file-finder', { state: 'detached' });
   t.pass('Escape closes it');

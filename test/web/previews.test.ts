@@ -5,10 +5,10 @@ import { startDaemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
-t.test('a file with many matches shows its first chunks, the rest on request; a file collapses', async (t) => {
+t.test('a file with many matches shows its best chunks, the rest on request; a file collapses', async (t) => {
   const root = path.join(tempDir(t, 'trawl-previews-'), 'previews');
-  // Seven matches, each far from the next: seven chunks in one file; one match in another.
-  const spread = Array.from({ length: 7 }, (_, i) => `preview_marker ${i}\n${'filler line\n'.repeat(10)}`).join('');
+  // Seven chunks in one file, each far from the next, the sixth with three matches; one match in another file.
+  const spread = Array.from({ length: 7 }, (_, i) => `preview_marker ${i === 5 ? 'preview_marker preview_marker' : i}\n${'filler line\n'.repeat(10)}`).join('');
   makeRepository(root, { 'many.txt': spread, 'one.txt': 'preview_marker alone\n' });
   const daemon = await startDaemon(t, {
     repos: [{ name: 'example.com/previews', path: root, public: true }],
@@ -23,7 +23,11 @@ t.test('a file with many matches shows its first chunks, the rest on request; a 
   await page.goto(`${daemon.url}/search?q=preview_marker`);
   await page.waitForSelector('#results .file');
   const many = '#results .file:has(.file-name:text-is("many.txt"))';
-  t.equal(await page.locator(`${many} table.chunk`).count(), 3, 'the first three chunks are shown');
+  t.same(
+    await page.$$eval(`${many} table.chunk tr:has(mark) td.num`, (cells) => cells.map((cell) => Number(cell.textContent))),
+    [1, 12, 56],
+    'three chunks are shown: the one with most matches, then the first, in file order',
+  );
   t.equal(await page.textContent(`${many} .show-more`), 'Show 4 more matches in this file');
   t.equal(await page.locator('#results .file:has(.file-name:text-is("one.txt")) .show-more').count(), 0, 'a file with one chunk has no show more');
 

@@ -11,9 +11,9 @@ t.test('a search in progress shows how long it has run, and Stop ends it', async
   const { page, errors } = await watchedPage(browser);
   // The search is held before it reaches the daemon, for as long as the test likes: no race with a fast answer.
   const held: Route[] = [];
-  await page.route('**/api/search', (route) => void held.push(route));
+  await page.route('**/api/stream_search', (route) => void held.push(route));
   const failed = new Promise<string>((resolve) =>
-    page.on('requestfailed', (request) => request.url().endsWith('/api/search') && resolve(request.failure()!.errorText)),
+    page.on('requestfailed', (request) => request.url().endsWith('/api/stream_search') && resolve(request.failure()!.errorText)),
   );
 
   await page.goto(`${daemon.url}/search?q=parse_expression`);
@@ -26,7 +26,7 @@ t.test('a search in progress shows how long it has run, and Stop ends it', async
   t.equal(await page.locator('#results .file').count(), 0);
 
   // Let searches through again: the same search answers.
-  await page.unroute('**/api/search');
+  await page.unroute('**/api/stream_search');
   await page.reload();
   await page.waitForSelector('#results .file');
   t.match(await page.textContent('#summary'), /matches? in \d+ files?/, 'answered, the progress gone');
