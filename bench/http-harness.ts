@@ -28,9 +28,10 @@ export interface Daemon {
 
 /**
  * Starts `trawl serve` with `config` (anonymous access on unless the config says otherwise) and waits until it is
- * healthy; `nodeFlags` go to its node (their output to stdout, as `--trace-gc`'s, is left to the caller to read).
+ * healthy (or, `untilHealthy` false, listening); `nodeFlags` go to its node (their output to stdout, as `--trace-gc`'s,
+ * is left to the caller to read).
  */
-export async function startDaemon(config: object, env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []): Promise<Daemon> {
+export async function startDaemon(config: object, env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = [], untilHealthy = true): Promise<Daemon> {
   const file = path.join(scratch, `config-${Date.now()}.json`);
   fs.writeFileSync(file, JSON.stringify({ auth: { anonymousAccess: true }, ...config, listen: { host: '127.0.0.1', port: 0 } }));
   const child = spawn(process.execPath, [...nodeFlags, CLI, 'serve', '--config', file], {
@@ -49,19 +50,19 @@ export async function startDaemon(config: object, env: NodeJS.ProcessEnv = {}, n
     child.stdout!.on('data', listen);
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
   });
-  for (let ready = false; !ready;) {
+  for (let ready = !untilHealthy; !ready;) {
     ready = (await fetch(`${url}/api/health`)).status === 200;
     if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return {
-    url,
-    child,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  return { url, child, stop: () => terminated(child) };
+}
+
+/** Sends `child` SIGTERM; resolves once it has exited. */
+export function terminated(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
 }
 
 export function searchBody(q: BenchQuery): string {
@@ -77,6 +78,20 @@ local i = 0
 request = function()
   i = i + 1
   return wrk.format("POST", "${apiPath}", headers, bodies[(i % #bodies) + 1])
+end
+`,
+  );
+}
+
+/** A wrk script that GETs `paths` in turn (a peer's search URLs). */
+export function wrkGetScript(name: string, paths: string[]): string {
+  return writeScript(
+    name,
+    `local paths = { ${paths.map((url) => `[==[${url}]==]`).join(', ')} }
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i % #paths) + 1])
 end
 `,
   );

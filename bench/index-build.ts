@@ -2,13 +2,14 @@
  * Index build benchmark on the Linux 6.1 corpus: wall time, MB/s of source,
  * peak RSS, index bytes without stored content and total shard bytes relative
  * to the corpus, with and without ctags symbols; written to docs/benchmarks.md.
- * With TRAWL_BENCH_ZOEKT_INDEX naming a zoekt-index binary (notes/peers.md
- * says how to build one), Zoekt indexes the same tree in the same run,
- * alternating with trawl.
+ * With TRAWL_BENCH_ZOEKT_INDEX naming a zoekt-index binary, or TRAWL_BENCH_ZOEKT_DIR the directory of
+ * Zoekt's binaries (docs/benchmarks.md, "Peers", says how to build them), Zoekt indexes the same tree in
+ * the same run, alternating with trawl.
  *
  *   npm run bench:index
  */
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { corpusSize, ensureLinuxCorpus, warmPageCache } from './corpus.js';
 import { writeReportBlock } from './report.js';
@@ -20,7 +21,8 @@ const repo = ensureLinuxCorpus();
 const corpus = corpusSize(repo);
 warmPageCache(repo); // the git objects the indexer reads, and the working tree
 const runner = fileURLToPath(new URL('./index-build-run.js', import.meta.url));
-const zoektIndex = process.env.TRAWL_BENCH_ZOEKT_INDEX;
+const zoektDir = process.env.TRAWL_BENCH_ZOEKT_DIR;
+const zoektIndex = process.env.TRAWL_BENCH_ZOEKT_INDEX ?? (zoektDir && path.join(zoektDir, 'zoekt-index'));
 
 function median<T>(runs: readonly T[], pick: (run: T) => number): number {
   const sorted = runs.map(pick).sort((a, b) => a - b);
@@ -62,14 +64,10 @@ for (const variant of ['symbols', 'plain'] as const) {
   );
   ratios.push(`${label}: trawl's wall ${(seconds / zoektSeconds).toFixed(2)}× Zoekt's`);
 }
-const peers = zoektRows.length
-  ? zoektRows.join('\n')
-  : `| Zoekt, with ctags (notes/peers.md, another day) | 120.6 s | 10.8 | 2.78 GiB | — | 2.12× | | | | |
-| Zoekt, no symbols (notes/peers.md, another day) | 64.5 s | 20.1 | 1.64 GiB | — | 2.10× | | | | |`;
 const zoektNote = zoektRows.length
   ? `\nZoekt (\`zoekt-index\` of google/zoekt f7d54fa over the working tree, its defaults: 4 shards in parallel, files up to 2 MiB)
 ran in the same run, alternating with trawl; ${ratios.join('; ')}.`
-  : '';
+  : '\nZoekt was not run (neither TRAWL_BENCH_ZOEKT_INDEX nor TRAWL_BENCH_ZOEKT_DIR set).';
 
 const body = `Corpus: Debian \`linux-source-6.1\` as one git commit — ${corpus.files.toLocaleString('en-US')} files, ${(corpus.bytes / 1e6).toFixed(0)} MB.
 \`trawl index\` from scratch (one repository, branch HEAD), warm page cache; median of ${RUNS} runs each.
@@ -79,8 +77,7 @@ document records, symbols, paths, the block table, metadata); "shards / corpus" 
 
 | build | wall | MB/s | peak RSS | index / corpus | shards / corpus | stored content | shards | documents | symbols |
 |---|---|---|---|---|---|---|---|---|---|
-${rows.join('\n')}
-${peers}
+${[...rows, ...zoektRows].join('\n')}
 
 Targets: ≥ 25 MB/s with symbols on 2 cores (issue 34; Zoekt's 7.7 on the day it was set); index without content ≤ 0.5× corpus; peak RSS ≤ 2 GB (issue 2).`;
 

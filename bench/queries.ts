@@ -12,6 +12,16 @@ export interface BenchQuery {
   rgPaths?: string[];
   /** ripgrep runs `--files` and filters paths with this regex instead of searching content. */
   rgPathRegex?: RegExp;
+  /** The same search in Zoekt's query language, when `zoektQuery`'s translation does not give it. */
+  zoekt?: string;
+}
+
+/**
+ * `q` in Zoekt's query language: its bare terms are regular expressions (a literal one a substring search, as trawl's
+ * are), and its default case is "auto", so the case is stated as trawl's request states it.
+ */
+export function zoektQuery(q: BenchQuery): string {
+  return q.zoekt ?? `case:${q.caseSensitive ? 'yes' : 'no'} ${q.query}`;
 }
 
 export const QUERY_CLASSES: { name: string; queries: BenchQuery[] }[] = [
@@ -53,8 +63,9 @@ export const QUERY_CLASSES: { name: string; queries: BenchQuery[] }[] = [
   {
     name: 'symbol (sym:)',
     queries: [
-      { query: 'sym:^PM_RESUME$', caseSensitive: true, rg: ['-s', '-w', 'PM_RESUME'] },
-      { query: 'sym:^kmem_cache_alloc$', caseSensitive: true, rg: ['-s', '-w', 'kmem_cache_alloc'] },
+      // Zoekt's `sym:` takes a substring, never a regex: its nearest search is every symbol holding the name.
+      { query: 'sym:^PM_RESUME$', caseSensitive: true, rg: ['-s', '-w', 'PM_RESUME'], zoekt: 'case:yes sym:PM_RESUME' },
+      { query: 'sym:^kmem_cache_alloc$', caseSensitive: true, rg: ['-s', '-w', 'kmem_cache_alloc'], zoekt: 'case:yes sym:kmem_cache_alloc' },
     ],
   },
   {

@@ -7,7 +7,7 @@
  *
  *   npm run bench:exhaustive
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,14 +15,17 @@ import { fileURLToPath } from 'node:url';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
-import { QUERY_CLASSES, type BenchQuery } from './queries.js';
+import { QUERY_CLASSES, zoektQuery, type BenchQuery } from './queries.js';
 import { writeReportBlock } from './report.js';
 import { ripgrepOnce } from './ripgrep.js';
 import { percentile } from './stats.js';
+import { ensureZoektIndex } from './zoekt-index.js';
 
 const RG_RUNS = Number(process.env.TRAWL_BENCH_RG_RUNS ?? 3);
 const TIMEOUT_MS = 300_000;
 const CHILD = fileURLToPath(new URL('./exhaustive-query.js', import.meta.url));
+/** A directory holding `zoekt-index` and `zoekt-exhaustive` (bench/zoekt/), built from a Zoekt checkout: Zoekt then runs beside trawl. */
+const ZOEKT_DIR = process.env.TRAWL_BENCH_ZOEKT_DIR;
 
 interface Outcome {
   runs: number[];
@@ -59,14 +62,28 @@ async function runChild(dataDir: string, q: BenchQuery, mode: 'objects' | 'json'
   return { outcome: signal === 'SIGKILL' ? `over ${TIMEOUT_MS / 1000} s` : `failed (${signal ?? code})`, peakAnonymous };
 }
 
+/** Zoekt's in-process search of every match of `q` (zoekt-exhaustive): the median run and the matches it counts, or why it has none. */
+function runZoekt(indexDir: string, q: BenchQuery): { ms: number; matches: number } | string {
+  const child = spawnSync(path.join(ZOEKT_DIR!, 'zoekt-exhaustive'), [indexDir, zoektQuery(q)], { encoding: 'utf8', timeout: TIMEOUT_MS, maxBuffer: 1 << 20 });
+  if (child.status !== 0) return child.signal === 'SIGTERM' ? `over ${TIMEOUT_MS / 1000} s` : `failed (${child.stderr.trim() || child.signal})`;
+  const { runs, matches } = JSON.parse(child.stdout) as { runs: number[]; matches: number };
+  return { ms: percentile(runs, 50), matches };
+}
+
 const corpus = ensureLinuxCorpus();
 const dataDir = path.join(benchDirectory(), 'data-linux');
 console.error('indexing (skipped when the index is current) …');
 const [indexed] = await runIndex(validateConfig({ dataDir, repos: [linuxRepositoryConfig(corpus)] }, 'bench'));
 if (indexed?.status === 'failed') throw new Error(`indexing failed: ${indexed.error}`);
+const zoektIndex = ZOEKT_DIR && ensureZoektIndex(path.join(ZOEKT_DIR, 'zoekt-index'), corpus, path.join(benchDirectory(), 'zoekt-linux'));
 warmPageCache(dataDir);
 warmPageCache(corpus);
+if (zoektIndex) warmPageCache(zoektIndex);
 
+const loadAtStart = os
+  .loadavg()
+  .map((load) => load.toFixed(2))
+  .join(', ');
 const format = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const rows: string[] = [];
@@ -77,6 +94,14 @@ for (const { name, queries } of QUERY_CLASSES) {
     const jsonCell = typeof json.outcome === 'string' ? json.outcome : format(percentile(json.outcome.runs, 50));
     const daemon = (await runChild(dataDir, q, 'daemon')).outcome;
     const daemonCell = typeof daemon === 'string' ? daemon : `${format(percentile(daemon.runs, 50))} (${format(percentile(daemon.finding, 50))})`;
+    const zoekt = zoektIndex ? runZoekt(zoektIndex, q) : 'not run';
+    const zoektCells =
+      typeof zoekt === 'string'
+        ? [zoekt, '']
+        : [
+            `${format(zoekt.ms)} (${zoekt.matches.toLocaleString('en')})`,
+            typeof daemon === 'string' ? '' : `${(percentile(daemon.runs, 50) / zoekt.ms).toFixed(2)}`,
+          ];
     ripgrepOnce(corpus, q);
     const rg = percentile(
       Array.from({ length: RG_RUNS }, () => ripgrepOnce(corpus, q)),
@@ -84,7 +109,7 @@ for (const { name, queries } of QUERY_CLASSES) {
     );
     const cells =
       typeof outcome === 'string'
-        ? [outcome, '', jsonCell, daemonCell, '', '', '', `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`, format(rg), '']
+        ? [outcome, '', jsonCell, daemonCell, '', '', '', `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`, format(rg), '', ...zoektCells]
         : (() => {
             const trawl = percentile(outcome.runs, 50);
             const ratio = rg / trawl;
@@ -100,6 +125,7 @@ for (const { name, queries } of QUERY_CLASSES) {
               `${mib(peakAnonymous)} / ${mib(json.peakAnonymous)}`,
               format(rg),
               `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}×`,
+              ...zoektCells,
             ];
           })();
     rows.push(`| ${name} | \`${q.query}\` | ${cells.join(' | ')} |`);
@@ -118,10 +144,18 @@ ${RG_RUNS} runs after one warm-up; it runs a thread per core too).
 "peak anon" is the highest anonymous memory of the trawl process (heap and buffers, not the mapped index),
 sampled every 20 ms. "match ranges" are those found; "files" those returned, and "all returned" says whether the
 response holds every file (it is cut at 64 MiB of content). Times in milliseconds; ratio = ripgrep / trawl (above 1:
-trawl faster).
+trawl faster). ${
+  zoektIndex
+    ? `"Zoekt" is Zoekt's in-process searcher (bench/zoekt/zoekt-exhaustive.go, its match limits lifted) over its own index of the same tree with
+symbols, run as trawl's are, with the matches it counts in brackets; "daemon ÷ Zoekt" is above 1 where trawl's daemon is slower.`
+    : 'Zoekt was not run (TRAWL_BENCH_ZOEKT_DIR unset).'
+} Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${os
+  .loadavg()
+  .map((load) => load.toFixed(2))
+  .join(', ')}.
 
-| class | query | trawl | finding | as JSON | daemon (longest task) | match ranges | files | all returned | peak anon MiB (objects / JSON) | ripgrep | ratio |
-|---|---|---|---|---|---|---|---|---|---|---|---|
+| class | query | trawl | finding | as JSON | daemon (longest task) | match ranges | files | all returned | peak anon MiB (objects / JSON) | ripgrep | ratio | Zoekt | daemon ÷ Zoekt |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 Targets (issue 34): every query at or below ripgrep's time (the common word at ≤ 0.7× ripgrep's, the regex

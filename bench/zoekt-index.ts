@@ -1,6 +1,6 @@
 /**
  * One measured `zoekt-index` build of a directory, the peer beside trawl's
- * index build (notes/peers.md says how to build the binary). Zoekt finds
+ * index build (docs/benchmarks.md, "Peers", says how to build the binary). Zoekt finds
  * ctags as `universal-ctags` on PATH: a symbols build gets a PATH with only
  * that link to the `ctags` trawl uses, a plain build an empty PATH.
  * Peak RSS is read by GNU time (`apt-get install time`).
@@ -20,10 +20,29 @@ export interface ZoektMeasurement {
 const GNU_TIME = '/usr/bin/time';
 
 export function zoektIndexRun(zoektIndex: string, corpus: string, symbols: boolean): ZoektMeasurement {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'trawl-bench-zoekt-'));
+  try {
+    return zoektIndexInto(zoektIndex, corpus, path.join(scratch, 'index'), symbols);
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Zoekt's index of `corpus` with symbols in `indexDir` under the bench directory, built when it holds no shard. */
+export function ensureZoektIndex(zoektIndex: string, corpus: string, indexDir: string): string {
+  const built = fs.existsSync(indexDir) && fs.readdirSync(indexDir).some((name) => name.endsWith('.zoekt'));
+  if (!built) {
+    console.error(`Zoekt indexing ${corpus} into ${indexDir} …`);
+    zoektIndexInto(zoektIndex, corpus, indexDir, true);
+  }
+  return indexDir;
+}
+
+/** One measured build of `corpus` into `indexDir`. */
+function zoektIndexInto(zoektIndex: string, corpus: string, indexDir: string, symbols: boolean): ZoektMeasurement {
   if (!fs.existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} is missing: apt-get install time`);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'trawl-bench-zoekt-'));
   try {
-    const indexDir = path.join(scratch, 'index');
     const binDir = path.join(scratch, 'bin');
     fs.mkdirSync(binDir);
     if (symbols) fs.symlinkSync(commandPath('ctags'), path.join(binDir, 'universal-ctags'));
