@@ -5,10 +5,11 @@ import type { Config } from '../config/config.js';
 import { isGitRepository } from '../git/repository.js';
 import { configOrProblem } from './config-option.js';
 import { QueryParseError } from '../query/errors.js';
-import { search } from '../search/in-process.js';
+import { search, searchParts } from '../search/in-process.js';
 import { openShardSet } from '../search/shard-set.js';
 import { UnknownSearchContextError } from '../query/plan.js';
-import { formatGrepLines, formatJsonLines, formatVimgrepLines, type FileLocator } from '../search/response/grep-format.js';
+import type { SearchResponse } from '../api/types.js';
+import { formatGrepLines, formatJsonLines, formatVimgrepLines, jsonSummaryLine, noJsonTotals, type FileLocator } from '../search/response/grep-format.js';
 import type { Command } from './main.js';
 
 const DEFAULT_MATCHES = 100;
@@ -19,7 +20,7 @@ const TIME_BUDGET_MS = 10_000;
 export const searchCommand: Command = {
   summary: 'search the index from the command line',
   usage: `Usage: trawl search [--config FILE] [--regex] [--case] [--context N] [--matches N]
-                    [--vimgrep | --json | --api-json] [--color WHEN] QUERY
+                    [--exhaustive] [--vimgrep | --json | --api-json] [--color WHEN] QUERY
 
 Searches the index that \`trawl index\` built, with the query language of
 docs/query-syntax.md. Prints one line per matching line,
@@ -33,6 +34,9 @@ Options:
   --case          case-sensitive (default: insensitive)
   --context N     lines of context around matches (0–${MAX_CONTEXT_LINES}, default 0)
   --matches N     stop after N match ranges (1–${MAX_MATCHES}, default ${DEFAULT_MATCHES})
+  --exhaustive    every match (or the first --matches, any number), with no
+                  time limit: files in index order, not ranked, printed as they
+                  are found, a few MiB of results at a time; not with --api-json
   --vimgrep       one line per match, \`file:line:column:text\`, as ripgrep's
                   --vimgrep: the file as a path on disk (relative to the current
                   directory when under it), the column in bytes; what editors'
@@ -58,7 +62,8 @@ stops early (\`| head\`) ends the output quietly.`,
           regex: { type: 'boolean', default: false },
           case: { type: 'boolean', default: false },
           context: { type: 'string', default: '0' },
-          matches: { type: 'string', default: String(DEFAULT_MATCHES) },
+          matches: { type: 'string' },
+          exhaustive: { type: 'boolean', default: false },
           json: { type: 'boolean', default: false },
           'api-json': { type: 'boolean', default: false },
           vimgrep: { type: 'boolean', default: false },
@@ -73,10 +78,18 @@ stops early (\`| head\`) ends the output quietly.`,
     const { values, positionals } = parsed;
     if (positionals.length !== 1) return usageError(`expected one QUERY argument (quote it), got ${positionals.length}`);
     const contextLines = integerOption('--context', values.context, 0, MAX_CONTEXT_LINES);
-    const matches = integerOption('--matches', values.matches, 1, MAX_MATCHES);
+    const exhaustive = values.exhaustive;
+    const matches = integerOption(
+      '--matches',
+      values.matches ?? String(exhaustive ? Number.MAX_SAFE_INTEGER : DEFAULT_MATCHES),
+      1,
+      exhaustive ? Number.MAX_SAFE_INTEGER : MAX_MATCHES,
+    );
     if (typeof contextLines === 'string') return usageError(contextLines);
     if (typeof matches === 'string') return usageError(matches);
     if ([values.json, values['api-json'], values.vimgrep].filter(Boolean).length > 1) return usageError('--vimgrep, --json and --api-json exclude each other');
+    if (exhaustive && values['api-json'])
+      return usageError('--api-json prints one ranked response: with --exhaustive use the default output, --vimgrep or --json');
     if (!['auto', 'always', 'never'].includes(values.color)) return usageError(`--color must be auto, always or never, not ${JSON.stringify(values.color)}`);
     const config = configOrProblem(values.config);
     if (typeof config === 'string') return usageError(config);
@@ -84,34 +97,54 @@ stops early (\`| head\`) ends the output quietly.`,
     for (const failure of failures) console.error(`trawl search: skipping ${failure.file}: ${failure.error.message}`);
     if (shards.length === 0 && failures.length === 0) return usageError(`${config.dataDir} has no index yet; run \`trawl index\` first`);
     const started = process.hrtime.bigint();
-    let response;
+    const request = { query: positionals[0]!, matches, contextLines, isRegexEnabled: values.regex, isCaseSensitivityEnabled: values.case };
+    // A local search spends only its caller's time: an exhaustive one runs to the end, as grep does.
+    const environment = { publicUrl: config.publicUrl, contexts: config.contexts, timeBudgetMs: exhaustive ? Infinity : TIME_BUDGET_MS };
+    let responses: Iterable<SearchResponse>;
     try {
-      response = search({ query: positionals[0]!, matches, contextLines, isRegexEnabled: values.regex, isCaseSensitivityEnabled: values.case }, shards, {
-        publicUrl: config.publicUrl,
-        contexts: config.contexts,
-        timeBudgetMs: TIME_BUDGET_MS,
-      });
+      // A search's parts, or its one ranked response; either way the query is planned (and refused) here.
+      responses = exhaustive ? partsPlannedFirst(searchParts(request, shards, environment)) : [search(request, shards, environment)];
     } catch (error) {
       if (error instanceof QueryParseError || error instanceof UnknownSearchContextError) return usageError(error.message);
       throw error;
     }
-    response.stats.crashes += failures.length;
     const locate = fileLocator(config);
     const highlight = values.color === 'always' || (values.color === 'auto' && process.stdout.isTTY === true && !process.env.NO_COLOR);
-    const lines = values['api-json']
-      ? [JSON.stringify(response)]
-      : values.json
-        ? formatJsonLines(response, locate, Number(process.hrtime.bigint() - started))
-        : values.vimgrep
-          ? formatVimgrepLines(response, locate)
-          : formatGrepLines(response, highlight);
-    for (const line of lines) process.stdout.write(line + '\n');
-    if (!response.isSearchExhaustive && !values['api-json']) {
-      console.error(`trawl search: results cut at ${matches} matches (${response.stats.flushReason}); raise --matches to see more`);
+    const totals = noJsonTotals();
+    let filesFound = 0;
+    let complete = true;
+    let last: SearchResponse | undefined;
+    for (const response of responses) {
+      response.stats.crashes += failures.length;
+      const lines = values['api-json']
+        ? [JSON.stringify(response)]
+        : values.json
+          ? formatJsonLines(response, locate, totals)
+          : values.vimgrep
+            ? formatVimgrepLines(response, locate)
+            : formatGrepLines(response, highlight);
+      if (lines.length > 0) process.stdout.write(lines.join('\n') + '\n');
+      filesFound += response.files.length;
+      complete &&= response.isSearchExhaustive;
+      last = response;
     }
-    return response.files.length > 0 ? 0 : 1;
+    if (values.json) process.stdout.write(jsonSummaryLine(totals, Number(process.hrtime.bigint() - started)) + '\n');
+    if (!complete && !values['api-json']) {
+      console.error(`trawl search: results cut at ${matches} matches (${last!.stats.flushReason}); raise --matches to see more`);
+    }
+    return filesFound > 0 ? 0 : 1;
   },
 };
+
+/** `parts` with its first part taken now, so that a query the plan refuses throws here. */
+function partsPlannedFirst(parts: Generator<SearchResponse>): Iterable<SearchResponse> {
+  const first = parts.next();
+  return (function* () {
+    if (first.done) return;
+    yield first.value;
+    yield* parts;
+  })();
+}
 
 /**
  * A file as a path on disk: under its repository's working tree or plain directory (a bare repository has

@@ -6,10 +6,12 @@
 import type { SearchRequest, SearchResponse } from '../api/types.js';
 import type { SearchContextConfig } from '../config/config.js';
 import type { Shard } from '../index/shard-reader.js';
-import { plan } from '../query/plan.js';
+import { plan, resultTypeOf } from '../query/plan.js';
 import type { SearchSignal } from '../worker/search-protocol.js';
 import { buildLocalResponse, collectFiles, type Built, type FileSink } from './response/build.js';
+import { partRanges } from './search-run.js';
 import { searchShards } from './shard/evaluate.js';
+import { TaskSlice } from './shard/shard-search.js';
 import { createSignal } from './signal.js';
 
 export interface SearchEnvironment {
@@ -45,4 +47,31 @@ export function searchInto<T>(files: () => FileSink<T>, request: SearchRequest, 
     { started, planned, searched: performance.now() },
     environment.responseContentBytes,
   );
+}
+
+/**
+ * Every match of `request` up to its `matches`, in parts of about `partRanges` results, each built when found: what
+ * is held at a time is one part, whatever the search finds. Parts come in index order, not ranked against each other;
+ * each part's stats are its own. Throws what `plan` throws, before the first part.
+ */
+export function* searchParts(request: SearchRequest, shards: readonly Shard[], environment: SearchEnvironment): Generator<SearchResponse> {
+  const started = performance.now();
+  const query = plan(request, environment.contexts);
+  const planned = performance.now();
+  const limits = { wanted: request.matches + 1, deadline: started + environment.timeBudgetMs, signal: environment.signal ?? createSignal() };
+  const countsFiles = resultTypeOf(query) !== undefined;
+  let rest = shards;
+  let resume: { at: number; found: number } | undefined;
+  let left = request.matches; // what the parts before left of `matches`
+  for (;;) {
+    const slice = new TaskSlice(Infinity, () => false, partRanges(request));
+    const outcome = searchShards(query, rest, environment.contexts, { ...limits, resume, slice });
+    const timings = { started, planned, searched: performance.now() };
+    const part = buildLocalResponse(collectFiles, { ...request, matches: left }, query, outcome, rest, environment.publicUrl, timings, Infinity);
+    left -= countsFiles ? part.stats.fileCount : part.stats.actualMatchCount;
+    yield part;
+    if (!outcome.resume || left <= 0) return;
+    rest = rest.slice(outcome.resume.shard);
+    resume = { at: outcome.resume.at, found: outcome.resume.found };
+  }
 }

@@ -117,7 +117,7 @@ const PART_LINES = 1 << 14;
 const WHOLE_PART_RANGES = 16;
 
 /** The match ranges a task of the exhaustive search of `request` holds before it hands its part on (SearchTask.partRanges). */
-function partRanges(request: SearchRequest): number {
+export function partRanges(request: SearchRequest): number {
   return request.whole ? WHOLE_PART_RANGES : Math.max(1, Math.floor(PART_LINES / (1 + 2 * (request.contextLines ?? 0))));
 }
 

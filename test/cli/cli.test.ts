@@ -220,3 +220,35 @@ t.test("trawl search speaks ripgrep's forms: --vimgrep and --json as rg prints t
   t.equal(code, 0, 'exit 0 once the reader is gone');
   t.notMatch(stderr, /EPIPE|Error|\n\s+at /, 'no stack trace');
 });
+
+t.test('trawl search --exhaustive prints every match, past the 100,000 cap, as it finds them', async (t) => {
+  // 120,000 matches in six files: more than `--matches` may ask for, and several parts of a search.
+  const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`data/part${i}.txt`, `needle ${i}\n`.repeat(20_000)]));
+  const { repo, env } = checkout(t, { ...files, 'src/app.py': 'print("needle")\n' });
+  t.equal(trawl(['index'], { cwd: repo, env }).status, 0);
+  const sorted = (text: string) => text.split('\n').filter(Boolean).sort();
+  const rg = (...args: string[]) =>
+    execFileSync('rg', [...args, 'needle'], { cwd: repo, encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+
+  const all = trawl(['search', '--exhaustive', '--vimgrep', 'needle'], { cwd: repo, env });
+  t.equal(all.status, 0, all.stderr);
+  t.equal(all.stderr, '', 'nothing was cut');
+  t.same(sorted(all.stdout), sorted(rg('--vimgrep')), 'every line rg --vimgrep prints, 120,001 of them');
+
+  const json = trawl(['search', '--exhaustive', '--json', 'needle'], { cwd: repo, env }).stdout.trim().split('\n');
+  const summary = JSON.parse(json.at(-1)!);
+  t.equal(summary.type, 'summary');
+  t.equal(summary.data.stats.matches, 120_001, "one summary, counting every part's matches");
+  t.equal(json.filter((line) => line.startsWith('{"type":"summary"')).length, 1);
+
+  const first = trawl(['search', '--exhaustive', '--matches', '30000', '--vimgrep', 'needle'], { cwd: repo, env });
+  t.equal(sorted(first.stdout).length, 30_000, '--matches still caps it');
+  t.match(first.stderr, /results cut at 30000 matches/);
+
+  const capped = trawl(['search', '--matches', '120001', 'needle'], { cwd: repo, env });
+  t.equal(capped.status, 2);
+  t.match(capped.stderr, /--matches must be an integer from 1 to 100000/, 'without --exhaustive the cap stands');
+  const apiJson = trawl(['search', '--exhaustive', '--api-json', 'needle'], { cwd: repo, env });
+  t.equal(apiJson.status, 2);
+  t.match(apiJson.stderr, /--api-json prints one ranked response/);
+});

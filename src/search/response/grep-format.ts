@@ -55,11 +55,9 @@ export function formatVimgrepLines(response: SearchResponse, locate: FileLocator
   return out;
 }
 
-/** ripgrep's JSON Lines for `response`; `elapsedNanos` is the search's time. */
-export function formatJsonLines(response: SearchResponse, locate: FileLocator, elapsedNanos: number): string[] {
+/** ripgrep's JSON Lines of `response`'s files (begin, match, context, end), what they count added to `totals`. */
+export function formatJsonLines(response: SearchResponse, locate: FileLocator, totals: JsonTotals): string[] {
   const out: string[] = [];
-  let matchedLines = 0;
-  let matches = 0;
   for (const file of response.files) {
     const path = { text: located(locate, file) };
     out.push(JSON.stringify({ type: 'begin', data: { path } }));
@@ -81,21 +79,33 @@ export function formatJsonLines(response: SearchResponse, locate: FileLocator, e
       if (submatches.length > 0) fileMatchedLines++;
       fileMatches += submatches.length;
     }
-    matchedLines += fileMatchedLines;
-    matches += fileMatches;
+    totals.matchedLines += fileMatchedLines;
+    totals.matches += fileMatches;
+    totals.filesWithMatch++;
     out.push(JSON.stringify({ type: 'end', data: { path, binary_offset: null, stats: { matched_lines: fileMatchedLines, matches: fileMatches } } }));
   }
-  const elapsed = { secs: Math.floor(elapsedNanos / 1e9), nanos: elapsedNanos % 1e9, human: `${(elapsedNanos / 1e9).toFixed(6)}s` };
-  out.push(
-    JSON.stringify({
-      type: 'summary',
-      data: {
-        elapsed_total: elapsed,
-        stats: { elapsed, searches: response.stats.filesConsidered, searches_with_match: response.files.length, matched_lines: matchedLines, matches },
-      },
-    }),
-  );
+  totals.searches += response.stats.filesConsidered;
   return out;
+}
+
+/** What ripgrep's JSON summary counts, summed over the responses formatJsonLines wrote. */
+export interface JsonTotals {
+  searches: number;
+  filesWithMatch: number;
+  matchedLines: number;
+  matches: number;
+}
+
+export const noJsonTotals = (): JsonTotals => ({ searches: 0, filesWithMatch: 0, matchedLines: 0, matches: 0 });
+
+/** ripgrep's closing `summary` line of JSON Lines. */
+export function jsonSummaryLine(totals: JsonTotals, elapsedNanos: number): string {
+  const elapsed = { secs: Math.floor(elapsedNanos / 1e9), nanos: elapsedNanos % 1e9, human: `${(elapsedNanos / 1e9).toFixed(6)}s` };
+  const { searches, filesWithMatch, matchedLines, matches } = totals;
+  return JSON.stringify({
+    type: 'summary',
+    data: { elapsed_total: elapsed, stats: { elapsed, searches, searches_with_match: filesWithMatch, matched_lines: matchedLines, matches } },
+  });
 }
 
 function chunkLines(chunk: Chunk): ChunkLine[] {
