@@ -136,7 +136,8 @@ function fileItem(file: FileResult): HTMLElement {
   );
   const preview = bestChunks(file.chunks, PREVIEW_CHUNKS);
   const chunks = h('div', { class: 'chunks' }, ...preview.map((chunk) => chunkView(chunk, href)));
-  const rest = file.chunks.length - preview.length;
+  // The matches the preview leaves out (a chunk holds one or more).
+  const rest = file.chunks.filter((chunk) => !preview.includes(chunk)).reduce((sum, chunk) => sum + chunk.matchRanges.length, 0);
   if (rest > 0) {
     const more = h('button', { type: 'button', class: 'link show-more' }, `Show ${rest} more ${rest === 1 ? 'match' : 'matches'} in this file`);
     more.addEventListener('click', () => chunks.replaceChildren(...file.chunks.map((chunk) => chunkView(chunk, href))));

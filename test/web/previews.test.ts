@@ -7,8 +7,9 @@ import { tempDir } from '../helpers/tmp.js';
 
 t.test('a file with many matches shows its best chunks, the rest on request; a file collapses', async (t) => {
   const root = path.join(tempDir(t, 'trawl-previews-'), 'previews');
-  // Seven chunks in one file, each far from the next, the sixth with three matches; one match in another file.
-  const spread = Array.from({ length: 7 }, (_, i) => `preview_marker ${i === 5 ? 'preview_marker preview_marker' : i}\n${'filler line\n'.repeat(10)}`).join('');
+  // Seven chunks in one file, each far from the next, holding 1, 2, 1, 2, 1, 3 and 2 matches; one match in another file.
+  const counts = [1, 2, 1, 2, 1, 3, 2];
+  const spread = counts.map((count, i) => `${'preview_marker '.repeat(count)}${i}\n${'filler line\n'.repeat(10)}`).join('');
   makeRepository(root, { 'many.txt': spread, 'one.txt': 'preview_marker alone\n' });
   const daemon = await startDaemon(t, {
     repos: [{ name: 'example.com/previews', path: root, public: true }],
@@ -25,10 +26,10 @@ t.test('a file with many matches shows its best chunks, the rest on request; a f
   const many = '#results .file:has(.file-name:text-is("many.txt"))';
   t.same(
     await page.$$eval(`${many} table.chunk tr:has(mark) td.num`, (cells) => cells.map((cell) => Number(cell.textContent))),
-    [1, 12, 56],
-    'three chunks are shown: the one with most matches, then the first, in file order',
+    [12, 34, 56],
+    'three chunks are shown: the one with most matches, then the first two of the next most, in file order',
   );
-  t.equal(await page.textContent(`${many} .show-more`), 'Show 4 more matches in this file');
+  t.equal(await page.textContent(`${many} .show-more`), 'Show 5 more matches in this file');
   t.equal(await page.locator('#results .file:has(.file-name:text-is("one.txt")) .show-more').count(), 0, 'a file with one chunk has no show more');
 
   await page.click(`${many} .show-more`);
