@@ -103,7 +103,7 @@ stops early (\`| head\`) ends the output quietly.`,
     let responses: Iterable<SearchResponse>;
     try {
       // A search's parts, or its one ranked response; either way the query is planned (and refused) here.
-      responses = exhaustive ? partsPlannedFirst(searchParts(request, shards, environment)) : [search(request, shards, environment)];
+      responses = exhaustive ? searchParts(request, shards, environment) : [search(request, shards, environment)];
     } catch (error) {
       if (error instanceof QueryParseError || error instanceof UnknownSearchContextError) return usageError(error.message);
       throw error;
@@ -135,16 +135,6 @@ stops early (\`| head\`) ends the output quietly.`,
     return filesFound > 0 ? 0 : 1;
   },
 };
-
-/** `parts` with its first part taken now, so that a query the plan refuses throws here. */
-function partsPlannedFirst(parts: Generator<SearchResponse>): Iterable<SearchResponse> {
-  const first = parts.next();
-  return (function* () {
-    if (first.done) return;
-    yield first.value;
-    yield* parts;
-  })();
-}
 
 /**
  * A file as a path on disk: under its repository's working tree or plain directory (a bare repository has

@@ -248,6 +248,9 @@ t.test('trawl search --exhaustive prints every match, past the 100,000 cap, as i
   const capped = trawl(['search', '--matches', '120001', 'needle'], { cwd: repo, env });
   t.equal(capped.status, 2);
   t.match(capped.stderr, /--matches must be an integer from 1 to 100000/, 'without --exhaustive the cap stands');
+  const bad = trawl(['search', '--exhaustive', 'needle or'], { cwd: repo, env });
+  t.same([bad.status, bad.stdout], [2, ''], 'a query the plan refuses: exit 2 before any output');
+  t.match(bad.stderr, /'or' needs an expression after it/);
   const apiJson = trawl(['search', '--exhaustive', '--api-json', 'needle'], { cwd: repo, env });
   t.equal(apiJson.status, 2);
   t.match(apiJson.stderr, /--api-json prints one ranked response/);
