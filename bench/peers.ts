@@ -17,7 +17,7 @@ import { runIndex } from '../src/indexer/run-index.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
 import { formatMs as format, median, removeScratch, runWrk, searchBody, startDaemon, terminated, wrkGetScript, wrkScript } from './http-harness.js';
 import { QUERY_CLASSES, zoektQuery, type BenchQuery } from './queries.js';
-import { writeReportBlock } from './report.js';
+import { loadAverage, writeReportBlock } from './report.js';
 import { ensureZoektIndex } from './zoekt-index.js';
 
 const ZOEKT_DIR = process.env.TRAWL_BENCH_ZOEKT_DIR;
@@ -92,7 +92,7 @@ function freePort(): Promise<number> {
 
 const rssMiB = (pid: number) => Number(/^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
-const loadAtStart = os.loadavg();
+const loadAtStart = loadAverage();
 const trawlStart = { seconds: [] as number[], idleMiB: NaN };
 const zoektStart = { seconds: [] as number[], idleMiB: NaN };
 // Alternating: each peer's runs interleave with the other's, so both share the machine's load.
@@ -139,12 +139,11 @@ try {
   removeScratch();
 }
 
-const loads = (values: number[]) => values.map((load) => load.toFixed(2)).join(', ');
 const seconds = (values: number[]) => `${median(values).toFixed(2)} (${values.map((value) => value.toFixed(2)).join(', ')})`;
 const body = `trawl's daemon (\`trawl serve\`, ${os.availableParallelism()} search workers) and Zoekt's \`zoekt-webserver\` (google/zoekt f7d54fa,
 its index of the same tree built with symbols), both on Debian's Linux 6.1 tree, warm page cache, in the same run, alternating,
 driven by \`wrk\` on the same machine. trawl answers \`POST /api/search\` with \`matches: 100\`, Zoekt \`GET /search?num=${ZOEKT_RESULTS}\`
-(the first page its web UI asks for, HTML). Load average (1, 5, 15 min) at the start: ${loads(loadAtStart)}; at the end: ${loads(os.loadavg())}.
+(the first page its web UI asks for, HTML). Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
 
 | one client, p50 ms | trawl | Zoekt | trawl ÷ Zoekt |
 |---|---|---|---|

@@ -17,6 +17,14 @@ export function machineDescription(): string {
   return `${cpu}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
 }
 
+/** The load average now (1, 5, 15 min), for a benchmark to print at its start and end: these machines are shared. */
+export function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((load) => load.toFixed(2))
+    .join(', ');
+}
+
 export function commitDescription(): string {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { encoding: 'utf8' }).trim();

@@ -16,7 +16,7 @@ import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
 import { QUERY_CLASSES, zoektQuery, type BenchQuery } from './queries.js';
-import { writeReportBlock } from './report.js';
+import { loadAverage, writeReportBlock } from './report.js';
 import { ripgrepOnce } from './ripgrep.js';
 import { percentile } from './stats.js';
 import { ensureZoektIndex } from './zoekt-index.js';
@@ -80,10 +80,7 @@ warmPageCache(dataDir);
 warmPageCache(corpus);
 if (zoektIndex) warmPageCache(zoektIndex);
 
-const loadAtStart = os
-  .loadavg()
-  .map((load) => load.toFixed(2))
-  .join(', ');
+const loadAtStart = loadAverage();
 const format = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const rows: string[] = [];
@@ -149,10 +146,7 @@ trawl faster). ${
     ? `"Zoekt" is Zoekt's in-process searcher (bench/zoekt/zoekt-exhaustive.go, its match limits lifted) over its own index of the same tree with
 symbols, run as trawl's are, with the matches it counts in brackets; "daemon ÷ Zoekt" is above 1 where trawl's daemon is slower.`
     : 'Zoekt was not run (TRAWL_BENCH_ZOEKT_DIR unset).'
-} Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${os
-  .loadavg()
-  .map((load) => load.toFixed(2))
-  .join(', ')}.
+} Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
 
 | class | query | trawl | finding | as JSON | daemon (longest task) | match ranges | files | all returned | peak anon MiB (objects / JSON) | ripgrep | ratio | Zoekt | daemon ÷ Zoekt |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|
