@@ -57,6 +57,11 @@ export class RankedResults {
     return this.entries.map((entry) => entry.item!);
   }
 
+  /** Files shown. */
+  get size(): number {
+    return this.entries.length;
+  }
+
   /** Match ranges shown. */
   get matchRanges(): number {
     return this.entries.reduce((sum, entry) => sum + entry.shown, 0);

@@ -92,21 +92,21 @@ export async function renderSearch(main: HTMLElement, input: SearchInput, onErro
         // For bench/web.ts: when the first part came, before it is shown.
         if (performance.getEntriesByName(FIRST_PART_MARK).length === 0) performance.mark(FIRST_PART_MARK);
         results.add(event.files);
-        found.textContent = `${count(results.items.length, 'file', 'files')} so far`;
+        found.textContent = `${count(results.size, 'file', 'files')} so far`;
         followFacets();
       } else if (event.type === 'final') isSearchExhaustive = event.isSearchExhaustive;
       else throw new ApiFailure(event.error.statusCode, event.error.errorCode, event.error.message);
     });
     streaming = false;
-    if (results.items.length > 0) showFacets();
+    if (results.size > 0) showFacets();
     const ms = Math.round(performance.now() - started);
-    summary.replaceChildren(`${count(results.matchRanges, 'match', 'matches')} in ${count(results.items.length, 'file', 'files')} (${ms} ms)`, filtered);
+    summary.replaceChildren(`${count(results.matchRanges, 'match', 'matches')} in ${count(results.size, 'file', 'files')} (${ms} ms)`, filtered);
     if (!isSearchExhaustive) {
       const more = h('button', { type: 'button', class: 'more', id: 'load-more' }, `Results were cut at ${input.matches} matches — load more`);
       more.addEventListener('click', () => void renderSearch(main, { ...input, matches: input.matches * 4 }, onError));
       summary.append(' ', more);
     }
-    if (results.items.length === 0) summary.replaceChildren('No matches.');
+    if (results.size === 0) summary.replaceChildren('No matches.');
   } catch (error) {
     if (controller.signal.aborted) return;
     summary.replaceChildren();
