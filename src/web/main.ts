@@ -119,6 +119,8 @@ async function renderSignIn(): Promise<void> {
       });
   });
   main.append(signInForm);
+  // Focused as soon as the form is there, not after the providers answer: typing may start at once.
+  (signInForm.querySelector('input') as HTMLInputElement).focus();
   providers = await getJson<Providers>('/api/auth/providers');
   if (providers.oidc) {
     const start = `${providers.oidc.start}?${new URLSearchParams({ next: nextPath() })}`;
@@ -128,7 +130,6 @@ async function renderSignIn(): Promise<void> {
     );
     signInForm.insertBefore(h('p', { class: 'summary' }, 'or with your email and password:'), signInForm.children[2]!);
   }
-  (signInForm.querySelector('input') as HTMLInputElement).focus();
 }
 
 function showError(error: unknown): void {
