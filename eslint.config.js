@@ -17,6 +17,7 @@ const FORBIDDEN = {
   connections: ['server', 'worker', 'auth', 'search', 'indexer', 'cli', 'query', 'api'],
   // The language table is data: it imports nothing of trawl's, and every layer may import it.
   language: ['server', 'worker', 'auth', 'search', 'indexer', 'git', 'cli', 'query', 'obs', 'config', 'api', 'connections', 'index'],
+  cluster: ['server', 'worker', 'auth', 'indexer', 'git', 'cli', 'connections'],
   server: ['cli', 'worker'],
 };
 
@@ -121,12 +122,16 @@ export default [
     },
   },
   {
-    // The browser app talks to the daemon over HTTP only; it shares the API's types and the link builder at build time.
+    // The browser app talks to the daemon over HTTP only; it shares the API's types, the ranked merge and the link builder at build time.
     files: ['src/web/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^\\.\\./(?!api/types\\.js$|search/links\\.js$)', message: 'src/web/ uses the daemon through its HTTP API only' }] },
+        {
+          patterns: [
+            { regex: '^\\.\\./(?!api/types\\.js$|api/ranked-files\\.js$|search/links\\.js$)', message: 'src/web/ uses the daemon through its HTTP API only' },
+          ],
+        },
       ],
     },
   },

@@ -5,9 +5,9 @@
  * provider's verified claims are. Nothing is kept per sign-in under way: its
  * state travels sealed in the browser's cookie.
  */
-import fs from 'node:fs';
 import type * as OpenIdClient from 'openid-client';
 import type { OidcConfig } from '../config/config.js';
+import { readSecretFile } from '../config/secret-file.js';
 import { AuthError } from './errors.js';
 import type { Role, SingleSignOnIdentity, User } from './model.js';
 import { seal, unseal } from './secrets.js';
@@ -53,11 +53,7 @@ const PROVIDER_TIMEOUT_SECONDS = 10;
 
 /** The client secret file: its first line; refused when others can read it. */
 export function readClientSecret(file: string): string {
-  const stats = fs.statSync(file);
-  if ((stats.mode & 0o077) !== 0) throw new Error(`${file} (auth.oidc.clientSecretFile) must be readable by its owner only (chmod 600 ${file})`);
-  const secret = fs.readFileSync(file, 'utf8').split(/\r?\n/)[0]!.trim();
-  if (secret === '') throw new Error(`${file} (auth.oidc.clientSecretFile) is empty`);
-  return secret;
+  return readSecretFile(file, 'auth.oidc.clientSecretFile');
 }
 
 export class OidcSignIn {

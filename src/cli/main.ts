@@ -14,6 +14,7 @@ const commands: Record<string, () => Promise<Command>> = {
   index: async () => (await import('./index-command.js')).indexCommand,
   search: async () => (await import('./search-command.js')).searchCommand,
   admin: async () => (await import('./admin-command.js')).adminCommand,
+  cluster: async () => (await import('./cluster-command.js')).clusterCommand,
 };
 
 async function overview(): Promise<string> {

@@ -94,6 +94,20 @@ export interface Config {
   index: IndexConfig;
   connections: ConnectionConfig[];
   sync: SyncConfig;
+  /** null: a single node. */
+  cluster: ClusterConfig | null;
+}
+
+/** One node of a cluster (options.ts says what each is; docs/cluster.md how they work together). */
+export interface ClusterConfig {
+  etcd: string[];
+  node: string;
+  /** Absent: where the daemon listens (its bound port). */
+  advertiseUrl?: string;
+  keyFile: string;
+  partitions: number;
+  replicas: number;
+  strict: boolean;
 }
 
 /** Single sign-on through an OpenID Connect provider (options.ts says what each is). */
@@ -318,7 +332,17 @@ export function validateConfig(raw: Json, source: string): Config {
     },
     connections,
     sync: readSync(r, r.section(top.sync, 'sync')),
+    cluster: top.cluster === undefined ? null : readCluster(r, r.section(top.cluster, 'cluster')),
   };
+  if (config.cluster) {
+    const { advertiseUrl } = config.cluster;
+    if (advertiseUrl === undefined && /^(0\.0\.0\.0|::)$/.test(listen.host)) {
+      r.fail('cluster.advertiseUrl', `must be given when the daemon listens on every address (listen.host ${listen.host})`, null);
+    }
+    // The other nodes name this one as it advertises itself.
+    const advertised = advertiseUrl ? new URL(advertiseUrl).host : listenUrl(listen.host, 0).replace(/^http:\/\/|:0$/g, '');
+    if (!config.server.allowedHosts.includes(advertised)) config.server.allowedHosts.push(advertised);
+  }
   if (r.problems.length > 0) throw new ConfigError(r.problems, source);
   return config;
 }
@@ -346,6 +370,24 @@ function readOidc(r: Reader, raw: Record<string, Json>): OidcConfig {
     createMembers: r.booleanOption('auth.oidc.createMembers', raw.createMembers),
     roleClaim: raw.roleClaim === '' || raw.roleClaim === undefined ? '' : r.stringOption('auth.oidc.roleClaim', raw.roleClaim),
     ownerValues: r.stringsOption('auth.oidc.ownerValues', raw.ownerValues),
+  };
+}
+
+function readCluster(r: Reader, raw: Record<string, Json>): ClusterConfig {
+  const etcd = r.stringsOption('cluster.etcd', raw.etcd).map((url, i) => r.string(url, `cluster.etcd[${i}]`, undefined, absoluteHttpUrl).replace(/\/+$/, ''));
+  if (etcd.length === 0) r.fail('cluster.etcd', 'must list at least one etcd client URL', null);
+  return {
+    etcd,
+    node: r.stringOption('cluster.node', raw.node, 'cluster.node', (name) =>
+      /^[A-Za-z0-9._-]{1,64}$/.test(name) ? null : 'must be 1 to 64 letters, digits, `.`, `_` or `-`',
+    ),
+    ...(raw.advertiseUrl === undefined
+      ? {}
+      : { advertiseUrl: r.stringOption('cluster.advertiseUrl', raw.advertiseUrl, 'cluster.advertiseUrl', absoluteHttpUrl).replace(/\/+$/, '') }),
+    keyFile: r.stringOption('cluster.keyFile', raw.keyFile),
+    partitions: r.integerOption('cluster.partitions', raw.partitions),
+    replicas: r.integerOption('cluster.replicas', raw.replicas),
+    strict: r.booleanOption('cluster.strict', raw.strict),
   };
 }
 

@@ -63,6 +63,7 @@ function resolvePaths(config: Config, base: string): Config {
     dataDir: path.resolve(base, config.dataDir),
     auth: { ...config.auth, oidc: config.auth.oidc && { ...config.auth.oidc, clientSecretFile: path.resolve(base, config.auth.oidc.clientSecretFile) } },
     repos: config.repos.map((repo) => ({ ...repo, path: path.resolve(base, repo.path) })),
+    cluster: config.cluster && { ...config.cluster, keyFile: path.resolve(base, config.cluster.keyFile) },
     connections: config.connections.map((connection) =>
       connection.token && 'file' in connection.token ? { ...connection, token: { file: path.resolve(base, connection.token.file) } } : connection,
     ),

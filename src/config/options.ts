@@ -275,6 +275,32 @@ export const OPTIONS = {
     max: 16 << 20,
     meaning: 'the closed audit log segments together stay under this many MiB: past it the oldest are deleted (logged), whatever their age; `0`: no bound',
   },
+  cluster: { kind: 'object', meaning: 'run as one node of a trawl cluster coordinated by etcd (docs/cluster.md); absent: a single node' },
+  'cluster.etcd': { kind: 'strings', default: [], meaning: "the etcd cluster's client URLs (`http://host:2379`), one or more" },
+  'cluster.node': { kind: 'string', meaning: "this node's name, unique in the cluster (letters, digits, `.`, `_`, `-`)" },
+  'cluster.advertiseUrl': {
+    kind: 'string',
+    defaultText: 'where it listens',
+    meaning: 'the URL the other nodes reach this one at; required when `listen.host` is every address (`0.0.0.0`, `::`)',
+  },
+  'cluster.keyFile': {
+    kind: 'string',
+    meaning:
+      'a file holding the key the nodes present to each other (the same on every node, 32 characters or more, readable by its owner only); relative to the config file',
+  },
+  'cluster.partitions': {
+    kind: 'integer',
+    default: 64,
+    min: 1,
+    max: 4096,
+    meaning: 'virtual partitions the repositories are hashed into; the same on every node, fixed for the life of the cluster',
+  },
+  'cluster.replicas': { kind: 'integer', default: 2, min: 1, max: 16, meaning: 'nodes that hold each partition' },
+  'cluster.strict': {
+    kind: 'boolean',
+    default: false,
+    meaning: 'a search that needs a partition no live node serves is answered 503, not 200 with `isSearchExhaustive: false`',
+  },
   'index.maxFileBytes': { kind: 'integer', default: 1 << 20, min: 1, max: 256 << 20, meaning: 'larger files are not stored (still found by path)' },
   'index.maxShardContentBytes': {
     kind: 'integer',

@@ -7,11 +7,15 @@ import fs from 'node:fs';
 import { native } from '../../native/index.js';
 import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
+import { ClusterSearch } from '../cluster/fan-out.js';
+import { ClusterNode } from '../cluster/node.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
 import { contextsOver, listenUrl, type Config, type OidcConfig } from '../config/config.js';
 import { ConnectionSyncer } from '../connections/syncer.js';
 import { ProcessSlots } from '../git/process-slots.js';
 import { Backlogs } from './stream-backlog.js';
+import { readManifest } from '../index/manifest.js';
+import { assignRepositoryIds } from '../indexer/repository-ids.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import type { Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
@@ -53,6 +57,7 @@ export class Daemon {
     private readonly syncer: ConnectionSyncer,
     /** The configuration file's repositories and contexts (the last one read); connections add to them. */
     private configured: Pick<Config, 'repos' | 'contexts'>,
+    private readonly cluster: ClusterNode | null,
   ) {
     this.url = listenUrl(config.listen.host, server.port);
   }
@@ -90,27 +95,52 @@ export class Daemon {
       throw error;
     }
     config = withConnectionRepositories(config, config, syncer);
+    let cluster: ClusterNode | null = null;
+    try {
+      if (config.cluster) {
+        cluster = await ClusterNode.start({
+          config: config.cluster,
+          logger,
+          onHeld: () => void daemon?.heldChanged().catch((error: unknown) => logger.error({ err: error }, 'cluster: the partitions held could not be applied')),
+        });
+      }
+    } catch (error) {
+      await Promise.all([pool.close(), syncer.close(), auth.close()]);
+      throw error;
+    }
+    // In a cluster every node gives ids to every configured repository, in the configuration's order, before it
+    // indexes its share: nodes with one configuration agree on them (docs/cluster.md, "Not done yet").
+    const clusterIds = cluster
+      ? assignRepositoryIds(
+          config.dataDir,
+          config.repos.map((repo) => repo.name),
+          readManifest(config.dataDir),
+        )
+      : new Map<string, number>();
     const catalog = new CatalogHolder(pool);
     catalog.publish(loadCatalog(config));
     const scheduler = new IndexScheduler({
-      config,
+      config: heldConfig(config, cluster),
       logger,
       rescanIntervalMs: config.server.rescanIntervalSeconds * 1000,
       debounceMs: 100,
       threadIdleMs: INDEX_THREAD_IDLE_MS,
-      onPublished: () => catalog.publish(loadCatalog(daemon?.config ?? config)),
+      onPublished: () => {
+        catalog.publish(loadCatalog(daemon?.config ?? config));
+        void daemon?.clusterPublished();
+      },
     });
     const singleSignOn = new SingleSignOn(() => daemon?.config ?? config, auth.store.keyFor('oidc sign-in state'));
     try {
       singleSignOn.configure(config.auth.oidc);
     } catch (error) {
-      await Promise.all([pool.close(), scheduler.close(), syncer.close(), auth.close()]);
+      await Promise.all([pool.close(), scheduler.close(), syncer.close(), auth.close(), cluster?.close()]);
       throw error;
     }
     const context = serverContext(
       () => daemon?.config ?? config,
       () => daemon?.status ?? 'starting',
-      { pool, catalog, scheduler, auth, singleSignOn, syncer, logger, version },
+      { pool, catalog, scheduler, auth, singleSignOn, syncer, logger, version, cluster, clusterIds },
     );
     let server: HttpServer;
     try {
@@ -125,13 +155,20 @@ export class Daemon {
         web: loadWebApp(),
       });
     } catch (error) {
-      await Promise.all([pool.close(), scheduler.close(), syncer.close(), auth.close()]);
+      await Promise.all([pool.close(), scheduler.close(), syncer.close(), auth.close(), cluster?.close()]);
       throw error;
     }
     // With port 0 the default public URL names the port actually bound.
     if (config.listen.port === 0 && config.publicUrl.endsWith(':0')) {
       config = { ...config, publicUrl: config.publicUrl.replace(/:0$/, `:${server.port}`) };
       pool.configure(searchSettings(config));
+    }
+    try {
+      await cluster?.join(listenUrl(config.listen.host, server.port));
+    } catch (error) {
+      server.stopAccepting();
+      await Promise.all([pool.close(), scheduler.close(), syncer.close(), auth.close(), cluster?.close()]);
+      throw error;
     }
     daemon = new Daemon(
       initial,
@@ -146,6 +183,7 @@ export class Daemon {
       startWatchdog(pool, logger, config.server.searchTimeBudgetMs),
       syncer,
       initial,
+      cluster,
     );
     void scheduler.start().then(() => daemon.ready());
     syncer.start();
@@ -173,10 +211,10 @@ export class Daemon {
     if (this.status === 'stopping') return;
     const { initial } = this;
     if (
-      JSON.stringify([next.listen, next.server, next.dataDir, next.index, next.sync]) !==
-      JSON.stringify([initial.listen, initial.server, initial.dataDir, initial.index, initial.sync])
+      JSON.stringify([next.listen, next.server, next.dataDir, next.index, next.sync, next.cluster]) !==
+      JSON.stringify([initial.listen, initial.server, initial.dataDir, initial.index, initial.sync, initial.cluster])
     ) {
-      this.logger.warn('SIGHUP: listen, server, dataDir, index and sync settings take effect at the next restart');
+      this.logger.warn('SIGHUP: listen, server, dataDir, index, sync and cluster settings take effect at the next restart');
     }
     const publicUrl = initial.listen.port === 0 && next.publicUrl === initial.publicUrl ? this.config.publicUrl : next.publicUrl;
     this.configured = next;
@@ -190,7 +228,7 @@ export class Daemon {
     this.pool.configure(searchSettings(this.config));
     this.catalog.publish(loadCatalog(this.config));
     forgetRepositoriesExcept(this.config.repos);
-    await this.scheduler.reconfigure(this.config);
+    await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
     this.logger.info({ repositories: this.config.repos.length }, 'SIGHUP: configuration reloaded');
     warnEmptyContexts(this.config, this.logger);
   }
@@ -201,7 +239,25 @@ export class Daemon {
     this.config = withConnectionRepositories(this.config, this.configured, this.syncer);
     this.catalog.publish(loadCatalog(this.config));
     forgetRepositoriesExcept(this.config.repos);
-    await this.scheduler.reconfigure(this.config);
+    await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
+  }
+
+  /** The cluster moved partitions to or from this node: the indexer takes the repositories it holds now. */
+  private async heldChanged(): Promise<void> {
+    if (this.status === 'stopping') return;
+    await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
+  }
+
+  /** The index published: the held partitions now fully indexed are served to the cluster. */
+  private async clusterPublished(): Promise<void> {
+    if (!this.cluster || this.status === 'stopping') return;
+    // A repository this node could not index (and holds no shards of) leaves its partition to a replica that did.
+    const indexed = new Set(
+      this.catalog.current.repositories.flatMap((repo) =>
+        repo.entry && (repo.entry.state !== 'error' || repo.entry.shards.length > 0) ? [repo.config.name] : [],
+      ),
+    );
+    await this.cluster.published(this.config.repos, (repo) => indexed.has(repo.name));
   }
 
   /**
@@ -214,6 +270,7 @@ export class Daemon {
     if (this.watchdog) clearInterval(this.watchdog);
     this.logger.info({ signal, inFlight: this.server.requestsInFlight }, 'shutting down');
     this.server.stopAccepting();
+    await this.cluster?.close(); // out of the other nodes' searches at once
     const drained = await this.server.drain(this.config.server.shutdownDrainSeconds * 1000);
     if (!drained) this.logger.warn({ inFlight: this.server.requestsInFlight }, 'drain timed out; ending the rest');
     // The pool first: searches of clients that left during the drain end there, before the audit log closes under them.
@@ -221,6 +278,11 @@ export class Daemon {
     await this.auth.close();
     this.logger.info('stopped');
   }
+}
+
+/** What the indexer indexes: `config` with only the repositories of the partitions this node holds, when in a cluster. */
+function heldConfig(config: Config, cluster: ClusterNode | null): Config {
+  return cluster ? { ...config, repos: config.repos.filter((repo) => cluster.holds(repo.name)) } : config;
 }
 
 /** `config` with the configuration file's repositories and those of the connections, and its contexts over them all. */
@@ -282,9 +344,11 @@ function serverContext(
     syncer: ConnectionSyncer;
     logger: Logger;
     version: string;
+    cluster: ClusterNode | null;
+    clusterIds: ReadonlyMap<string, number>;
   },
 ): ServerContext {
-  const { pool, catalog, scheduler, auth, singleSignOn, syncer, logger, version } = parts;
+  const { pool, catalog, scheduler, auth, singleSignOn, syncer, logger, version, cluster, clusterIds } = parts;
   const initial = config();
   const gitProcesses = new ProcessSlots(initial.server.workers, initial.server.maxQueuedSearches);
   const metrics = new Metrics({
@@ -317,6 +381,10 @@ function serverContext(
     streamBacklogs: new Backlogs(),
     oidc: () => singleSignOn.current,
     connections: syncer,
+    cluster: cluster && {
+      node: cluster,
+      search: new ClusterSearch({ node: cluster, pool, logger, repositoryIds: clusterIds, timeBudgetMs: () => config().server.searchTimeBudgetMs }),
+    },
     indexState: (name) =>
       scheduler.isIndexing(name) ? 'indexing' : (catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
   };

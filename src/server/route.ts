@@ -4,6 +4,8 @@ import type { AuditTrail } from '../auth/audit.js';
 import type { OAuthServer } from '../auth/oauth.js';
 import type { OidcSignIn } from '../auth/oidc.js';
 import type { AuthStore } from '../auth/store.js';
+import type { ClusterSearch } from '../cluster/fan-out.js';
+import type { ClusterNode } from '../cluster/node.js';
 import type { Config } from '../config/config.js';
 import type { ConnectionSyncer } from '../connections/syncer.js';
 import type { ProcessSlots } from '../git/process-slots.js';
@@ -42,6 +44,8 @@ export interface ServerContext {
   oidc(): OidcSignIn | null;
   /** The code host connections: their sync state, and syncs on demand. */
   connections: ConnectionSyncer;
+  /** This node of a cluster and its searches across it; null for a single node. */
+  cluster: { node: ClusterNode; search: ClusterSearch } | null;
 }
 
 export interface Route extends Operation {

@@ -3,6 +3,7 @@
  * rank, kept while fewer than `matches` ranges come before it, the last one cut to what is left, as /api/search
  * answers. A file once pushed out never comes back, so what is shown only ever moves down, never flickers.
  */
+import { compareFiles, matchRangesOf, withinRanges } from '../api/ranked-files.js';
 import type { FileResult } from './api.js';
 
 interface Entry {
@@ -25,14 +26,14 @@ export class RankedResults {
 
   /** Places a part's files and updates the list. */
   add(files: readonly FileResult[]): void {
-    for (const file of files) this.entries.splice(this.insertionPoint(file), 0, { file, ranges: rangesOf(file), shown: -1, item: null });
+    for (const file of files) this.entries.splice(this.insertionPoint(file), 0, { file, ranges: matchRangesOf(file), shown: -1, item: null });
     let before = 0;
     let kept = 0;
     for (; kept < this.entries.length && before < this.matches; kept++) {
       const entry = this.entries[kept]!;
       const shown = Math.min(entry.ranges, this.matches - before);
       if (entry.shown !== shown) {
-        const item = this.render(shown === entry.ranges ? entry.file : within(entry.file, shown));
+        const item = this.render(shown === entry.ranges ? entry.file : withinRanges(entry.file, shown));
         entry.item?.replaceWith(item);
         entry.item = item;
         entry.shown = shown;
@@ -73,32 +74,9 @@ export class RankedResults {
     let high = this.entries.length;
     while (low < high) {
       const middle = (low + high) >> 1;
-      if (compareRanks(this.entries[middle]!.file, file) <= 0) low = middle + 1;
+      if (compareFiles(this.entries[middle]!.file, file) <= 0) low = middle + 1;
       else high = middle;
     }
     return low;
   }
-}
-
-/** The daemon's ranking: higher score first, then repository, then path. */
-function compareRanks(a: FileResult, b: FileResult): number {
-  return (b.score ?? 0) - (a.score ?? 0) || a.repository.localeCompare(b.repository) || a.fileName.text.localeCompare(b.fileName.text);
-}
-
-function rangesOf(file: FileResult): number {
-  return file.fileName.matchRanges.length + file.chunks.reduce((sum, chunk) => sum + chunk.matchRanges.length, 0);
-}
-
-/** `file` with its first `budget` ranges: the file name's first, then the chunks' in order; chunks left without one go. */
-function within(file: FileResult, budget: number): FileResult {
-  const nameRanges = file.fileName.matchRanges.slice(0, budget);
-  let left = budget - nameRanges.length;
-  const chunks = [];
-  for (const chunk of file.chunks) {
-    if (left === 0) break;
-    const matchRanges = chunk.matchRanges.slice(0, left);
-    left -= matchRanges.length;
-    chunks.push({ ...chunk, matchRanges });
-  }
-  return { ...file, fileName: { ...file.fileName, matchRanges: nameRanges }, chunks };
 }

@@ -113,6 +113,33 @@ const invalid: [what: string, config: unknown, message: RegExp][] = [
   ],
   ['gerrit without a URL', { connections: { x: { type: 'gerrit' } } }, /connections\.x\.url: required for a gerrit connection/],
   ['a sync bound out of range', { connections: {}, repos: [], sync: { processes: 0 } }, /sync\.processes: must be an integer from 1 to 64/],
+  ['a cluster without etcd', { repos: [], cluster: { node: 'a', keyFile: 'k' } }, /cluster\.etcd: must list at least one etcd client URL/],
+  [
+    'an etcd endpoint that is not a URL',
+    { repos: [], cluster: { etcd: ['127.0.0.1:2379'], node: 'a', keyFile: 'k' } },
+    /cluster\.etcd\[0\]: must be an absolute http\(s\) URL/,
+  ],
+  [
+    'a node name with a slash',
+    { repos: [], cluster: { etcd: ['http://127.0.0.1:2379'], node: 'a/b', keyFile: 'k' } },
+    /cluster\.node: must be 1 to 64 letters/,
+  ],
+  ['a cluster without its key file', { repos: [], cluster: { etcd: ['http://127.0.0.1:2379'], node: 'a' } }, /cluster\.keyFile: must be a non-empty string/],
+  [
+    'a cluster node on every address with no advertised URL',
+    { repos: [], listen: { host: '0.0.0.0' }, cluster: { etcd: ['http://127.0.0.1:2379'], node: 'a', keyFile: 'k' } },
+    /cluster\.advertiseUrl: must be given when the daemon listens on every address/,
+  ],
+  [
+    'no partitions',
+    { repos: [], cluster: { etcd: ['http://127.0.0.1:2379'], node: 'a', keyFile: 'k', partitions: 0 } },
+    /cluster\.partitions: must be an integer from 1 to 4096/,
+  ],
+  [
+    'an unknown cluster option',
+    { repos: [], cluster: { etcd: ['http://127.0.0.1:2379'], node: 'a', keyFile: 'k', replica: 2 } },
+    /cluster\.replica: unknown option/,
+  ],
 ];
 
 for (const [what, config, message] of invalid) {
@@ -121,6 +148,21 @@ for (const [what, config, message] of invalid) {
     t.throws(() => validateConfig(config, 'test.json'), { message });
   });
 }
+
+t.test('a cluster node: defaults, and its key file resolved against the config file', async (t) => {
+  t.equal(validateConfig({ repos: [] }, 'single.json').cluster, null, 'no `cluster`: a single node');
+  const dir = tempDir(t);
+  const file = path.join(dir, 'trawl.json');
+  fs.writeFileSync(file, JSON.stringify({ repos: [], cluster: { etcd: ['http://10.0.0.1:2379/'], node: 'search-1', keyFile: 'cluster.key' } }));
+  t.same(loadConfigFile(file).cluster, {
+    etcd: ['http://10.0.0.1:2379'],
+    node: 'search-1',
+    keyFile: path.join(dir, 'cluster.key'),
+    partitions: 64,
+    replicas: 2,
+    strict: false,
+  });
+});
 
 t.test('every problem is reported at once', async (t) => {
   try {

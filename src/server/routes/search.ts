@@ -6,10 +6,12 @@ import { LIMITS, SearchRequest, SearchResponse, StreamSearchEvent } from '../../
 import { parseBody, validator } from '../../api/validate.js';
 import type { QueryNode } from '../../query/ast.js';
 import { queryClass } from '../../query/query-class.js';
+import type { ClusterAnswer } from '../../cluster/fan-out.js';
+import type { SearchCall } from '../../search/pool.js';
 import type { StreamPart, StreamSummary } from '../../search/sinks.js';
 import { cancelSearch, createSignal } from '../../search/signal.js';
 import { audit, type Caller } from '../access.js';
-import { JSON_TYPE, type Request, type StreamReply } from '../http.js';
+import { JSON_TYPE, type Reply, type Request, type StreamReply } from '../http.js';
 import { asApiError } from '../known-errors.js';
 import { callerKey } from '../rate-limit.js';
 import type { Route, ServerContext } from '../route.js';
@@ -17,8 +19,10 @@ import type { Route, ServerContext } from '../route.js';
 const body = validator(SearchRequest);
 
 /** A search route's request: SearchRequest, `matches` within LIMITS.matches unless the search is exhaustive. */
-function parseSearch(request: Request): Static<typeof SearchRequest> {
+function parseSearch(request: Request, context: ServerContext): Static<typeof SearchRequest> {
   const search = parseBody(body, request.body);
+  if (search.exhaustive && context.cluster)
+    throw new ApiError('INVALID_REQUEST_BODY', 'request body field `exhaustive`: not yet answered across a cluster (docs/cluster.md)');
   if (!search.exhaustive && search.matches > LIMITS.matches) {
     throw new ApiError(
       'INVALID_REQUEST_BODY',
@@ -56,12 +60,19 @@ export const searchRoute: Route = {
   body: SearchRequest,
   response: { status: 200, schema: SearchResponse, description: 'The ranked results' },
   errors: [...SEARCH_ERRORS],
-  async handle(request: Request, caller: Caller, context: ServerContext) {
-    const search = parseSearch(request);
+  async handle(request: Request, caller: Caller, context: ServerContext): Promise<Reply> {
+    const search = parseSearch(request, context);
     const from = callerKey(caller, request);
     const query = await context.pool.plan(search, from);
     if (search.exhaustive) return partsReply({ request, caller, context, search, query, from }, JSON_PARTS);
     const signal = signalFor(request);
+    if (context.cluster) {
+      const { response, missing } = await timedSearch(context, query, () =>
+        clusterSearch(context, query, search, { visible: caller.canSee, signal, caller: from }),
+      );
+      audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: response.stats.actualMatchCount });
+      return { status: 200, body: response, headers: missing.length > 0 ? { [MISSING_PARTITIONS_HEADER]: missing.join(',') } : {} };
+    }
     const json = await timedSearch(context, query, () => context.pool.searchJson(query, search, { visible: caller.canSee, signal, caller: from }));
     try {
       audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: json.stats.actualMatchCount });
@@ -72,6 +83,42 @@ export const searchRoute: Route = {
     return { status: 200, text: json.body, contentType: JSON_TYPE, release: json.release };
   },
 };
+
+/** Names the partitions a search across a cluster could not ask (no live node served them): its answer lacks their repositories. */
+const MISSING_PARTITIONS_HEADER = 'X-Trawl-Missing-Partitions';
+
+/** The search across the cluster (cluster/fan-out.ts); with `cluster.strict`, refused when a partition is missing. */
+async function clusterSearch(context: ServerContext, query: QueryNode, search: Static<typeof SearchRequest>, call: SearchCall): Promise<ClusterAnswer> {
+  const answer = await context.cluster!.search.search(query, search, call, context.config.repos);
+  if (answer.missing.length > 0 && context.config.cluster?.strict) {
+    throw new ApiError('SERVICE_UNAVAILABLE', `no live node serves partitions ${answer.missing.join(', ')} (cluster.strict)`, { 'Retry-After': '5' });
+  }
+  return answer;
+}
+
+/** The search answered as objects: by this node's pool, or across the cluster when this node is in one. */
+export async function searchObjects(
+  context: ServerContext,
+  query: QueryNode,
+  search: Static<typeof SearchRequest>,
+  call: SearchCall,
+): Promise<Static<typeof SearchResponse>> {
+  return context.cluster ? (await clusterSearch(context, query, search, call)).response : context.pool.search(query, search, call);
+}
+
+/** The search across the cluster as a stream: its merged answer as one part. */
+async function clusterStream(
+  context: ServerContext,
+  query: QueryNode,
+  search: Static<typeof SearchRequest>,
+  call: SearchCall,
+  onPart: (part: StreamPart) => void,
+): Promise<StreamSummary> {
+  const { response } = await clusterSearch(context, query, search, call);
+  const { files, ...rest } = response;
+  onPart({ ...rest, files: Buffer.from(JSON.stringify(files)) });
+  return { accumulatedStats: response.stats, isSearchExhaustive: response.isSearchExhaustive };
+}
 
 /** How a search's parts are written: the bytes before them, each part's (after another: `joined`), and the end (after a failure: null cuts the client off). */
 interface PartsFormat {
@@ -194,7 +241,9 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
           });
         };
         const call = { visible: caller.canSee, signal, caller: from, ready: backlog.ready };
-        const summary = await timedSearch(context, query, () => context.pool.stream(query, search, call, onPart));
+        const summary = await timedSearch(context, query, () =>
+          context.cluster ? clusterStream(context, query, search, call, onPart) : context.pool.stream(query, search, call, onPart),
+        );
         last = () => {
           summary.isSearchExhaustive &&= !partsDropped;
           return format.final(summary, [...repositoryInfo.values()]);
@@ -237,7 +286,7 @@ export const streamSearchRoute: Route = {
   },
   errors: [...SEARCH_ERRORS],
   async handle(request: Request, caller: Caller, context: ServerContext) {
-    const search = parseSearch(request);
+    const search = parseSearch(request, context);
     const from = callerKey(caller, request);
     const query = await context.pool.plan(search, from); // errors before the first byte are ordinary JSON errors
     return partsReply({ request, caller, context, search, query, from }, EVENT_PARTS);

@@ -17,7 +17,7 @@ import type { Request } from '../http.js';
 import { callerKey } from '../rate-limit.js';
 import { visibleRepository } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
-import { signalFor } from './search.js';
+import { searchObjects, signalFor } from './search.js';
 
 const body = validator(FindSymbolRequest);
 const MAX_MATCHES = 1000;
@@ -90,7 +90,8 @@ function symbolRoute(path: string, operationId: string, definitions: boolean, su
     async handle(request: Request, caller: Caller, context: ServerContext) {
       const find = parseBody(body, request.body);
       if (find.repoName !== undefined) visibleRepository(context, caller, find.repoName);
-      const response = await context.pool.search(
+      const response = await searchObjects(
+        context,
         symbolQuery(find, definitions),
         { query: find.symbolName, matches: MAX_MATCHES, contextLines: 0 },
         { visible: caller.canSee, signal: signalFor(request), caller: callerKey(caller, request) },

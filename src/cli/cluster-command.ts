@@ -1,0 +1,75 @@
+import { parseArgs } from 'node:util';
+import { readClusterStatus, type ClusterStatus } from '../cluster/status.js';
+import { mirroredRepositories } from '../connections/mirrored-repositories.js';
+import { configOrProblem } from './config-option.js';
+import type { Command } from './main.js';
+
+export const clusterCommand: Command = {
+  summary: "a cluster's members, partitions and what each node serves, as etcd holds them",
+  usage: `Usage: trawl cluster status [--config FILE] [--json]
+
+Reads the cluster of the configuration's \`cluster\` section from etcd: the live
+members, how many partitions each owns and serves, the partitions served by
+fewer nodes than \`cluster.replicas\` (with the nodes that own them), and the
+configured repositories no live node serves (searches lack them).
+
+Options:
+  --config FILE   configuration file (default: $TRAWL_CONFIG)
+  --json          print the status as one JSON object
+  -h, --help      show this help
+
+Exit status: 0 when every partition is served, 1 when some is not, 2 for a
+usage or configuration error or when etcd cannot be reached.`,
+
+  async run(args) {
+    let values: { config?: string; json?: boolean };
+    let positionals: string[];
+    try {
+      ({ values, positionals } = parseArgs({ args, options: { config: { type: 'string' }, json: { type: 'boolean' } }, strict: true, allowPositionals: true }));
+    } catch (error) {
+      console.error(`trawl cluster: ${(error as Error).message}`);
+      return 2;
+    }
+    if (positionals.join(' ') !== 'status') {
+      console.error('trawl cluster: the one subcommand is `status` (trawl cluster --help)');
+      return 2;
+    }
+    const config = configOrProblem(values.config);
+    if (typeof config === 'string' || !config.cluster) {
+      console.error(`trawl cluster: ${typeof config === 'string' ? config : 'the configuration has no `cluster` section'}`);
+      return 2;
+    }
+    let status: ClusterStatus;
+    try {
+      status = await readClusterStatus(config.cluster, [...config.repos, ...mirroredRepositories(config)]);
+    } catch (error) {
+      console.error(`trawl cluster: cannot read the cluster from etcd at ${config.cluster.etcd.join(', ')}: ${(error as Error).message}`);
+      return 2;
+    }
+    console.log(values.json ? JSON.stringify(status) : formatStatus(status));
+    return status.unserved.length > 0 ? 1 : 0;
+  },
+};
+
+function formatStatus(status: ClusterStatus): string {
+  const rows = [['node', 'owns', 'serves', 'url'], ...status.members.map((member) => [member.node, String(member.owns), String(member.serves), member.url])];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  const lines = [
+    `${status.members.length} live members, ${status.partitions} partitions, ${status.replicas} replicas each`,
+    '',
+    ...rows.map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    ),
+    '',
+  ];
+  if (status.underReplicated.length === 0) lines.push('every partition is served by its replicas');
+  for (const { partition, servedBy, owners } of status.underReplicated) {
+    const owning = owners.length === 0 ? 'no live node owns it' : `owners: ${owners.join(', ')}`;
+    lines.push(`partition ${partition}: served by ${servedBy.length === 0 ? 'no node' : servedBy.join(', ')} (${owning})`);
+  }
+  if (status.unserved.length > 0) lines.push(`repositories no live node serves: ${status.unserved.join(', ')}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,140 @@
+/**
+ * The cluster's live members, as etcd holds them: each node keeps one key under `trawl/members/`, bound to a
+ * 3-second lease it keeps alive, whose value says where it answers and which partitions it serves. A node that
+ * dies or stops answering loses its lease and its key within the lease's time; every node watches the keys and
+ * sees it go (docs/cluster.md, "Membership").
+ */
+import type { Etcd3, IKeyValue, Lease, Watcher } from 'etcd3';
+import type { Logger } from '../obs/logger.js';
+
+export const MEMBERS_PREFIX = 'trawl/members/';
+/** A member whose node stops keeping its lease alive is gone this long after its last keep-alive. */
+export const LEASE_SECONDS = 3;
+/** A lost lease is granted again after this long, until it is. */
+const REGRANT_MS = 250;
+
+export interface Member {
+  node: string;
+  /** Where it answers the other nodes. */
+  url: string;
+  /** The partitions it serves: indexed and searchable. */
+  serving: number[];
+}
+
+export class Membership {
+  private readonly live = new Map<string, Member>();
+  private lease: Lease | null = null;
+  private watcher: Watcher | null = null;
+  private closed = false;
+
+  private readonly self: Member;
+
+  private constructor(
+    private readonly etcd: Etcd3,
+    node: string,
+    private readonly logger: Logger,
+    private readonly onChange: (members: Member[]) => void,
+  ) {
+    this.self = { node, url: '', serving: [] };
+  }
+
+  /** Starts watching the members (`onChange`: a member came, went or changed); rejects when etcd cannot be reached. `node` joins with `join`. */
+  static async watch(etcd: Etcd3, node: string, logger: Logger, onChange: (members: Member[]) => void): Promise<Membership> {
+    const membership = new Membership(etcd, node, logger, onChange);
+    try {
+      await membership.watchMembers();
+    } catch (error) {
+      await membership.close();
+      throw error;
+    }
+    return membership;
+  }
+
+  /** Registers this node, answering at `url`, as a member; rejects when etcd cannot be reached. */
+  async join(url: string): Promise<void> {
+    this.self.url = url;
+    await this.register();
+  }
+
+  /** The live members (this node among them while its lease lives), by name. */
+  members(): Member[] {
+    return [...this.live.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+  }
+
+  /** Says that this node serves `partitions` (kept in its key, and in the key it registers again after a lost lease). */
+  async serve(partitions: readonly number[]): Promise<void> {
+    this.self.serving = [...partitions];
+    if (this.lease) await this.lease.put(this.key).value(JSON.stringify(this.self));
+  }
+
+  /** Leaves the cluster at once (the lease revoked, the key gone), if etcd answers; otherwise the lease runs out. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watcher?.cancel().catch(() => {});
+    await this.lease?.revoke().catch(() => {});
+    this.lease = null;
+  }
+
+  private get key(): string {
+    return MEMBERS_PREFIX + this.self.node;
+  }
+
+  private async register(): Promise<void> {
+    const lease = this.etcd.lease(LEASE_SECONDS, { autoKeepAlive: true });
+    lease.on('lost', (error) => {
+      if (this.lease !== lease || this.closed) return;
+      this.lease = null;
+      this.logger.warn({ err: error }, 'cluster: the membership lease was lost; registering again');
+      this.registerAgain();
+    });
+    await lease.put(this.key).value(JSON.stringify(this.self));
+    this.lease = lease;
+  }
+
+  private registerAgain(): void {
+    if (this.closed) return;
+    this.register().catch(() => setTimeout(() => this.registerAgain(), REGRANT_MS).unref());
+  }
+
+  /** The members as of one revision, then every change after it, in order. */
+  private async watchMembers(): Promise<void> {
+    const listed = await this.etcd.getAll().prefix(MEMBERS_PREFIX).exec();
+    for (const kv of listed.kvs) this.apply(kv, true);
+    this.onChange(this.members());
+    const watcher = await this.etcd
+      .watch()
+      .prefix(MEMBERS_PREFIX)
+      .startRevision(String(BigInt(listed.header.revision) + 1n))
+      .create();
+    watcher.on('put', (kv) => this.changed(kv, true));
+    watcher.on('delete', (kv) => this.changed(kv, false));
+    watcher.on('disconnected', (error) => this.logger.warn({ err: error }, 'cluster: the members watch lost etcd; it reconnects'));
+    watcher.on('error', (error) => this.logger.warn({ err: error }, 'cluster: the members watch failed'));
+    this.watcher = watcher;
+  }
+
+  private changed(kv: IKeyValue, present: boolean): void {
+    if (this.apply(kv, present)) this.onChange(this.members());
+  }
+
+  /** Applies one key's state; whether the members changed. A malformed value is logged and counts as no member. */
+  private apply(kv: IKeyValue, present: boolean): boolean {
+    const node = kv.key.toString().slice(MEMBERS_PREFIX.length);
+    const member = present ? parseMember(node, kv.value.toString()) : undefined;
+    if (present && !member) this.logger.warn({ node }, 'cluster: a member key holds no valid member; ignored');
+    const before = this.live.get(node);
+    if (member) this.live.set(node, member);
+    else this.live.delete(node);
+    return JSON.stringify(before) !== JSON.stringify(member);
+  }
+}
+
+function parseMember(node: string, value: string): Member | undefined {
+  try {
+    const parsed = JSON.parse(value) as Partial<Member>;
+    if (typeof parsed.url !== 'string' || !Array.isArray(parsed.serving) || !parsed.serving.every(Number.isInteger)) return undefined;
+    return { node, url: parsed.url, serving: parsed.serving };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * This daemon as one node of a cluster: its membership, the partitions it holds (placement.ts) and tells the
+ * indexer about, the partitions it serves (tells the other nodes), and which node answers each partition a
+ * search needs (docs/cluster.md).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { Etcd3 } from 'etcd3';
+import type { ClusterConfig, RepositoryConfig } from '../config/config.js';
+import { readSecretFile } from '../config/secret-file.js';
+import type { Logger } from '../obs/logger.js';
+import { openEtcd } from './etcd.js';
+import { Membership, type Member } from './membership.js';
+import { heldBy, ownedBy, ownersOf, partitionOf } from './placement.js';
+
+const unreachable = (config: ClusterConfig, error: unknown) =>
+  new Error(`cluster: cannot join through etcd at ${config.etcd.join(', ')}: ${(error as Error).message}`, { cause: error });
+
+/** The cluster key is at least this long: it is all that stands between a node's search endpoint and the network. */
+const MIN_KEY_LENGTH = 32;
+
+export interface ClusterNodeOptions {
+  config: ClusterConfig;
+  logger: Logger;
+  /** The held partitions changed: the indexer is to index the repositories of `held` (and no others). */
+  onHeld: (held: readonly number[]) => void;
+}
+
+/** Which node answers which partitions of a search, and the partitions no live node serves. */
+export interface Routes {
+  /** This node's partitions. */
+  local: number[];
+  remote: Map<Member, number[]>;
+  missing: number[];
+}
+
+export class ClusterNode {
+  private held: number[] = [];
+  private serving: number[] = [];
+  /** Spreads the partitions served by several nodes over them, search by search. */
+  private turn = 0;
+  private live: Member[] = [];
+  private membership: Membership | undefined;
+
+  private constructor(
+    readonly config: ClusterConfig,
+    private readonly key: Buffer,
+    private readonly etcd: Etcd3,
+    private readonly logger: Logger,
+    private readonly onHeld: (held: readonly number[]) => void,
+  ) {}
+
+  /** Watches the cluster's members (the node joins with `join`); rejects (having closed what it opened) when the key file or etcd fails. */
+  static async start({ config, logger, onHeld }: ClusterNodeOptions): Promise<ClusterNode> {
+    const key = Buffer.from(readSecretFile(config.keyFile, 'cluster.keyFile'));
+    if (key.length < MIN_KEY_LENGTH) throw new Error(`${config.keyFile} (cluster.keyFile) must hold at least ${MIN_KEY_LENGTH} characters`);
+    const etcd = openEtcd(config.etcd);
+    const node = new ClusterNode(config, key, etcd, logger, onHeld);
+    try {
+      node.membership = await Membership.watch(etcd, config.node, logger, (members) => node.membersChanged(members));
+    } catch (error) {
+      etcd.close();
+      throw unreachable(config, error);
+    }
+    return node;
+  }
+
+  /** Joins the cluster as a member answering at `url` (`cluster.advertiseUrl`, else where the daemon listens). */
+  async join(url: string): Promise<void> {
+    try {
+      await this.membership!.join(this.config.advertiseUrl ?? url);
+    } catch (error) {
+      throw unreachable(this.config, error);
+    }
+  }
+
+  /** The key this node's peers send (X-Trawl-Cluster-Key), checked in constant time. */
+  keyMatches(presented: string): boolean {
+    const bytes = Buffer.from(presented);
+    return bytes.length === this.key.length && timingSafeEqual(bytes, this.key);
+  }
+
+  /** The key to send to a peer. */
+  get peerKey(): string {
+    return this.key.toString();
+  }
+
+  partitionOf(repository: string): number {
+    return partitionOf(repository, this.config.partitions);
+  }
+
+  /** Whether this node holds `repository`'s partition: the indexer keeps it. */
+  holds(repository: string): boolean {
+    return this.held.includes(this.partitionOf(repository));
+  }
+
+  /** Whether this node serves `partition`: it answers searches of it. */
+  servesPartition(partition: number): boolean {
+    return this.serving.includes(partition);
+  }
+
+  /** The live members, by name, as last seen. */
+  members(): Member[] {
+    return this.live;
+  }
+
+  /** After the index published: serves each held partition whose every repository of `repositories` is `indexed`. */
+  async published(repositories: readonly RepositoryConfig[], indexed: (repository: RepositoryConfig) => boolean): Promise<void> {
+    const ready = new Set(this.held);
+    for (const repository of repositories) if (!indexed(repository)) ready.delete(this.partitionOf(repository.name));
+    const serving = [...ready].sort((a, b) => a - b);
+    if (serving.join() !== this.serving.join()) await this.serve(serving);
+  }
+
+  /** Serves `partitions` from now on, and says so to the other nodes (a failure is logged: the next change says it again). */
+  private async serve(partitions: number[]): Promise<void> {
+    this.serving = partitions;
+    try {
+      await this.membership?.serve(partitions);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'cluster: the partitions served could not be told to etcd');
+    }
+  }
+
+  /** Which node answers each of `partitions`: this one when it serves it, else a member that does (in turn), else none. */
+  route(partitions: Iterable<number>, excluded: ReadonlySet<string> = new Set()): Routes {
+    const routes: Routes = { local: [], remote: new Map(), missing: [] };
+    const members = this.members().filter((member) => member.node !== this.config.node && !excluded.has(member.node));
+    const turn = this.turn++;
+    for (const partition of partitions) {
+      if (this.serving.includes(partition) && !excluded.has(this.config.node)) {
+        routes.local.push(partition);
+        continue;
+      }
+      const serving = members.filter((member) => member.serving.includes(partition));
+      if (serving.length === 0) {
+        routes.missing.push(partition);
+        continue;
+      }
+      const member = serving[turn % serving.length]!;
+      routes.remote.set(member, [...(routes.remote.get(member) ?? []), partition]);
+    }
+    return routes;
+  }
+
+  async close(): Promise<void> {
+    await this.membership?.close();
+    this.etcd.close();
+  }
+
+  private membersChanged(members: Member[]): void {
+    this.live = members;
+    const nodes = members.map((member) => member.node);
+    if (!nodes.includes(this.config.node)) nodes.push(this.config.node); // its own key may not be seen yet, or be lost for a moment
+    const { partitions, replicas } = this.config;
+    const owned = ownedBy(this.config.node, nodes, partitions, replicas);
+    const servedBy = new Map(members.map((member) => [member.node, member.serving] as const));
+    const held = heldBy(this.config.node, owned, this.serving, servedBy, (partition) => ownersOf(partition, nodes, replicas));
+    if (held.join() === this.held.join()) return;
+    this.held = held;
+    this.logger.info({ held: held.length, members: nodes.length }, 'cluster: the partitions held changed');
+    const stillServed = this.serving.filter((partition) => held.includes(partition));
+    if (stillServed.length < this.serving.length) void this.serve(stillServed);
+    this.onHeld(held);
+  }
+}

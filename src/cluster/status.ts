@@ -1,0 +1,54 @@
+/** What `trawl cluster status` reports: the live members, what each owns and serves, and the partitions short of replicas. */
+import type { ClusterConfig, RepositoryConfig } from '../config/config.js';
+import { openEtcd } from './etcd.js';
+import { MEMBERS_PREFIX, type Member } from './membership.js';
+import { ownedBy, ownersOf, partitionOf } from './placement.js';
+
+export interface ClusterStatus {
+  partitions: number;
+  replicas: number;
+  members: { node: string; url: string; owns: number; serves: number }[];
+  /** Partitions served by fewer than `replicas` live members, with those that serve them. */
+  underReplicated: { partition: number; servedBy: string[]; owners: string[] }[];
+  /** Configured repositories whose partition no live member serves. */
+  unserved: string[];
+}
+
+/** The cluster as etcd holds it now; rejects when etcd cannot be reached. */
+export async function readClusterStatus(config: ClusterConfig, repositories: readonly RepositoryConfig[]): Promise<ClusterStatus> {
+  const etcd = openEtcd(config.etcd);
+  try {
+    const listed = await etcd.getAll().prefix(MEMBERS_PREFIX).strings();
+    const members: Member[] = Object.entries(listed)
+      .map(([key, value]) => ({ node: key.slice(MEMBERS_PREFIX.length), ...(JSON.parse(value) as Omit<Member, 'node'>) }))
+      .sort((a, b) => (a.node < b.node ? -1 : 1));
+    return clusterStatus(config, members, repositories);
+  } finally {
+    etcd.close();
+  }
+}
+
+export function clusterStatus(config: ClusterConfig, members: readonly Member[], repositories: readonly RepositoryConfig[]): ClusterStatus {
+  const { partitions, replicas } = config;
+  const nodes = members.map((member) => member.node);
+  const underReplicated: ClusterStatus['underReplicated'] = [];
+  const served = new Set<number>();
+  for (let partition = 0; partition < partitions; partition++) {
+    const servedBy = members.filter((member) => member.serving.includes(partition)).map((member) => member.node);
+    if (servedBy.length > 0) served.add(partition);
+    if (servedBy.length < Math.min(replicas, nodes.length) || servedBy.length === 0)
+      underReplicated.push({ partition, servedBy, owners: ownersOf(partition, nodes, replicas) });
+  }
+  return {
+    partitions,
+    replicas,
+    members: members.map((member) => ({
+      node: member.node,
+      url: member.url,
+      owns: ownedBy(member.node, nodes, partitions, replicas).length,
+      serves: member.serving.length,
+    })),
+    underReplicated,
+    unserved: repositories.filter((repository) => !served.has(partitionOf(repository.name, partitions))).map((repository) => repository.name),
+  };
+}

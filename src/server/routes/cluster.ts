@@ -1,0 +1,47 @@
+/** POST /api/cluster/search: a peer node's search of the partitions this node serves (docs/cluster.md, "Search"). */
+import { ApiError } from '../../api/errors.js';
+import { LIMITS, SearchResponse } from '../../api/schemas.js';
+import { parseBody, validator } from '../../api/validate.js';
+import { CLUSTER_KEY_HEADER } from '../../cluster/fan-out.js';
+import { PeerSearch } from '../../cluster/peer-search.js';
+import { JSON_TYPE, type Request } from '../http.js';
+import type { Route, ServerContext } from '../route.js';
+import { signalFor } from './search.js';
+
+const body = validator(PeerSearch);
+
+/** The cluster this request's peer belongs to: refused unless this node is in a cluster and the request presents its key. */
+function clusterOf(context: ServerContext, request: Request) {
+  const { cluster } = context;
+  if (!cluster) throw new ApiError('NOT_FOUND', 'this node is not in a cluster');
+  const presented = request.headers[CLUSTER_KEY_HEADER];
+  if (presented === undefined || !cluster.node.keyMatches(presented)) throw new ApiError('NOT_AUTHENTICATED', `send the cluster key in ${CLUSTER_KEY_HEADER}`);
+  return cluster;
+}
+
+export const peerSearchRoute: Route = {
+  method: 'post',
+  path: '/api/cluster/search',
+  operationId: 'peerSearch',
+  tag: 'Cluster',
+  summary: "A node's search of some of this node's partitions, ranked, for a search across the cluster; nodes only (the cluster key)",
+  access: 'public',
+  body: PeerSearch,
+  response: { status: 200, schema: SearchResponse, description: 'The ranked results of those partitions' },
+  errors: ['INVALID_REQUEST_BODY', 'FAILED_TO_PARSE_QUERY', 'NOT_AUTHENTICATED', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'],
+  async handle(request, _caller, context) {
+    const { node } = clusterOf(context, request);
+    const search = parseBody(body, request.body) as PeerSearch;
+    if (search.request.exhaustive || search.request.matches > LIMITS.matches)
+      throw new ApiError('INVALID_REQUEST_BODY', 'a peer search is capped, never exhaustive');
+    const notServed = search.partitions.filter((partition) => !node.servesPartition(partition));
+    if (notServed.length > 0) throw new ApiError('SERVICE_UNAVAILABLE', `this node does not serve partitions ${notServed.join(', ')}`);
+    const partitions = new Set(search.partitions);
+    const repositories = new Set(search.repositories.filter((name) => partitions.has(node.partitionOf(name))));
+    const json = await context.pool.searchJson(search.query, search.request, {
+      visible: (repository) => repositories.has(repository.name),
+      signal: signalFor(request),
+    });
+    return { status: 200, text: json.body, contentType: JSON_TYPE, release: json.release };
+  },
+};

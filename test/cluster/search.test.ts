@@ -1,0 +1,197 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import type { FileResult, SearchResponse } from '../../src/api/types.js';
+import { ownersOf, partitionOf } from '../../src/cluster/placement.js';
+import { trawlAsync } from '../helpers/cli.js';
+import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
+import { makeRepository } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
+import { startEtcd } from './etcd.js';
+
+const PARTITIONS = 8;
+
+/** `count` public repositories in each of which `router` is in every file, as often as the repository's number says. */
+function repositories(t: Test, count: number) {
+  return Array.from({ length: count }, (_, i) => {
+    const root = path.join(tempDir(t, 'trawl-cluster-repo-'), `r${i}`);
+    const files: Record<string, string> = {};
+    for (let f = 0; f < 6; f++) files[`src/file${f}.js`] = `// router ${i}.${f}\n${'router.use(handler);\n'.repeat(1 + ((i + f) % 4))}`;
+    makeRepository(root, files);
+    return { name: `example.com/acme/r${i}`, path: root, public: true };
+  });
+}
+
+function keyFile(t: Test): string {
+  const file = path.join(tempDir(t, 'trawl-cluster-key-'), 'cluster.key');
+  fs.writeFileSync(file, 'k'.repeat(40) + '\n', { mode: 0o600 });
+  return file;
+}
+
+/** What two answers must agree on: each file (repository, path, its match ranges) in order, the count, whether complete. */
+function essence(response: SearchResponse) {
+  const ranges = (file: FileResult) => [file.fileName.matchRanges.length, ...file.chunks.map((chunk) => chunk.matchRanges.length)];
+  return {
+    files: response.files.map((file) => `${file.repositoryId} ${file.repository}/${file.fileName.text} ${ranges(file).join(',')} ${file.webUrl}`),
+    actualMatchCount: response.stats.actualMatchCount,
+    isSearchExhaustive: response.isSearchExhaustive,
+  };
+}
+
+async function search(daemon: Daemon, body: object): Promise<{ status: number; missing: string | null; response: SearchResponse }> {
+  const reply = await daemon.post('/api/search', body);
+  return { status: reply.status, missing: reply.headers.get('x-trawl-missing-partitions'), response: (await reply.json()) as SearchResponse };
+}
+
+/** The cluster's status as `trawl cluster status --json` prints it. */
+async function status(configFile: string) {
+  const run = await trawlAsync(['cluster', 'status', '--json', '--config', configFile]);
+  return { exit: run.status, status: run.stdout ? (JSON.parse(run.stdout) as { members: { node: string; serves: number }[]; unserved: string[] }) : null };
+}
+
+t.test('three nodes answer every search as one node over the same repositories, and go on when one is killed', async (t) => {
+  const etcd = await startEtcd(t);
+  const repos = repositories(t, 12);
+  // One public URL for all, as behind one address: the links in the answers name it, whichever node built them.
+  const base = { repos, publicUrl: 'http://trawl.test', auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
+  const cluster = { etcd: etcd.endpoints, keyFile: keyFile(t), partitions: PARTITIONS, replicas: 2 };
+  const single = await startDaemon(t, base);
+  const nodes = await Promise.all(['a', 'b', 'c'].map((node) => startDaemon(t, { ...base, cluster: { ...cluster, node } })));
+  // Every partition served by both its replicas: the nodes have indexed what they own and handed the rest on.
+  await waitFor(
+    async () => {
+      const { exit, status: now } = await status(nodes[0]!.configFile);
+      return exit === 0 && now !== null && now.members.length === 3 && now.members.reduce((sum, member) => sum + member.serves, 0) === PARTITIONS * 2;
+    },
+    60_000,
+    'every partition served by two nodes',
+  );
+  const { status: settled } = await status(nodes[0]!.configFile);
+  t.ok(
+    settled!.members.every((member) => member.serves > 0 && member.serves < PARTITIONS),
+    'each node serves some partitions, none all of them',
+  );
+
+  const requests = [
+    { query: 'router', matches: 3, contextLines: 1 },
+    { query: 'router', matches: 17, contextLines: 0 },
+    { query: 'router', matches: 10_000 },
+    { query: 'router repo:r1', matches: 50 },
+    { query: 'type:file router', matches: 5 },
+    { query: 'handler', matches: 1000, ranked: true },
+  ];
+  for (const request of requests) {
+    const expected = await search(single, request);
+    for (const [i, node] of nodes.entries()) {
+      const got = await search(node, request);
+      t.equal(got.status, 200);
+      t.equal(got.missing, null, 'no partition is missing');
+      t.same(essence(got.response), essence(expected.response), `${JSON.stringify(request)} from node ${'abc'[i]}`);
+      if (request.ranked)
+        t.ok(
+          got.response.files.every((file) => typeof file.score === 'number'),
+          'a ranked search keeps its scores',
+        );
+      else
+        t.ok(
+          got.response.files.every((file) => file.score === undefined),
+          'scores only when asked for',
+        );
+    }
+  }
+
+  // The symbol routes search every partition too.
+  const references = { symbolName: 'handler' };
+  const expectedReferences = await (await single.post('/api/find_references', references)).json();
+  t.same(
+    await (await nodes[2]!.post('/api/find_references', references)).json(),
+    expectedReferences,
+    'find_references across the cluster, ids and links alike',
+  );
+
+  // A Sourcebot client's stream across the cluster: the same files, as one part.
+  const streamed = await nodes[1]!.post('/api/stream_search', { query: 'router', matches: 17 });
+  const events = (await streamed.text()).split('\n\n').filter((event) => event.startsWith('data: {'));
+  const chunks = events.map((event) => JSON.parse(event.slice(6)) as { type: string; files?: FileResult[]; isSearchExhaustive?: boolean });
+  t.same(
+    chunks.filter((chunk) => chunk.type === 'chunk').flatMap((chunk) => chunk.files!.map((file) => `${file.repository}/${file.fileName.text}`)),
+    (await search(single, { query: 'router', matches: 17 })).response.files.map((file) => `${file.repository}/${file.fileName.text}`),
+  );
+  t.equal(chunks.at(-1)!.type, 'final');
+
+  t.equal(
+    (await nodes[0]!.post('/api/search', { query: 'router', matches: 10, exhaustive: true })).status,
+    400,
+    'exhaustive is refused in a cluster, not answered in part',
+  );
+
+  // Node a dies: its partitions each have another replica, asked at once, before its lease runs out.
+  nodes[0]!.process.kill('SIGKILL');
+  await nodes[0]!.exited;
+  for (const request of requests) {
+    const expected = await search(single, request);
+    const got = await search(nodes[1]!, request);
+    t.same(essence(got.response), essence(expected.response), `${JSON.stringify(request)} with node a dead`);
+  }
+  await waitFor(async () => (await status(nodes[1]!.configFile)).status?.members.length === 2, 10_000, 'node a out of the members');
+});
+
+t.test('a partition no live node serves: a partial answer that says so, or 503 with cluster.strict', async (t) => {
+  const etcd = await startEtcd(t);
+  const repos = repositories(t, 6);
+  // One replica each. The partition of r0 belongs to b while b lives; a and c cannot index r0 (its path is not there
+  // for them), so once b is gone no node serves that partition.
+  const names = ['a', 'b', 'c'];
+  const r0 = partitionOf(repos[0]!.name, PARTITIONS);
+  const owner = ownersOf(r0, names, 1)[0]!;
+  const [first, second] = names.filter((name) => name !== owner);
+  const cluster = { etcd: etcd.endpoints, keyFile: keyFile(t), partitions: PARTITIONS, replicas: 1 };
+  const base = { auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
+  const elsewhere = repos.map((repo, i) => (i === 0 ? { ...repo, path: path.join(repo.path, 'not-here') } : repo));
+  const holder = await startDaemon(t, { ...base, repos, cluster: { ...cluster, node: owner } });
+  const lenient = await startDaemon(t, { ...base, repos: elsewhere, cluster: { ...cluster, node: first } });
+  const strict = await startDaemon(t, { ...base, repos: elsewhere, cluster: { ...cluster, node: second, strict: true } });
+  const request = { query: 'router', matches: 10_000 };
+  await waitFor(async () => (await search(lenient, request)).response.isSearchExhaustive, 60_000, 'every partition served');
+  t.ok(
+    (await search(lenient, request)).response.files.some((file) => file.repository === repos[0]!.name),
+    'r0 is found while its holder lives',
+  );
+
+  // The peer endpoint is the nodes' alone.
+  t.equal((await holder.post('/api/cluster/search', { request, partitions: [r0], repositories: [repos[0]!.name] })).status, 401, 'no cluster key: 401');
+  const wrongKey = await holder.fetch('/api/cluster/search', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-trawl-cluster-key': 'x'.repeat(40) },
+    body: JSON.stringify({ request, partitions: [r0], repositories: [repos[0]!.name] }),
+  });
+  t.equal(wrongKey.status, 401, 'a wrong cluster key: 401');
+  t.equal(((await wrongKey.json()) as { errorCode: string }).errorCode, 'NOT_AUTHENTICATED');
+
+  holder.process.kill('SIGKILL');
+  await holder.exited;
+  await waitFor(async () => (await search(lenient, request)).missing === String(r0), 15_000, `partition ${r0} reported missing`);
+  const partial = await search(lenient, request);
+  t.equal(partial.status, 200);
+  t.equal(partial.response.isSearchExhaustive, false, 'the answer says it is not complete');
+  t.ok(partial.response.stats.crashes >= 1, 'the missing partition is counted as a crash');
+  t.notOk(
+    partial.response.files.some((file) => file.repository === repos[0]!.name),
+    'nothing of the missing partition',
+  );
+  t.ok(partial.response.files.length > 0, 'the rest is answered');
+  const refused = await strict.post('/api/search', request);
+  t.equal(refused.status, 503, 'cluster.strict refuses a partial answer');
+  t.match(((await refused.json()) as { message: string }).message, new RegExp(`partitions ${r0}\\b`));
+  const { exit, status: now } = await status(lenient.configFile);
+  t.equal(exit, 1, '`trawl cluster status` exits 1 while a repository is not served');
+  t.same(
+    now!.unserved,
+    [repos[0]!.name].concat(
+      repos
+        .slice(1)
+        .filter((repo) => partitionOf(repo.name, PARTITIONS) === r0)
+        .map((repo) => repo.name),
+    ),
+  );
+});
