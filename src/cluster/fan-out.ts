@@ -18,8 +18,26 @@ import type { ClusterNode } from './node.js';
 
 /** The header a node presents its cluster key in. */
 export const CLUSTER_KEY_HEADER = 'x-trawl-cluster-key';
+/** The header a node names its caller in when it forwards a read (JSON: actorId, actorType), for the other node's audit trail. */
+export const ON_BEHALF_OF_HEADER = 'x-trawl-on-behalf-of';
 /** A peer waits this much longer than the search's time budget before it is given up. */
 const PEER_GRACE_MS = 2_000;
+/** A peer that has not answered after this long is not waited for alone: the other nodes serving its partitions are asked too. */
+const HEDGE_MS = 1_000;
+
+/** One search across the cluster as its parts see it: the planned query, the ranked request, and the visible repositories by partition. */
+interface Search {
+  query: QueryNode;
+  request: SearchRequest;
+  call: SearchCall;
+  visible: ReadonlyMap<number, string[]>;
+}
+
+/** What some partitions' nodes answered, and the partitions none did. */
+interface Covered {
+  answers: SearchResponse[];
+  missing: number[];
+}
 
 export interface ClusterAnswer {
   response: SearchResponse;
@@ -35,6 +53,8 @@ export interface ClusterSearchOptions {
   repositoryIds: ReadonlyMap<string, number>;
   /** The search time budget now (a reload may change it). */
   timeBudgetMs: () => number;
+  /** Counts each request to another node by its outcome (the metrics). */
+  countPeerRequest: (node: string, outcome: 'answered' | 'failed' | 'hedged') => void;
 }
 
 export class ClusterSearch {
@@ -54,36 +74,11 @@ export class ClusterSearch {
     for (const repository of repositories) {
       if (!call.visible(repository)) continue;
       const partition = this.node.partitionOf(repository.name);
-      visible.set(partition, [...(visible.get(partition) ?? []), repository.name]);
+      const names = visible.get(partition);
+      if (names) names.push(repository.name);
+      else visible.set(partition, [repository.name]);
     }
-    const answers: SearchResponse[] = [];
-    const missing: number[] = [];
-    const failed = new Set<string>();
-    for (let pending = [...visible.keys()]; pending.length > 0;) {
-      const routes = this.node.route(pending, failed);
-      missing.push(...routes.missing);
-      pending = [];
-      const asked: Promise<void>[] = [];
-      if (routes.local.length > 0) {
-        const local = new Set(routes.local);
-        const localCall = { ...call, visible: (repository: RepositoryConfig) => call.visible(repository) && local.has(this.node.partitionOf(repository.name)) };
-        asked.push(this.pool.search(query, ranked, localCall).then((answer) => void answers.push(answer)));
-      }
-      for (const [member, partitions] of routes.remote) {
-        const peerSearch = { query, request: ranked, partitions, repositories: partitions.flatMap((partition) => visible.get(partition)!) };
-        asked.push(
-          this.ask(member, peerSearch).then(
-            (answer) => void answers.push(inOwnIds(answer, this.options.repositoryIds)),
-            (error: unknown) => {
-              this.options.logger.warn({ node: member.node, err: error }, 'cluster: a node failed a search; its partitions are asked of another');
-              failed.add(member.node);
-              pending.push(...partitions);
-            },
-          ),
-        );
-      }
-      await Promise.all(asked);
-    }
+    const { answers, missing } = await this.cover([...visible.keys()], new Set(), { query, request: ranked, call, visible }, new AbortController().signal);
     const countsFiles = resultTypeOf(query) !== undefined;
     const response = mergeRanked(answers, request, countsFiles, missing.length === 0);
     response.stats.duration = Math.round((performance.now() - started) * 1e6);
@@ -91,13 +86,78 @@ export class ClusterSearch {
     return { response, missing: missing.sort((a, b) => a - b) };
   }
 
-  /** A peer's answer to `search`; rejects when it does not answer in time, or not with an answer (409: it no longer serves a partition). */
-  private async ask(member: Member, search: PeerSearch): Promise<SearchResponse> {
+  /** Answers for `partitions`: this node's own, and the peers' serving the others (none of `excluded`); the partitions no node answered are missing. */
+  private async cover(partitions: number[], excluded: ReadonlySet<string>, search: Search, signal: AbortSignal): Promise<Covered> {
+    const routes = this.node.route(partitions, excluded);
+    const parts: Promise<Covered>[] = [];
+    if (routes.local.length > 0) {
+      const local = new Set(routes.local);
+      const visible = (repository: RepositoryConfig) => search.call.visible(repository) && local.has(this.node.partitionOf(repository.name));
+      parts.push(this.pool.search(search.query, search.request, { ...search.call, visible }).then((answer) => ({ answers: [answer], missing: [] })));
+    }
+    for (const [member, group] of routes.remote) parts.push(this.hedged(member, group, excluded, search, signal));
+    const covered = await Promise.all(parts);
+    return { answers: covered.flatMap((part) => part.answers), missing: [...routes.missing, ...covered.flatMap((part) => part.missing)] };
+  }
+
+  /**
+   * `partitions` asked of `member`, and asked again of the other nodes serving them when it fails or has not answered
+   * after HEDGE_MS (a paused node): the first complete answer is taken and the other request cancelled.
+   */
+  private hedged(member: Member, partitions: number[], excluded: ReadonlySet<string>, search: Search, signal: AbortSignal): Promise<Covered> {
+    const primaryAbort = new AbortController();
+    const fallbackAbort = new AbortController();
+    const repositories = partitions.flatMap((partition) => search.visible.get(partition)!);
+    const primary = this.ask(member, { query: search.query, request: search.request, partitions, repositories }, primaryAbort.signal);
+    return new Promise<Covered>((resolve, reject) => {
+      let done = false;
+      let primaryFailed = false;
+      let incomplete: Covered | undefined; // the other nodes' answer, lacking partitions the primary may still bring
+      const finish = (covered: Covered) => {
+        if (done) return;
+        done = true;
+        clearTimeout(hedge);
+        primaryAbort.abort();
+        fallbackAbort.abort();
+        resolve(covered);
+      };
+      let fallback: Promise<void> | undefined;
+      const fallBack = () => {
+        if (signal.aborted || done) return;
+        fallback ??= this.cover(partitions, new Set(excluded).add(member.node), search, fallbackAbort.signal).then((covered) => {
+          if (covered.missing.length === 0 || primaryFailed) finish(covered);
+          else incomplete = covered;
+        }, reject);
+      };
+      const hedge = setTimeout(() => {
+        if (signal.aborted || done) return;
+        this.options.countPeerRequest(member.node, 'hedged');
+        fallBack();
+      }, HEDGE_MS);
+      primary.then(
+        (answer) => {
+          this.options.countPeerRequest(member.node, 'answered');
+          finish({ answers: [inOwnIds(answer, this.options.repositoryIds)], missing: [] });
+        },
+        (error: unknown) => {
+          if (done || signal.aborted) return;
+          this.options.countPeerRequest(member.node, 'failed');
+          primaryFailed = true;
+          this.options.logger.warn({ node: member.node, err: error }, 'cluster: a node failed a search; its partitions are asked of another');
+          if (incomplete) finish(incomplete);
+          else fallBack();
+        },
+      );
+    });
+  }
+
+  /** A peer's answer to `search`; rejects when it does not answer in time, or not with an answer (503: it no longer serves a partition). */
+  private async ask(member: Member, search: PeerSearch, signal: AbortSignal): Promise<SearchResponse> {
     const response = await fetch(`${member.url}/api/cluster/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [CLUSTER_KEY_HEADER]: this.node.peerKey },
       body: JSON.stringify(search),
-      signal: AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS)]),
     });
     if (!response.ok) throw new Error(`${member.node} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
     return (await response.json()) as SearchResponse;

@@ -98,6 +98,11 @@ export class ClusterNode {
     return this.serving.includes(partition);
   }
 
+  /** How many members are live, and how many partitions this node holds and serves (its metrics). */
+  counts(): { members: number; held: number; serving: number } {
+    return { members: this.live.length, held: this.held.length, serving: this.serving.length };
+  }
+
   /** The live members, by name, as last seen. */
   members(): Member[] {
     return this.live;
@@ -119,6 +124,14 @@ export class ClusterNode {
     } catch (error) {
       this.logger.warn({ err: error }, 'cluster: the partitions served could not be told to etcd');
     }
+  }
+
+  /** The other live members serving `repository`'s partition, starting with the next in turn. */
+  peersServing(repository: string): Member[] {
+    const partition = this.partitionOf(repository);
+    const serving = this.live.filter((member) => member.node !== this.config.node && member.serving.includes(partition));
+    const turn = this.turn++ % Math.max(1, serving.length);
+    return [...serving.slice(turn), ...serving.slice(0, turn)];
   }
 
   /** Which node answers each of `partitions`: this one when it serves it, else a member that does (in turn), else none. */

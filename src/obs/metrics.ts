@@ -24,6 +24,8 @@ export interface MetricsSources {
   gitReadsWaiting(): number;
   /** Running totals of each code host connection's syncs. */
   connectionTotals(): Map<string, { syncs: number; failures: number; fetchFailures: number; bytes: number; seconds: number }>;
+  /** In a cluster: its live members, and the partitions this node holds and serves. */
+  cluster?(): { members: number; held: number; serving: number };
 }
 
 export class Metrics {
@@ -39,6 +41,13 @@ export class Metrics {
     help: 'HTTP request latency by route',
     labelNames: ['route'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+  /** A search across the cluster's requests to other nodes (cluster/fan-out.ts): answered, failed, or hedged (asked again of another node). */
+  readonly peerRequests = new Counter({
+    name: 'trawl_cluster_peer_requests_total',
+    help: 'Searches this node asked of other nodes of its cluster, by node and outcome: answered, failed, hedged (not answered in time, asked of another node too)',
+    labelNames: ['node', 'outcome'],
     registers: [this.registry],
   });
   readonly searchSeconds = new Histogram({
@@ -69,6 +78,12 @@ export class Metrics {
     mirror('trawl_render_slots_in_use', 'Shared-memory slots held by searches in flight and by responses not yet written (0 at rest)', () =>
       sources.renderSlotsInUse(),
     );
+    const { cluster } = sources;
+    if (cluster) {
+      mirror('trawl_cluster_members', "Live members of this node's cluster, as this node sees them", () => cluster().members);
+      mirror('trawl_cluster_partitions_held', 'Partitions this node holds: indexes, or keeps until a new owner serves them', () => cluster().held);
+      mirror('trawl_cluster_partitions_serving', 'Partitions this node serves to searches', () => cluster().serving);
+    }
     new Gauge({
       name: 'trawl_index_lag_seconds',
       help: 'How far each repository index is behind its last seen change',

@@ -25,6 +25,7 @@ import { secureCookies, sessionSecretOf } from './session-cookie.js';
 import { MCP_RESOURCE_PATH, PROTECTED_RESOURCE_METADATA_PATH } from './mcp/resource.js';
 import type { ServerContext } from './route.js';
 import { addressKey } from './client-address.js';
+import { CLUSTER_KEY_HEADER, ON_BEHALF_OF_HEADER } from '../cluster/fan-out.js';
 
 /**
  * Who may call a route: anyone ('public': health, version, OpenAPI, sign-in);
@@ -42,6 +43,13 @@ export interface Caller {
   canSee(repo: RepositoryConfig): boolean;
   /** False once the credential was revoked, expired or its user removed (open streams and MCP sessions end then). */
   stillValid(): boolean;
+  /** Set when another node of the cluster asks on behalf of its caller (peer-forward.ts): who that was, for the audit trail. */
+  onBehalfOf?: Actor;
+}
+
+export interface Actor {
+  actorId: string | null;
+  actorType: 'user' | 'anonymous';
 }
 
 const BEARER = /^bearer\s+(\S+)\s*$/i;
@@ -51,6 +59,7 @@ const API_KEY_HEADERS = ['X-Service-Api-Key', 'X-Sourcebot-Api-Key'] as const;
 /** The Caller of `request` for `operation`; NOT_AUTHENTICATED or INSUFFICIENT_PERMISSIONS when it may not call it. */
 export function authorize(context: ServerContext, operation: Pick<Operation, 'access' | 'ee'>, request: Request): Caller {
   if (operation.access === 'public') return anonymousCaller;
+  if (request.headers[CLUSTER_KEY_HEADER] !== undefined) return peerCaller(context, operation, request);
   const { auth } = context;
   // Requests hold header names in lower case.
   const keyHeader = API_KEY_HEADERS.find((name) => request.headers[name.toLowerCase()] !== undefined);
@@ -150,8 +159,33 @@ function repositoryIds(catalog: Catalog): Map<string, number> {
   return ids;
 }
 
+/**
+ * Another node of the cluster, reading for its caller (peer-forward.ts): it presents the cluster key, may read every
+ * repository (its own node decided what its caller may see), and reads only.
+ */
+function peerCaller(context: ServerContext, operation: Pick<Operation, 'access'>, request: Request): Caller {
+  if (!context.cluster?.node.keyMatches(request.headers[CLUSTER_KEY_HEADER]!)) {
+    failedAuthentications.takeFor(addressKey(request.remoteAddress)); // guessing the key is slowed as guessing a credential is
+    throw new ApiError('NOT_AUTHENTICATED', `the ${CLUSTER_KEY_HEADER} is not this cluster's`);
+  }
+  if (operation.access !== 'read') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'a node of the cluster may only read from another');
+  return { ...anonymousCaller, canSee: () => true, onBehalfOf: actorFrom(request.headers[ON_BEHALF_OF_HEADER]) };
+}
+
+/** The actor a peer names in ON_BEHALF_OF_HEADER; anonymous when it names none that is well formed. */
+function actorFrom(header: string | undefined): Actor {
+  try {
+    const actor = JSON.parse(header ?? 'null') as Actor | null;
+    if (actor?.actorType === 'user' && typeof actor.actorId === 'string') return { actorId: actor.actorId, actorType: 'user' };
+  } catch {
+    // malformed: anonymous
+  }
+  return { actorId: null, actorType: 'anonymous' };
+}
+
 /** What an audit record says about who acted. */
-export function actorOf(caller: Caller): { actorId: string | null; actorType: 'user' | 'anonymous' } {
+export function actorOf(caller: Caller): Actor {
+  if (caller.onBehalfOf) return caller.onBehalfOf;
   return caller.user ? { actorId: caller.user.id, actorType: 'user' } : { actorId: null, actorType: 'anonymous' };
 }
 

@@ -7,6 +7,7 @@ import uWS from 'uWebSockets.js';
 import { ApiError } from '../api/errors.js';
 import { requireQueryParameters } from '../api/validate.js';
 import { authorize, type Caller } from './access.js';
+import { forwardToPeer, RepositoryElsewhere } from './peer-forward.js';
 import { RateLimiter } from './rate-limit.js';
 import { serve, type HandlerHooks, type Reply, type Request } from './http.js';
 import { asApiError } from './known-errors.js';
@@ -138,7 +139,12 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
           // A failed authentication counts too (against the address): guessing keys is limited like anything else.
           if (route.access !== 'public') limiter?.take(caller, request);
         }
-        return route.handle(request, caller, context);
+        try {
+          return await route.handle(request, caller, context);
+        } catch (error) {
+          if (error instanceof RepositoryElsewhere) return forwardToPeer(context, request, caller, error);
+          throw error;
+        }
       });
     });
   }

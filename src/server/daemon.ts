@@ -363,6 +363,7 @@ function serverContext(
     displacedSearches: () => pool.displacedSearches,
     gitReadsWaiting: () => gitProcesses.waiting,
     connectionTotals: () => syncer.totals(),
+    ...(cluster ? { cluster: () => cluster.counts() } : {}),
   });
   return {
     get config() {
@@ -383,7 +384,14 @@ function serverContext(
     connections: syncer,
     cluster: cluster && {
       node: cluster,
-      search: new ClusterSearch({ node: cluster, pool, logger, repositoryIds: clusterIds, timeBudgetMs: () => config().server.searchTimeBudgetMs }),
+      search: new ClusterSearch({
+        node: cluster,
+        pool,
+        logger,
+        repositoryIds: clusterIds,
+        timeBudgetMs: () => config().server.searchTimeBudgetMs,
+        countPeerRequest: (node, outcome) => metrics.peerRequests.inc({ node, outcome }),
+      }),
     },
     indexState: (name) =>
       scheduler.isIndexing(name) ? 'indexing' : (catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),

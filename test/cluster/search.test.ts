@@ -125,6 +125,30 @@ t.test('three nodes answer every search as one node over the same repositories, 
     'exhaustive is refused in a cluster, not answered in part',
   );
 
+  // Node c pauses (SIGSTOP): what a asks of it is asked of c's partitions' other replica after a moment.
+  nodes[2]!.process.kill('SIGSTOP');
+  try {
+    for (const request of requests.slice(0, 2)) {
+      t.same(
+        essence((await search(nodes[0]!, request)).response),
+        essence((await search(single, request)).response),
+        `${JSON.stringify(request)} with c paused`,
+      );
+    }
+    const metrics = await (await nodes[0]!.fetch('/metrics')).text();
+    t.match(metrics, /trawl_cluster_peer_requests_total\{node="c",outcome="hedged"\} [1-9]/, 'the requests to the paused node were hedged');
+  } finally {
+    nodes[2]!.process.kill('SIGCONT');
+  }
+  await waitFor(
+    async () => {
+      const { status: now } = await status(nodes[0]!.configFile);
+      return now !== null && now.members.length === 3 && now.members.reduce((sum, member) => sum + member.serves, 0) === PARTITIONS * 2;
+    },
+    60_000,
+    'node c back, every partition served twice again',
+  );
+
   // Node a dies: its partitions each have another replica, asked at once, before its lease runs out.
   nodes[0]!.process.kill('SIGKILL');
   await nodes[0]!.exited;
@@ -168,8 +192,21 @@ t.test('a partition no live node serves: a partial answer that says so, or 503 w
   t.equal(wrongKey.status, 401, 'a wrong cluster key: 401');
   t.equal(((await wrongKey.json()) as { errorCode: string }).errorCode, 'NOT_AUTHENTICATED');
 
+  // Reads of r0 from a node without a copy are answered by its holder, as they are there.
+  const source = `/api/source?repo=${encodeURIComponent(repos[0]!.name)}&path=src/file1.js`;
+  const here = await holder.fetch(source);
+  const forwarded = await lenient.fetch(source);
+  t.equal(forwarded.status, 200, 'a read forwarded to the node serving the repository');
+  t.same(await forwarded.json(), await here.json());
+  const tree = await lenient.post('/api/tree', { repoName: repos[0]!.name, revisionName: 'HEAD', paths: ['src'] });
+  t.equal(tree.status, 200);
+  t.match(JSON.stringify(await tree.json()), /file5\.js/);
+  const asPeer = await holder.fetch(source, { headers: { 'x-trawl-cluster-key': 'x'.repeat(40) } });
+  t.equal(asPeer.status, 401, 'a read presenting a wrong cluster key is refused');
+
   holder.process.kill('SIGKILL');
   await holder.exited;
+  t.equal((await lenient.fetch(source)).status, 503, 'no node left to read r0: 503');
   await waitFor(async () => (await search(lenient, request)).missing === String(r0), 15_000, `partition ${r0} reported missing`);
   const partial = await search(lenient, request);
   t.equal(partial.status, 200);

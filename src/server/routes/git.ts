@@ -34,7 +34,7 @@ import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { pageHeaders, requestedPage } from '../pagination.js';
 import { callerKey } from '../rate-limit.js';
-import { gitRepository, visibleRepository } from '../repositories.js';
+import { gitRepository, repositoryHere } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
 
 const GIT_ERRORS = ['NOT_FOUND', 'INVALID_GIT_REF', 'NOT_AUTHENTICATED'] as const;
@@ -48,7 +48,7 @@ const blameQuery = validator(BlameQuery);
 
 /** The repository and the commit `ref` names in it, as the caller may see them. */
 async function commitIn(context: ServerContext, caller: Caller, name: string, ref: string) {
-  const repo = visibleRepository(context, caller, name);
+  const repo = repositoryHere(context, caller, name);
   const repository = await gitRepository(repo);
   return { repo, repository, commit: await resolveCommit(repository, ref) };
 }
@@ -58,7 +58,7 @@ async function commitIn(context: ServerContext, caller: Caller, name: string, re
  * directory, whose files are read from disk and whose one revision is HEAD.
  */
 async function revisionIn(context: ServerContext, caller: Caller, name: string, ref: string): Promise<{ repo: RepositoryConfig; commit: GitCommit | null }> {
-  const repo = visibleRepository(context, caller, name);
+  const repo = repositoryHere(context, caller, name);
   if (isGitRepository(repo.path)) return { repo, commit: await resolveCommit(await gitRepository(repo), ref) };
   if (ref !== 'HEAD') throw new InvalidRefError(ref, 'a plain directory has one revision, HEAD', true);
   return { repo, commit: null };
