@@ -4,7 +4,8 @@
  */
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
-import { ErrorResponse, SHARED_SCHEMAS } from './schemas.js';
+import { SHARED_SCHEMAS } from './references.js';
+import { ErrorResponse } from './schemas.js';
 
 /** What the document says about one operation. */
 export interface Operation {

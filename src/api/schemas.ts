@@ -410,6 +410,5 @@ export const StreamSearchEvent = Type.Union(
 );
 
 /** Schemas that others reference by $id: they become components.schemas and are passed to the validators. */
-export const SHARED_SCHEMAS: TSchema[] = [Position, Range, SearchStats, TreeNode, Repository, Commit];
 
 export type FindSymbolRequestBody = Static<typeof FindSymbolRequest>;

@@ -6,7 +6,7 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { ApiError, type ErrorCode } from './errors.js';
-import { SHARED_SCHEMAS } from './schemas.js';
+import { SHARED_SCHEMAS } from './references.js';
 
 export interface Validator<T extends TSchema> {
   readonly schema: T;

@@ -6,6 +6,8 @@
  */
 import type { RepositoryConfig } from '../config/config.js';
 import type { SearchRequest, SearchResponse } from '../api/types.js';
+import type { Static } from '@sinclair/typebox';
+import type { PeerSearchRequest } from '../api/cluster-schemas.js';
 import { compareFiles, matchRangesOf, withinRanges } from '../api/ranked-files.js';
 import type { Logger } from '../obs/logger.js';
 import type { QueryNode } from '../query/ast.js';
@@ -13,7 +15,6 @@ import { resultTypeOf } from '../query/plan.js';
 import type { SearchCall, SearchPool } from '../search/pool.js';
 import { accumulateStats, emptyStats } from '../search/response/stats.js';
 import type { Member } from './membership.js';
-import type { PeerSearch } from './peer-search.js';
 import type { ClusterNode } from './node.js';
 
 /** The header a node presents its cluster key in. */
@@ -24,6 +25,9 @@ export const ON_BEHALF_OF_HEADER = 'x-trawl-on-behalf-of';
 const PEER_GRACE_MS = 2_000;
 /** A peer that has not answered after this long is not waited for alone: the other nodes serving its partitions are asked too. */
 const HEDGE_MS = 1_000;
+
+/** What a node asks a peer (api/cluster-schemas.ts), its query planned. */
+export type PeerSearch = Omit<Static<typeof PeerSearchRequest>, 'query'> & { query: QueryNode };
 
 /** One search across the cluster as its parts see it: the planned query, the ranked request, and the visible repositories by partition. */
 interface Search {
@@ -64,6 +68,11 @@ export class ClusterSearch {
   constructor(private readonly options: ClusterSearchOptions) {
     this.node = options.node;
     this.pool = options.pool;
+  }
+
+  /** Whether this node serves the partition of every repository of `repositories` that `visible` lets the caller see: its own search answers alone. */
+  servedHere(visible: (repository: RepositoryConfig) => boolean, repositories: readonly RepositoryConfig[]): boolean {
+    return repositories.every((repository) => !visible(repository) || this.node.servesPartition(this.node.partitionOf(repository.name)));
   }
 
   /** `query` (planned from `request`) over the repositories of `repositories` the call may see, wherever they are served. */

@@ -35,10 +35,13 @@ export interface Routes {
 
 export class ClusterNode {
   private held: number[] = [];
+  /** Counts the changes of `held`: who read it can tell whether it changed since. */
+  heldVersion = 0;
   private serving: number[] = [];
   /** Spreads the partitions served by several nodes over them, search by search. */
   private turn = 0;
   private live: Member[] = [];
+  private readonly partitions = new Map<string, number>();
   private membership: Membership | undefined;
 
   private constructor(
@@ -84,8 +87,14 @@ export class ClusterNode {
     return this.key.toString();
   }
 
+  /** The partition of `repository` (remembered: a search asks it of every repository the caller may see). */
   partitionOf(repository: string): number {
-    return partitionOf(repository, this.config.partitions);
+    let partition = this.partitions.get(repository);
+    if (partition === undefined) {
+      partition = partitionOf(repository, this.config.partitions);
+      this.partitions.set(repository, partition);
+    }
+    return partition;
   }
 
   /** Whether this node holds `repository`'s partition: the indexer keeps it. */
@@ -170,6 +179,7 @@ export class ClusterNode {
     const held = heldBy(this.config.node, owned, this.serving, servedBy, (partition) => ownersOf(partition, nodes, replicas));
     if (held.join() === this.held.join()) return;
     this.held = held;
+    this.heldVersion++;
     this.logger.info({ held: held.length, members: nodes.length }, 'cluster: the partitions held changed');
     const stillServed = this.serving.filter((partition) => held.includes(partition));
     if (stillServed.length < this.serving.length) void this.serve(stillServed);

@@ -103,7 +103,11 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
     kind: credential.kind,
     credential,
     user: credential.user,
-    canSee: (repo) => auth.canSee(credential, { id: repositoryIds(context.catalog()).get(repo.name) ?? -1, public: repo.public }),
+    canSee: (repo) =>
+      auth.canSee(credential, {
+        id: repositoryIds(context.catalog()).get(repo.name) ?? context.cluster?.repositoryIds.get(repo.name) ?? -1,
+        public: repo.public,
+      }),
     stillValid: () => auth.stillValid(credential),
   };
 }

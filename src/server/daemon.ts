@@ -96,12 +96,14 @@ export class Daemon {
     }
     config = withConnectionRepositories(config, config, syncer);
     let cluster: ClusterNode | null = null;
+    const applyHeld = () =>
+      void daemon?.heldChanged().catch((error: unknown) => logger.error({ err: error }, 'cluster: the partitions held could not be applied'));
     try {
       if (config.cluster) {
         cluster = await ClusterNode.start({
           config: config.cluster,
           logger,
-          onHeld: () => void daemon?.heldChanged().catch((error: unknown) => logger.error({ err: error }, 'cluster: the partitions held could not be applied')),
+          onHeld: () => applyHeld(),
         });
       }
     } catch (error) {
@@ -119,6 +121,7 @@ export class Daemon {
       : new Map<string, number>();
     const catalog = new CatalogHolder(pool);
     catalog.publish(loadCatalog(config));
+    const heldVersion = cluster?.heldVersion;
     const scheduler = new IndexScheduler({
       config: heldConfig(config, cluster),
       logger,
@@ -187,6 +190,8 @@ export class Daemon {
     );
     void scheduler.start().then(() => daemon.ready());
     syncer.start();
+    // Partitions that moved while the daemon started (the scheduler took the held repositories of before).
+    if (cluster && cluster.heldVersion !== heldVersion) applyHeld();
     return daemon;
   }
 
@@ -384,6 +389,7 @@ function serverContext(
     connections: syncer,
     cluster: cluster && {
       node: cluster,
+      repositoryIds: clusterIds,
       search: new ClusterSearch({
         node: cluster,
         pool,
@@ -393,8 +399,11 @@ function serverContext(
         countPeerRequest: (node, outcome) => metrics.peerRequests.inc({ node, outcome }),
       }),
     },
-    indexState: (name) =>
-      scheduler.isIndexing(name) ? 'indexing' : (catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending'),
+    indexState: (name) => {
+      // A repository another node holds is ready once a live node serves its partition.
+      if (cluster && !cluster.holds(name)) return cluster.peersServing(name).length > 0 ? 'ready' : 'pending';
+      return scheduler.isIndexing(name) ? 'indexing' : (catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending');
+    },
   };
 }
 

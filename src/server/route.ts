@@ -44,8 +44,8 @@ export interface ServerContext {
   oidc(): OidcSignIn | null;
   /** The code host connections: their sync state, and syncs on demand. */
   connections: ConnectionSyncer;
-  /** This node of a cluster and its searches across it; null for a single node. */
-  cluster: { node: ClusterNode; search: ClusterSearch } | null;
+  /** This node of a cluster, its searches across it, and the ids it gave every configured repository; null for a single node. */
+  cluster: { node: ClusterNode; search: ClusterSearch; repositoryIds: ReadonlyMap<string, number> } | null;
 }
 
 export interface Route extends Operation {

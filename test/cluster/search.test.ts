@@ -72,6 +72,14 @@ t.test('three nodes answer every search as one node over the same repositories, 
     'each node serves some partitions, none all of them',
   );
 
+  // Every node lists every repository, with the ids one node gives them, ready wherever it is held.
+  const listing = async (daemon: Daemon) =>
+    ((await (await daemon.fetch('/api/repos?perPage=100')).json()) as { repoName: string; repoId: number; indexState: string }[]).map(
+      (repo) => `${repo.repoName} ${repo.repoId} ${repo.indexState}`,
+    );
+  const expectedListing = await listing(single);
+  for (const daemon of nodes) t.same(await listing(daemon), expectedListing, 'the repository list');
+
   const requests = [
     { query: 'router', matches: 3, contextLines: 1 },
     { query: 'router', matches: 17, contextLines: 0 },

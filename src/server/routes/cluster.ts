@@ -2,13 +2,13 @@
 import { ApiError } from '../../api/errors.js';
 import { LIMITS, SearchResponse } from '../../api/schemas.js';
 import { parseBody, validator } from '../../api/validate.js';
-import { CLUSTER_KEY_HEADER } from '../../cluster/fan-out.js';
-import { PeerSearch } from '../../cluster/peer-search.js';
+import { PeerSearchRequest } from '../../api/cluster-schemas.js';
+import { CLUSTER_KEY_HEADER, type PeerSearch } from '../../cluster/fan-out.js';
 import { JSON_TYPE, type Request } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
 import { signalFor } from './search.js';
 
-const body = validator(PeerSearch);
+const body = validator(PeerSearchRequest);
 
 /** The cluster this request's peer belongs to: refused unless this node is in a cluster and the request presents its key. */
 function clusterOf(context: ServerContext, request: Request) {
@@ -26,7 +26,7 @@ export const peerSearchRoute: Route = {
   tag: 'Cluster',
   summary: "A node's search of some of this node's partitions, ranked, for a search across the cluster; nodes only (the cluster key)",
   access: 'public',
-  body: PeerSearch,
+  body: PeerSearchRequest,
   response: { status: 200, schema: SearchResponse, description: 'The ranked results of those partitions' },
   errors: ['INVALID_REQUEST_BODY', 'FAILED_TO_PARSE_QUERY', 'NOT_AUTHENTICATED', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'],
   async handle(request, _caller, context) {

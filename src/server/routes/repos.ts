@@ -43,7 +43,7 @@ function describe(repo: CatalogRepository, context: ServerContext) {
   const { config, entry } = repo;
   const item: Record<string, unknown> = {
     codeHostType: config.codeHostType,
-    repoId: entry?.id ?? 0,
+    repoId: entry?.id ?? context.cluster?.repositoryIds.get(config.name) ?? 0,
     repoName: config.name,
     webUrl: browseRepositoryUrl(context.config.publicUrl, config.name),
     defaultBranch: entry?.defaultBranch ?? 'HEAD',

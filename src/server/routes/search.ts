@@ -66,7 +66,7 @@ export const searchRoute: Route = {
     const query = await context.pool.plan(search, from);
     if (search.exhaustive) return partsReply({ request, caller, context, search, query, from }, JSON_PARTS);
     const signal = signalFor(request);
-    if (context.cluster) {
+    if (acrossCluster(context, caller.canSee)) {
       const { response, missing } = await timedSearch(context, query, () =>
         clusterSearch(context, query, search, { visible: caller.canSee, signal, caller: from }),
       );
@@ -87,6 +87,11 @@ export const searchRoute: Route = {
 /** Names the partitions a search across a cluster could not ask (no live node served them): its answer lacks their repositories. */
 const MISSING_PARTITIONS_HEADER = 'X-Trawl-Missing-Partitions';
 
+/** Whether a search needs other nodes: this node is in a cluster and does not serve every repository the caller may see. */
+function acrossCluster(context: ServerContext, visible: SearchCall['visible']): boolean {
+  return context.cluster !== null && !context.cluster.search.servedHere(visible, context.config.repos);
+}
+
 /** The search across the cluster (cluster/fan-out.ts); with `cluster.strict`, refused when a partition is missing. */
 async function clusterSearch(context: ServerContext, query: QueryNode, search: Static<typeof SearchRequest>, call: SearchCall): Promise<ClusterAnswer> {
   const answer = await context.cluster!.search.search(query, search, call, context.config.repos);
@@ -103,7 +108,7 @@ export async function searchObjects(
   search: Static<typeof SearchRequest>,
   call: SearchCall,
 ): Promise<Static<typeof SearchResponse>> {
-  return context.cluster ? (await clusterSearch(context, query, search, call)).response : context.pool.search(query, search, call);
+  return acrossCluster(context, call.visible) ? (await clusterSearch(context, query, search, call)).response : context.pool.search(query, search, call);
 }
 
 /** The search across the cluster as a stream: its merged answer as one part. */
@@ -242,7 +247,7 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
         };
         const call = { visible: caller.canSee, signal, caller: from, ready: backlog.ready };
         const summary = await timedSearch(context, query, () =>
-          context.cluster ? clusterStream(context, query, search, call, onPart) : context.pool.stream(query, search, call, onPart),
+          acrossCluster(context, call.visible) ? clusterStream(context, query, search, call, onPart) : context.pool.stream(query, search, call, onPart),
         );
         last = () => {
           summary.isSearchExhaustive &&= !partsDropped;

@@ -1,0 +1,164 @@
+/**
+ * What a cluster costs and gives (docs/cluster.md), on Go 1.19's source tree with each top-level directory a
+ * repository, beside one node in the same run: the added latency of the fan-out (one client's p50) with every
+ * result on one other node (one partition) and spread over four nodes (four partitions), and the selective
+ * literals' throughput of two replicas against one node, per CPU-second used. One etcd member (Debian's
+ * `etcd-server`) is started for the run. Written to docs/benchmarks.md.
+ *
+ *   npm run bench:cluster   (apt-get install etcd-server wrk golang-1.19-src)
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { readClusterStatus } from '../src/cluster/status.js';
+import { validateConfig } from '../src/config/config.js';
+import { formatMs as format, removeScratch, runWrk, scratch, startDaemon, threadCpuSeconds, wrkScript, type Daemon } from './http-harness.js';
+import { loadAverage, writeReportBlock } from './report.js';
+
+const GO_SOURCE = '/usr/share/go-1.19/src';
+const SECONDS = Number(process.env.TRAWL_BENCH_HTTP_SECONDS ?? 6);
+const QUERIES = ['ReadFull', 'MustCompile', 'QZXJ_IN_NO_FILE_WK'].map((query) => JSON.stringify({ query, matches: 100, isCaseSensitivityEnabled: true }));
+
+if (!fs.existsSync(GO_SOURCE)) {
+  console.error(`${GO_SOURCE} is missing: apt-get install golang-1.19-src`);
+  process.exit(2);
+}
+const repos = fs
+  .readdirSync(GO_SOURCE, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => ({ name: `go.dev/src/${entry.name}`, path: path.join(GO_SOURCE, entry.name), public: true }));
+const keyFile = path.join(scratch, 'cluster.key');
+fs.writeFileSync(keyFile, `${'k'.repeat(40)}\n`, { mode: 0o600 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
+}
+
+/** One etcd member on free ports, healthy. */
+async function startEtcd() {
+  const [client, peer] = [await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${client}`;
+  const child = spawn(
+    'etcd',
+    [
+      `--data-dir=${path.join(scratch, 'etcd')}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=http://127.0.0.1:${peer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+      `--initial-cluster=default=http://127.0.0.1:${peer}`,
+      '--log-level=error',
+    ],
+    { stdio: 'ignore' },
+  );
+  for (;;) {
+    const healthy = await fetch(`${url}/health`).then(
+      async (response) => ((await response.json()) as { health?: string }).health === 'true',
+      () => false,
+    );
+    if (healthy) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { url, stop: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL'))) };
+}
+
+const base = { repos, index: { ctagsCommand: '' }, server: { rescanIntervalSeconds: 0, workers: 1 } };
+const started: Daemon[] = [];
+async function node(name: string, config: object): Promise<Daemon> {
+  const daemon = await startDaemon({ ...base, dataDir: path.join(scratch, name), ...config });
+  started.push(daemon);
+  return daemon;
+}
+
+/** A cluster of `nodes` nodes over `partitions` partitions, `replicas` each, once every partition is served. */
+async function cluster(name: string, etcd: string, nodes: number, partitions: number, replicas: number): Promise<Daemon[]> {
+  const settings = { etcd: [etcd], keyFile, partitions, replicas };
+  const daemons = await Promise.all(Array.from({ length: nodes }, (_, i) => node(`${name}-${i}`, { cluster: { ...settings, node: `${name}-${i}` } })));
+  const config = validateConfig({ repos, cluster: { ...settings, node: 'status' } }, 'bench');
+  for (;;) {
+    const status = await readClusterStatus(config.cluster!, config.repos);
+    const mine = status.members.filter((member) => member.node.startsWith(`${name}-`));
+    if (mine.length === nodes && mine.reduce((sum, member) => sum + member.serves, 0) === partitions * Math.min(replicas, nodes)) return daemons;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function stop(daemon: Daemon): Promise<void> {
+  started.splice(started.indexOf(daemon), 1);
+  await daemon.stop();
+}
+
+/** The daemon of cluster `name` that serves the fewest partitions. */
+async function leastServing(etcd: string, name: string, partitions: number, daemons: Daemon[]): Promise<Daemon> {
+  const config = validateConfig({ repos, cluster: { etcd: [etcd], keyFile, partitions, replicas: 1, node: 'status' } }, 'bench');
+  const { members } = await readClusterStatus(config.cluster!, config.repos);
+  const serves = (i: number) => members.find((member) => member.node === `${name}-${i}`)!.serves;
+  return daemons.reduce((best, daemon, i) => (serves(i) < serves(daemons.indexOf(best)) ? daemon : best));
+}
+
+const p50 = async (daemon: Daemon) => {
+  const script = wrkScript('cluster', '/api/search', QUERIES);
+  await runWrk(daemon.url, script, 2, 1); // warm
+  return (await runWrk(daemon.url, script, 1, SECONDS)).p50;
+};
+
+/** Selective literals from 16 clients: requests/s, and requests per CPU-second of the daemons. */
+async function throughput(daemons: Daemon[]) {
+  const cpu = () => daemons.reduce((sum, daemon) => sum + Object.values(threadCpuSeconds(daemon.child.pid!)).reduce((a, b) => a + b, 0), 0);
+  const script = wrkScript('cluster', '/api/search', QUERIES.slice(0, 2));
+  await runWrk(daemons[0]!.url, script, 4, 1);
+  const before = cpu();
+  // Each daemon gets its share of the clients, as behind a load balancer.
+  const runs = await Promise.all(daemons.map((daemon) => runWrk(daemon.url, script, 16 / daemons.length, SECONDS)));
+  const rps = runs.reduce((sum, run) => sum + run.rps, 0);
+  return { rps, perCpuSecond: (rps * SECONDS) / (cpu() - before) };
+}
+
+const loadAtStart = loadAverage();
+const etcd = await startEtcd();
+let body: string;
+try {
+  console.error('indexing: one node, then each cluster in turn …');
+  const single = await node('single', {});
+  const rows: string[] = [];
+  // One cluster at a time: they share the etcd member, and a node sees every member registered there.
+  for (const [name, nodes, partitions] of [
+    ['1 partition, on another node', 2, 1],
+    ['4 partitions on 4 nodes', 4, 4],
+  ] as const) {
+    const daemons = await cluster(`p${partitions}`, etcd.url, nodes, partitions, 1);
+    // The node asked serves no partition, or one of four: every result, or three quarters, come from the others.
+    const asked = await leastServing(etcd.url, `p${partitions}`, partitions, daemons);
+    const alone = await p50(single);
+    const fanned = await p50(asked);
+    rows.push(`| ${name} | ${format(alone)} | ${format(fanned)} | +${format(fanned - alone)} |`);
+    console.error(rows.at(-1));
+    for (const daemon of daemons) await stop(daemon);
+  }
+  const replicas = await cluster('two', etcd.url, 2, 4, 2);
+  const one = await throughput([single]);
+  const two = await throughput(replicas);
+  body = `One node against clusters of nodes on this machine, in the same run: Go 1.19's \`src\`, each of its ${repos.length} top-level
+directories a repository, every node with one search worker, one etcd member. Queries: \`ReadFull\`, \`MustCompile\` and a literal in no
+file, \`matches: 100\`, one client (\`wrk\`, ${SECONDS} s). Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
+
+| fan-out, one client, p50 ms | one node | cluster | added |
+|---|---|---|---|
+${rows.join('\n')}
+
+- Selective literals, 16 clients spread over the nodes: one node ${one.rps.toFixed(0)} requests/s (${one.perCpuSecond.toFixed(0)} per CPU-second), two replicas ${two.rps.toFixed(0)} (${two.perCpuSecond.toFixed(0)} per CPU-second): ${(two.rps / one.rps).toFixed(2)}× the requests, ${(two.perCpuSecond / one.perCpuSecond).toFixed(2)}× per CPU-second, on ${os.availableParallelism()} cores shared by all.`;
+} finally {
+  await Promise.all(started.map((daemon) => daemon.stop()));
+  await etcd.stop();
+  removeScratch();
+}
+console.log(`wrote ${writeReportBlock('cluster', body)}`);
+console.log(body);

@@ -1,0 +1,39 @@
+/**
+ * The schemas of what the nodes of a cluster send each other (docs/cluster.md, "Search"): a search of some
+ * partitions, its query already planned (query/ast.ts's shape, checked node by node).
+ */
+import { Type } from '@sinclair/typebox';
+import { SearchRequest } from './schemas.js';
+
+const PATTERN_TARGETS = ['contentOrPath', 'content', 'path', 'symbol', 'repository', 'branch'] as const;
+const text = Type.String({ maxLength: 1 << 16 });
+const oneOf = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
+
+/** A planned query: what the parser and planner made of a query's text. */
+export const PlannedQuery = Type.Recursive(
+  (node) =>
+    Type.Union([
+      Type.Object({ type: Type.Literal('pattern'), target: oneOf(PATTERN_TARGETS), value: text, regex: Type.Boolean(), caseSensitive: Type.Boolean() }),
+      Type.Object({ type: Type.Literal('allBranches') }),
+      Type.Object({ type: Type.Literal('language'), language: text }),
+      Type.Object({ type: Type.Literal('context'), name: text }),
+      Type.Object({ type: Type.Literal('repoSet'), names: Type.Array(text, { maxItems: 100_000 }) }),
+      Type.Object({ type: oneOf(['archived', 'fork']), value: oneOf(['yes', 'no', 'only']) }),
+      Type.Object({ type: Type.Literal('visibility'), value: oneOf(['public', 'private', 'any']) }),
+      Type.Object({ type: Type.Literal('resultType'), value: oneOf(['file', 'repo']) }),
+      Type.Object({ type: oneOf(['and', 'or']), operands: Type.Array(node, { maxItems: 4096 }) }),
+      Type.Object({ type: Type.Literal('not'), operand: node }),
+    ]),
+  { $id: 'PlannedQuery' },
+);
+
+/** POST /api/cluster/search: the planned query, the request it was planned from, the partitions to answer, the repositories of them the caller may see. */
+export const PeerSearchRequest = Type.Object(
+  {
+    query: Type.Ref(PlannedQuery),
+    request: SearchRequest,
+    partitions: Type.Array(Type.Integer({ minimum: 0, maximum: 4095 }), { maxItems: 4096, description: 'The partitions the peer is to answer' }),
+    repositories: Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 1_000_000, description: 'The repositories of them the caller may see' }),
+  },
+  { additionalProperties: false, $id: 'PeerSearchRequest' },
+);
