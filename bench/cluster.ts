@@ -9,12 +9,11 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { readClusterStatus } from '../src/cluster/status.js';
 import { validateConfig } from '../src/config/config.js';
-import { formatMs as format, removeScratch, runWrk, scratch, startDaemon, threadCpuSeconds, wrkScript, type Daemon } from './http-harness.js';
+import { formatMs as format, freePort, removeScratch, runWrk, scratch, startDaemon, threadCpuSeconds, wrkScript, type Daemon } from './http-harness.js';
 import { loadAverage, writeReportBlock } from './report.js';
 
 const GO_SOURCE = '/usr/share/go-1.19/src';
@@ -31,16 +30,6 @@ const repos = fs
   .map((entry) => ({ name: `go.dev/src/${entry.name}`, path: path.join(GO_SOURCE, entry.name), public: true }));
 const keyFile = path.join(scratch, 'cluster.key');
 fs.writeFileSync(keyFile, `${'k'.repeat(40)}\n`, { mode: 0o600 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
 
 /** One etcd member on free ports, healthy. */
 async function startEtcd() {

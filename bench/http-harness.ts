@@ -6,6 +6,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +56,17 @@ export async function startDaemon(config: object, env: NodeJS.ProcessEnv = {}, n
     if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return { url, child, stop: () => terminated(child) };
+}
+
+/** A port free now on 127.0.0.1 (closed again: the server about to start binds it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
 }
 
 /** Sends `child` SIGTERM; resolves once it has exited. */

@@ -9,13 +9,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { validateConfig } from '../src/config/config.js';
 import { runIndex } from '../src/indexer/run-index.js';
 import { benchDirectory, ensureLinuxCorpus, linuxRepositoryConfig, warmPageCache } from './corpus.js';
-import { formatMs as format, median, removeScratch, runWrk, searchBody, startDaemon, terminated, wrkGetScript, wrkScript } from './http-harness.js';
+import { formatMs as format, freePort, median, removeScratch, runWrk, searchBody, startDaemon, terminated, wrkGetScript, wrkScript } from './http-harness.js';
 import { QUERY_CLASSES, zoektQuery, type BenchQuery } from './queries.js';
 import { loadAverage, writeReportBlock } from './report.js';
 import { ensureZoektIndex } from './zoekt-index.js';
@@ -78,16 +77,6 @@ async function startZoekt(): Promise<Running> {
   }
   exited.catch(() => {}); // stopped on purpose from here on
   return { url, child, stop: () => terminated(child) };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
 }
 
 const rssMiB = (pid: number) => Number(/^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;

@@ -15,6 +15,7 @@ import { resultTypeOf } from '../query/plan.js';
 import type { SearchCall, SearchPool } from '../search/pool.js';
 import { accumulateStats, emptyStats } from '../search/response/stats.js';
 import type { Member } from './membership.js';
+import { askPeer } from './peer-client.js';
 import type { ClusterNode } from './node.js';
 
 /** The header a node presents its cluster key in. */
@@ -22,7 +23,7 @@ export const CLUSTER_KEY_HEADER = 'x-trawl-cluster-key';
 /** The header a node names its caller in when it forwards a read (JSON: actorId, actorType), for the other node's audit trail. */
 export const ON_BEHALF_OF_HEADER = 'x-trawl-on-behalf-of';
 /** A peer waits this much longer than the search's time budget before it is given up. */
-const PEER_GRACE_MS = 2_000;
+export const PEER_GRACE_MS = 2_000;
 /** A peer that has not answered after this long is not waited for alone: the other nodes serving its partitions are asked too. */
 const HEDGE_MS = 1_000;
 
@@ -162,14 +163,14 @@ export class ClusterSearch {
 
   /** A peer's answer to `search`; rejects when it does not answer in time, or not with an answer (503: it no longer serves a partition). */
   private async ask(member: Member, search: PeerSearch, signal: AbortSignal): Promise<SearchResponse> {
-    const response = await fetch(`${member.url}/api/cluster/search`, {
+    const answer = await askPeer(`${member.url}/api/cluster/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [CLUSTER_KEY_HEADER]: this.node.peerKey },
-      body: JSON.stringify(search),
+      body: Buffer.from(JSON.stringify(search)),
       signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS)]),
     });
-    if (!response.ok) throw new Error(`${member.node} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
-    return (await response.json()) as SearchResponse;
+    if (answer.status !== 200) throw new Error(`${member.node} answered ${answer.status}: ${answer.body.subarray(0, 200).toString()}`);
+    return JSON.parse(answer.body.toString()) as SearchResponse;
   }
 }
 

@@ -4,14 +4,12 @@
  * (docs/cluster.md, "Reads"). This node decided what its caller may see; the other node only reads.
  */
 import { ApiError } from '../api/errors.js';
-import { CLUSTER_KEY_HEADER, ON_BEHALF_OF_HEADER } from '../cluster/fan-out.js';
+import { CLUSTER_KEY_HEADER, ON_BEHALF_OF_HEADER, PEER_GRACE_MS } from '../cluster/fan-out.js';
 import type { Member } from '../cluster/membership.js';
+import { askPeer } from '../cluster/peer-client.js';
 import { actorOf, type Caller } from './access.js';
 import { JSON_TYPE, type Reply, type Request } from './http.js';
 import type { ServerContext } from './route.js';
-
-/** A node waits this much longer than the time budget for a peer's answer. */
-const PEER_GRACE_MS = 2_000;
 
 /** Thrown where a repository would be read from disk: `peers` serve it (their turn's first first). */
 export class RepositoryElsewhere extends Error {
@@ -29,18 +27,17 @@ export async function forwardToPeer(context: ServerContext, request: Request, ca
   const cluster = context.cluster!;
   for (const peer of elsewhere.peers) {
     try {
-      const response = await fetch(`${peer.url}${request.path}${request.query ? `?${request.query}` : ''}`, {
+      const answer = await askPeer(`${peer.url}${request.path}${request.query ? `?${request.query}` : ''}`, {
         method: request.method.toUpperCase(),
         headers: {
           'content-type': request.headers['content-type'] ?? JSON_TYPE,
           [CLUSTER_KEY_HEADER]: cluster.node.peerKey,
           [ON_BEHALF_OF_HEADER]: JSON.stringify(actorOf(caller)),
         },
-        body: request.method === 'get' || request.method === 'head' ? undefined : new Uint8Array(request.body),
+        body: request.method === 'get' || request.method === 'head' ? undefined : request.body,
         signal: AbortSignal.timeout(context.config.server.searchTimeBudgetMs + PEER_GRACE_MS),
       });
-      const text = Buffer.from(await response.arrayBuffer());
-      return { status: response.status, text, contentType: response.headers.get('content-type') ?? JSON_TYPE };
+      return { status: answer.status, text: answer.body, contentType: answer.contentType ?? JSON_TYPE };
     } catch (error) {
       context.logger.warn({ node: peer.node, requestId: request.requestId, err: error }, 'cluster: a node did not answer a forwarded read; trying the next');
     }

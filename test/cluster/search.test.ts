@@ -108,6 +108,21 @@ t.test('three nodes answer every search as one node over the same repositories, 
     }
   }
 
+  // A search of one repository asks only for its partition: of the three nodes, the one not serving it asks one peer.
+  const peerRequests = async () => {
+    let sum = 0;
+    for (const node of nodes) {
+      for (const [, count] of (await (await node.fetch('/metrics')).text()).matchAll(/^trawl_cluster_peer_requests_total\{[^}]*\} (\d+)$/gm))
+        sum += Number(count);
+    }
+    return sum;
+  };
+  const before = await peerRequests();
+  const scoped = { query: 'repo:^example\\.com/acme/r1$ router', matches: 50 };
+  for (const node of nodes)
+    t.same(essence((await search(node, scoped)).response), essence((await search(single, scoped)).response), 'a search of one repository');
+  t.equal((await peerRequests()) - before, 1, 'one request between the nodes in all');
+
   // The symbol routes search every partition too.
   const references = { symbolName: 'handler' };
   const expectedReferences = await (await single.post('/api/find_references', references)).json();

@@ -6,6 +6,7 @@ import { LIMITS, SearchRequest, SearchResponse, StreamSearchEvent } from '../../
 import { parseBody, validator } from '../../api/validate.js';
 import type { QueryNode } from '../../query/ast.js';
 import { queryClass } from '../../query/query-class.js';
+import { mayMatchRepository } from '../../query/repository-scope.js';
 import type { ClusterAnswer } from '../../cluster/fan-out.js';
 import type { SearchCall } from '../../search/pool.js';
 import type { StreamPart, StreamSummary } from '../../search/sinks.js';
@@ -66,7 +67,7 @@ export const searchRoute: Route = {
     const query = await context.pool.plan(search, from);
     if (search.exhaustive) return partsReply({ request, caller, context, search, query, from }, JSON_PARTS);
     const signal = signalFor(request);
-    if (acrossCluster(context, caller.canSee)) {
+    if (acrossCluster(context, query, { visible: caller.canSee })) {
       const { response, missing } = await timedSearch(context, query, () =>
         clusterSearch(context, query, search, { visible: caller.canSee, signal, caller: from }),
       );
@@ -87,14 +88,23 @@ export const searchRoute: Route = {
 /** Names the partitions a search across a cluster could not ask (no live node served them): its answer lacks their repositories. */
 const MISSING_PARTITIONS_HEADER = 'X-Trawl-Missing-Partitions';
 
-/** Whether a search needs other nodes: this node is in a cluster and does not serve every repository the caller may see. */
-function acrossCluster(context: ServerContext, visible: SearchCall['visible']): boolean {
-  return context.cluster !== null && !context.cluster.search.servedHere(visible, context.config.repos);
+/**
+ * Whether a search needs other nodes: this node is in a cluster and does not serve every repository the caller may
+ * see and the query may match (query/repository-scope.ts).
+ */
+function acrossCluster(context: ServerContext, query: QueryNode, call: SearchCall): boolean {
+  return context.cluster !== null && !context.cluster.search.servedHere(inScope(context, query, call), context.config.repos);
+}
+
+/** The repositories a search across the cluster looks in: those the caller may see and the query may match. */
+function inScope(context: ServerContext, query: QueryNode, call: SearchCall): SearchCall['visible'] {
+  return (repository) => call.visible(repository) && mayMatchRepository(query, repository, context.config.contexts);
 }
 
 /** The search across the cluster (cluster/fan-out.ts); with `cluster.strict`, refused when a partition is missing. */
 async function clusterSearch(context: ServerContext, query: QueryNode, search: Static<typeof SearchRequest>, call: SearchCall): Promise<ClusterAnswer> {
-  const answer = await context.cluster!.search.search(query, search, call, context.config.repos);
+  const scoped = { ...call, visible: inScope(context, query, call) };
+  const answer = await context.cluster!.search.search(query, search, scoped, context.config.repos);
   if (answer.missing.length > 0 && context.config.cluster?.strict) {
     throw new ApiError('SERVICE_UNAVAILABLE', `no live node serves partitions ${answer.missing.join(', ')} (cluster.strict)`, { 'Retry-After': '5' });
   }
@@ -108,7 +118,7 @@ export async function searchObjects(
   search: Static<typeof SearchRequest>,
   call: SearchCall,
 ): Promise<Static<typeof SearchResponse>> {
-  return acrossCluster(context, call.visible) ? (await clusterSearch(context, query, search, call)).response : context.pool.search(query, search, call);
+  return acrossCluster(context, query, call) ? (await clusterSearch(context, query, search, call)).response : context.pool.search(query, search, call);
 }
 
 /** The search across the cluster as a stream: its merged answer as one part. */
@@ -247,7 +257,7 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
         };
         const call = { visible: caller.canSee, signal, caller: from, ready: backlog.ready };
         const summary = await timedSearch(context, query, () =>
-          acrossCluster(context, call.visible) ? clusterStream(context, query, search, call, onPart) : context.pool.stream(query, search, call, onPart),
+          acrossCluster(context, query, call) ? clusterStream(context, query, search, call, onPart) : context.pool.stream(query, search, call, onPart),
         );
         last = () => {
           summary.isSearchExhaustive &&= !partsDropped;
