@@ -43,6 +43,8 @@ export const HANDLED_ELSEWHERE: Record<string, string> = {
   ShardFormatError: 'a shard a search cannot read is counted (stats.crashes, trawl_shard_failures_total), never thrown at a request',
   ConnectionError: "a sync's failure, recorded on its connection or repository (GET /api/connections)",
   RateLimitedError: "a ConnectionError: the host's rate limit, recorded on its connection",
+  RepositoryElsewhere: 'a read forwarded to a node serving the repository (server/peer-forward.ts, from server/app.ts)',
+  StaleConnectionError: 'a kept-alive connection to a peer closed under a request: sent again once (cluster/peer-client.ts)',
 };
 
 export function asApiError(thrown: unknown): unknown {
