@@ -30,12 +30,15 @@ const HEDGE_MS = 1_000;
 /** What a node asks a peer (api/cluster-schemas.ts), its query planned. */
 export type PeerSearch = Omit<Static<typeof PeerSearchRequest>, 'query'> & { query: QueryNode };
 
-/** One search across the cluster as its parts see it: the planned query, the ranked request, and the visible repositories by partition. */
+/** The repositories a search looks in, by partition: those the caller may see and the query may match. */
+export type Scope = ReadonlyMap<number, string[]>;
+
+/** One search across the cluster as its parts see it: the planned query, the ranked request, and its scope. */
 interface Search {
   query: QueryNode;
   request: SearchRequest;
   call: SearchCall;
-  visible: ReadonlyMap<number, string[]>;
+  scope: Scope;
 }
 
 /** What some partitions' nodes answered, and the partitions none did. */
@@ -71,24 +74,30 @@ export class ClusterSearch {
     this.pool = options.pool;
   }
 
-  /** Whether this node serves the partition of every repository of `repositories` that `visible` lets the caller see: its own search answers alone. */
-  servedHere(visible: (repository: RepositoryConfig) => boolean, repositories: readonly RepositoryConfig[]): boolean {
-    return repositories.every((repository) => !visible(repository) || this.node.servesPartition(this.node.partitionOf(repository.name)));
+  /** The repositories of `repositories` that `visible` lets a search look in, by partition. */
+  scope(visible: (repository: RepositoryConfig) => boolean, repositories: readonly RepositoryConfig[]): Scope {
+    const scope = new Map<number, string[]>();
+    for (const repository of repositories) {
+      if (!visible(repository)) continue;
+      const partition = this.node.partitionOf(repository.name);
+      const names = scope.get(partition);
+      if (names) names.push(repository.name);
+      else scope.set(partition, [repository.name]);
+    }
+    return scope;
   }
 
-  /** `query` (planned from `request`) over the repositories of `repositories` the call may see, wherever they are served. */
-  async search(query: QueryNode, request: SearchRequest, call: SearchCall, repositories: readonly RepositoryConfig[]): Promise<ClusterAnswer> {
+  /** Whether this node serves every partition of `scope`: its own search answers alone. */
+  servesAll(scope: Scope): boolean {
+    for (const partition of scope.keys()) if (!this.node.servesPartition(partition)) return false;
+    return true;
+  }
+
+  /** `query` (planned from `request`) over the repositories of `scope`, wherever they are served. */
+  async search(query: QueryNode, request: SearchRequest, call: SearchCall, scope: Scope): Promise<ClusterAnswer> {
     const started = performance.now();
     const ranked: SearchRequest = { ...request, ranked: true };
-    const visible = new Map<number, string[]>();
-    for (const repository of repositories) {
-      if (!call.visible(repository)) continue;
-      const partition = this.node.partitionOf(repository.name);
-      const names = visible.get(partition);
-      if (names) names.push(repository.name);
-      else visible.set(partition, [repository.name]);
-    }
-    const { answers, missing } = await this.cover([...visible.keys()], new Set(), { query, request: ranked, call, visible }, new AbortController().signal);
+    const { answers, missing } = await this.cover([...scope.keys()], new Set(), { query, request: ranked, call, scope }, new AbortController().signal);
     const countsFiles = resultTypeOf(query) !== undefined;
     const response = mergeRanked(answers, request, countsFiles, missing.length === 0);
     response.stats.duration = Math.round((performance.now() - started) * 1e6);
@@ -101,8 +110,8 @@ export class ClusterSearch {
     const routes = this.node.route(partitions, excluded);
     const parts: Promise<Covered>[] = [];
     if (routes.local.length > 0) {
-      const local = new Set(routes.local);
-      const visible = (repository: RepositoryConfig) => search.call.visible(repository) && local.has(this.node.partitionOf(repository.name));
+      const local = new Set(routes.local.flatMap((partition) => search.scope.get(partition)!));
+      const visible = (repository: RepositoryConfig) => local.has(repository.name);
       parts.push(this.pool.search(search.query, search.request, { ...search.call, visible }).then((answer) => ({ answers: [answer], missing: [] })));
     }
     for (const [member, group] of routes.remote) parts.push(this.hedged(member, group, excluded, search, signal));
@@ -117,7 +126,7 @@ export class ClusterSearch {
   private hedged(member: Member, partitions: number[], excluded: ReadonlySet<string>, search: Search, signal: AbortSignal): Promise<Covered> {
     const primaryAbort = new AbortController();
     const fallbackAbort = new AbortController();
-    const repositories = partitions.flatMap((partition) => search.visible.get(partition)!);
+    const repositories = partitions.flatMap((partition) => search.scope.get(partition)!);
     const primary = this.ask(member, { query: search.query, request: search.request, partitions, repositories }, primaryAbort.signal);
     return new Promise<Covered>((resolve, reject) => {
       let done = false;

@@ -7,7 +7,8 @@ import { parseBody, validator } from '../../api/validate.js';
 import type { QueryNode } from '../../query/ast.js';
 import { queryClass } from '../../query/query-class.js';
 import { mayMatchRepository } from '../../query/repository-scope.js';
-import type { ClusterAnswer } from '../../cluster/fan-out.js';
+import type { ClusterAnswer, Scope } from '../../cluster/fan-out.js';
+import type { RepositoryConfig } from '../../config/config.js';
 import type { SearchCall } from '../../search/pool.js';
 import type { StreamPart, StreamSummary } from '../../search/sinks.js';
 import { cancelSearch, createSignal } from '../../search/signal.js';
@@ -67,14 +68,14 @@ export const searchRoute: Route = {
     const query = await context.pool.plan(search, from);
     if (search.exhaustive) return partsReply({ request, caller, context, search, query, from }, JSON_PARTS);
     const signal = signalFor(request);
-    if (acrossCluster(context, query, { visible: caller.canSee })) {
-      const { response, missing } = await timedSearch(context, query, () =>
-        clusterSearch(context, query, search, { visible: caller.canSee, signal, caller: from }),
-      );
+    const call = { visible: caller.canSee, signal, caller: from };
+    const scope = clusterScope(context, query, call);
+    if (scope) {
+      const { response, missing } = await timedSearch(context, query, () => clusterSearch(context, query, search, call, scope));
       audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: response.stats.actualMatchCount });
       return { status: 200, body: response, headers: missing.length > 0 ? { [MISSING_PARTITIONS_HEADER]: missing.join(',') } : {} };
     }
-    const json = await timedSearch(context, query, () => context.pool.searchJson(query, search, { visible: caller.canSee, signal, caller: from }));
+    const json = await timedSearch(context, query, () => context.pool.searchJson(query, search, call));
     try {
       audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: json.stats.actualMatchCount });
     } catch (error) {
@@ -89,22 +90,25 @@ export const searchRoute: Route = {
 const MISSING_PARTITIONS_HEADER = 'X-Trawl-Missing-Partitions';
 
 /**
- * Whether a search needs other nodes: this node is in a cluster and does not serve every repository the caller may
- * see and the query may match (query/repository-scope.ts).
+ * What a search across the cluster looks in (cluster/fan-out.ts `scope`): the repositories the caller may see and the
+ * query may match (query/repository-scope.ts), by partition; null when this node is in no cluster or serves them all.
  */
-function acrossCluster(context: ServerContext, query: QueryNode, call: SearchCall): boolean {
-  return context.cluster !== null && !context.cluster.search.servedHere(inScope(context, query, call), context.config.repos);
-}
-
-/** The repositories a search across the cluster looks in: those the caller may see and the query may match. */
-function inScope(context: ServerContext, query: QueryNode, call: SearchCall): SearchCall['visible'] {
-  return (repository) => call.visible(repository) && mayMatchRepository(query, repository, context.config.contexts);
+function clusterScope(context: ServerContext, query: QueryNode, call: SearchCall): Scope | null {
+  if (!context.cluster) return null;
+  const visible = (repository: RepositoryConfig) => call.visible(repository) && mayMatchRepository(query, repository, context.config.contexts);
+  const scope = context.cluster.search.scope(visible, context.config.repos);
+  return context.cluster.search.servesAll(scope) ? null : scope;
 }
 
 /** The search across the cluster (cluster/fan-out.ts); with `cluster.strict`, refused when a partition is missing. */
-async function clusterSearch(context: ServerContext, query: QueryNode, search: Static<typeof SearchRequest>, call: SearchCall): Promise<ClusterAnswer> {
-  const scoped = { ...call, visible: inScope(context, query, call) };
-  const answer = await context.cluster!.search.search(query, search, scoped, context.config.repos);
+async function clusterSearch(
+  context: ServerContext,
+  query: QueryNode,
+  search: Static<typeof SearchRequest>,
+  call: SearchCall,
+  scope: Scope,
+): Promise<ClusterAnswer> {
+  const answer = await context.cluster!.search.search(query, search, call, scope);
   if (answer.missing.length > 0 && context.config.cluster?.strict) {
     throw new ApiError('SERVICE_UNAVAILABLE', `no live node serves partitions ${answer.missing.join(', ')} (cluster.strict)`, { 'Retry-After': '5' });
   }
@@ -118,7 +122,8 @@ export async function searchObjects(
   search: Static<typeof SearchRequest>,
   call: SearchCall,
 ): Promise<Static<typeof SearchResponse>> {
-  return acrossCluster(context, query, call) ? (await clusterSearch(context, query, search, call)).response : context.pool.search(query, search, call);
+  const scope = clusterScope(context, query, call);
+  return scope ? (await clusterSearch(context, query, search, call, scope)).response : context.pool.search(query, search, call);
 }
 
 /** The search across the cluster as a stream: its merged answer as one part. */
@@ -127,9 +132,10 @@ async function clusterStream(
   query: QueryNode,
   search: Static<typeof SearchRequest>,
   call: SearchCall,
+  scope: Scope,
   onPart: (part: StreamPart) => void,
 ): Promise<StreamSummary> {
-  const { response } = await clusterSearch(context, query, search, call);
+  const { response } = await clusterSearch(context, query, search, call, scope);
   const { files, ...rest } = response;
   onPart({ ...rest, files: Buffer.from(JSON.stringify(files)) });
   return { accumulatedStats: response.stats, isSearchExhaustive: response.isSearchExhaustive };
@@ -256,8 +262,9 @@ function partsReply({ request, caller, context, search, query, from }: PartsSear
           });
         };
         const call = { visible: caller.canSee, signal, caller: from, ready: backlog.ready };
+        const scope = clusterScope(context, query, call);
         const summary = await timedSearch(context, query, () =>
-          acrossCluster(context, query, call) ? clusterStream(context, query, search, call, onPart) : context.pool.stream(query, search, call, onPart),
+          scope ? clusterStream(context, query, search, call, scope, onPart) : context.pool.stream(query, search, call, onPart),
         );
         last = () => {
           summary.isSearchExhaustive &&= !partsDropped;
