@@ -137,23 +137,26 @@ export class ClusterNode {
 
   /** The other live members serving `repository`'s partition, starting with the next in turn. */
   peersServing(repository: string): Member[] {
-    const partition = this.partitionOf(repository);
-    const serving = this.live.filter((member) => member.node !== this.config.node && member.serving.includes(partition));
+    const serving = this.peersOf(this.partitionOf(repository));
     const turn = this.turn++ % Math.max(1, serving.length);
     return [...serving.slice(turn), ...serving.slice(0, turn)];
+  }
+
+  /** The live members other than this node, and none of `excluded`, that serve `partition`. */
+  private peersOf(partition: number, excluded: ReadonlySet<string> = new Set()): Member[] {
+    return this.live.filter((member) => member.node !== this.config.node && !excluded.has(member.node) && member.serving.includes(partition));
   }
 
   /** Which node answers each of `partitions`: this one when it serves it, else a member that does (in turn), else none. */
   route(partitions: Iterable<number>, excluded: ReadonlySet<string> = new Set()): Routes {
     const routes: Routes = { local: [], remote: new Map(), missing: [] };
-    const members = this.members().filter((member) => member.node !== this.config.node && !excluded.has(member.node));
     const turn = this.turn++;
     for (const partition of partitions) {
       if (this.serving.includes(partition) && !excluded.has(this.config.node)) {
         routes.local.push(partition);
         continue;
       }
-      const serving = members.filter((member) => member.serving.includes(partition));
+      const serving = this.peersOf(partition, excluded);
       if (serving.length === 0) {
         routes.missing.push(partition);
         continue;

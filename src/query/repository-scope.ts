@@ -6,7 +6,7 @@
  */
 import type { SearchContextConfig } from '../config/config.js';
 import { inContext } from '../config/config.js';
-import type { PatternNode, QueryNode } from './ast.js';
+import type { PatternNode, QueryNode, RepoSetNode, RepositoryFlagNode, VisibilityNode } from './ast.js';
 
 export interface RepositoryFacts {
   name: string;
@@ -23,20 +23,14 @@ export function mayMatchRepository(query: QueryNode, repository: RepositoryFacts
 /** Whether the repository-level part of `node` holds: true, false, or undefined when it depends on more than the repository. */
 function holds(node: QueryNode, repository: RepositoryFacts, contexts: Record<string, SearchContextConfig>): boolean | undefined {
   switch (node.type) {
-    case 'and': {
-      let result: boolean | undefined = true;
-      for (const operand of node.operands) {
-        const value = holds(operand, repository, contexts);
-        if (value === false) return false;
-        if (value === undefined) result = undefined;
-      }
-      return result;
-    }
+    case 'and':
     case 'or': {
-      let result: boolean | undefined = false;
+      // One operand decides an `and` when false, an `or` when true; an undecided one leaves the rest undecided.
+      const decisive = node.type === 'or';
+      let result: boolean | undefined = !decisive;
       for (const operand of node.operands) {
         const value = holds(operand, repository, contexts);
-        if (value === true) return true;
+        if (value === decisive) return decisive;
         if (value === undefined) result = undefined;
       }
       return result;
@@ -45,23 +39,33 @@ function holds(node: QueryNode, repository: RepositoryFacts, contexts: Record<st
       const value = holds(node.operand, repository, contexts);
       return value === undefined ? undefined : !value;
     }
-    case 'repoSet':
-      return node.names.includes(repository.name);
     case 'context': {
       const context = contexts[node.name];
       return context === undefined ? undefined : inContext(context, repository.name);
     }
+    case 'repoSet':
     case 'archived':
-    case 'fork': {
-      const flag = node.type === 'archived' ? repository.archived : repository.fork;
-      return node.value === 'yes' || (node.value === 'only') === flag;
-    }
+    case 'fork':
     case 'visibility':
-      return node.value === 'any' || (node.value === 'public') === repository.public;
+      return attributeHolds(node, repository);
     case 'pattern':
       return node.target === 'repository' ? literalHolds(node, repository.name) : undefined;
     default:
       return undefined;
+  }
+}
+
+/** A condition on what the repository is (a repository set, `archived:`, `fork:`, `visibility:`): judged alike wherever a query is evaluated. */
+export function attributeHolds(node: RepoSetNode | RepositoryFlagNode | VisibilityNode, repository: RepositoryFacts): boolean {
+  switch (node.type) {
+    case 'repoSet':
+      return node.names.includes(repository.name);
+    case 'visibility':
+      return node.value === 'any' || (node.value === 'public') === repository.public;
+    default: {
+      const flag = node.type === 'archived' ? repository.archived : repository.fork;
+      return node.value === 'yes' || (node.value === 'only') === flag;
+    }
   }
 }
 

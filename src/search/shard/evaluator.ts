@@ -11,6 +11,7 @@ import type { TrigramTable } from '../../index/trigram-table.js';
 import type { PatternNode, QueryNode } from '../../query/ast.js';
 import type { LiteralTree } from '../../query/literals.js';
 import { UnknownSearchContextError } from '../../query/plan.js';
+import { attributeHolds } from '../../query/repository-scope.js';
 import { candidates, intersectAll, uniteAll, type CandidateStats, type Candidates } from './candidates.js';
 import type { CompiledPatterns, Literal } from './compiled-patterns.js';
 import { searchAnchorRuns, type Matcher } from './matcher.js';
@@ -196,14 +197,10 @@ export class Evaluator {
         return inContext(context, repository.name);
       }
       case 'repoSet':
-        return node.names.includes(repository.name);
       case 'archived':
-      case 'fork': {
-        const flag = node.type === 'archived' ? repository.archived : repository.fork;
-        return node.value === 'yes' || (node.value === 'only') === flag;
-      }
+      case 'fork':
       case 'visibility':
-        return node.value === 'any' || (node.value === 'public') === repository.public;
+        return attributeHolds(node, repository);
       default:
         return true;
     }
