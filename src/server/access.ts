@@ -168,12 +168,20 @@ function repositoryIds(catalog: Catalog): Map<string, number> {
  * repository (its own node decided what its caller may see), and reads only.
  */
 function peerCaller(context: ServerContext, operation: Pick<Operation, 'access'>, request: Request): Caller {
-  if (!context.cluster?.node.keyMatches(request.headers[CLUSTER_KEY_HEADER]!)) {
-    failedAuthentications.takeFor(addressKey(request.remoteAddress)); // guessing the key is slowed as guessing a credential is
-    throw new ApiError('NOT_AUTHENTICATED', `the ${CLUSTER_KEY_HEADER} is not this cluster's`);
-  }
+  checkClusterKey(context, request);
   if (operation.access !== 'read') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'a node of the cluster may only read from another');
   return { ...anonymousCaller, canSee: () => true, onBehalfOf: actorFrom(request.headers[ON_BEHALF_OF_HEADER]) };
+}
+
+/**
+ * NOT_AUTHENTICATED unless the request presents this node's cluster key. A wrong key counts against the address's
+ * budget of failed authentications, so guessing it is slowed as guessing a credential is.
+ */
+export function checkClusterKey(context: ServerContext, request: Request): void {
+  const presented = request.headers[CLUSTER_KEY_HEADER];
+  if (presented !== undefined && context.cluster?.node.keyMatches(presented)) return;
+  if (presented !== undefined) failedAuthentications.takeFor(addressKey(request.remoteAddress));
+  throw new ApiError('NOT_AUTHENTICATED', `send this cluster's key in ${CLUSTER_KEY_HEADER}`);
 }
 
 /** The actor a peer names in ON_BEHALF_OF_HEADER; anonymous when it names none that is well formed. */

@@ -3,7 +3,8 @@ import { ApiError } from '../../api/errors.js';
 import { LIMITS, SearchResponse } from '../../api/schemas.js';
 import { parseBody, validator } from '../../api/validate.js';
 import { PeerSearchRequest } from '../../api/cluster-schemas.js';
-import { CLUSTER_KEY_HEADER, type PeerSearch } from '../../cluster/fan-out.js';
+import type { PeerSearch } from '../../cluster/fan-out.js';
+import { checkClusterKey } from '../access.js';
 import { JSON_TYPE, type Request } from '../http.js';
 import type { Route, ServerContext } from '../route.js';
 import { signalFor } from './search.js';
@@ -14,8 +15,7 @@ const body = validator(PeerSearchRequest);
 function clusterOf(context: ServerContext, request: Request) {
   const { cluster } = context;
   if (!cluster) throw new ApiError('NOT_FOUND', 'this node is not in a cluster');
-  const presented = request.headers[CLUSTER_KEY_HEADER];
-  if (presented === undefined || !cluster.node.keyMatches(presented)) throw new ApiError('NOT_AUTHENTICATED', `send the cluster key in ${CLUSTER_KEY_HEADER}`);
+  checkClusterKey(context, request);
   return cluster;
 }
 
