@@ -7,14 +7,14 @@
  *
  *   npm run bench:cluster   (apt-get install etcd-server wrk golang-1.19-src)
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readClusterStatus } from '../src/cluster/status.js';
 import { validateConfig } from '../src/config/config.js';
-import { formatMs as format, freePort, removeScratch, runWrk, scratch, startDaemon, threadCpuSeconds, wrkScript, type Daemon } from './http-harness.js';
+import { formatMs as format, removeScratch, runWrk, scratch, startDaemon, threadCpuSeconds, wrkScript, type Daemon } from './http-harness.js';
 import { loadAverage, writeReportBlock } from './report.js';
+import { startEtcd } from '../test/cluster/etcd.js';
 
 const GO_SOURCE = '/usr/share/go-1.19/src';
 const SECONDS = Number(process.env.TRAWL_BENCH_HTTP_SECONDS ?? 6);
@@ -30,34 +30,6 @@ const repos = fs
   .map((entry) => ({ name: `go.dev/src/${entry.name}`, path: path.join(GO_SOURCE, entry.name), public: true }));
 const keyFile = path.join(scratch, 'cluster.key');
 fs.writeFileSync(keyFile, `${'k'.repeat(40)}\n`, { mode: 0o600 });
-
-/** One etcd member on free ports, healthy. */
-async function startEtcd() {
-  const [client, peer] = [await freePort(), await freePort()];
-  const url = `http://127.0.0.1:${client}`;
-  const child = spawn(
-    'etcd',
-    [
-      `--data-dir=${path.join(scratch, 'etcd')}`,
-      `--listen-client-urls=${url}`,
-      `--advertise-client-urls=${url}`,
-      `--listen-peer-urls=http://127.0.0.1:${peer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
-      `--initial-cluster=default=http://127.0.0.1:${peer}`,
-      '--log-level=error',
-    ],
-    { stdio: 'ignore' },
-  );
-  for (;;) {
-    const healthy = await fetch(`${url}/health`).then(
-      async (response) => ((await response.json()) as { health?: string }).health === 'true',
-      () => false,
-    );
-    if (healthy) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { url, stop: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL'))) };
-}
 
 const base = { repos, index: { ctagsCommand: '' }, server: { rescanIntervalSeconds: 0, workers: 1 } };
 const started: Daemon[] = [];
@@ -112,7 +84,8 @@ async function throughput(daemons: Daemon[]) {
 }
 
 const loadAtStart = loadAverage();
-const etcd = await startEtcd();
+const stopEtcd: (() => unknown)[] = [];
+const etcdUrl = (await startEtcd({ teardown: (stop) => void stopEtcd.push(stop) }, 1)).endpoints[0]!;
 let body: string;
 try {
   console.error('indexing: one node, then each cluster in turn …');
@@ -123,16 +96,16 @@ try {
     ['1 partition, on another node', 2, 1],
     ['4 partitions on 4 nodes', 4, 4],
   ] as const) {
-    const daemons = await cluster(`p${partitions}`, etcd.url, nodes, partitions, 1);
+    const daemons = await cluster(`p${partitions}`, etcdUrl, nodes, partitions, 1);
     // The node asked serves no partition, or one of four: every result, or three quarters, come from the others.
-    const asked = await leastServing(etcd.url, `p${partitions}`, partitions, daemons);
+    const asked = await leastServing(etcdUrl, `p${partitions}`, partitions, daemons);
     const alone = await p50(single);
     const fanned = await p50(asked);
     rows.push(`| ${name} | ${format(alone)} | ${format(fanned)} | +${format(fanned - alone)} |`);
     console.error(rows.at(-1));
     for (const daemon of daemons) await stop(daemon);
   }
-  const replicas = await cluster('two', etcd.url, 2, 4, 2);
+  const replicas = await cluster('two', etcdUrl, 2, 4, 2);
   const one = await throughput([single]);
   const two = await throughput(replicas);
   body = `One node against clusters of nodes on this machine, in the same run: Go 1.19's \`src\`, each of its ${repos.length} top-level
@@ -146,7 +119,7 @@ ${rows.join('\n')}
 - Selective literals, 16 clients spread over the nodes: one node ${one.rps.toFixed(0)} requests/s (${one.perCpuSecond.toFixed(0)} per CPU-second), two replicas ${two.rps.toFixed(0)} (${two.perCpuSecond.toFixed(0)} per CPU-second): ${(two.rps / one.rps).toFixed(2)}× the requests, ${(two.perCpuSecond / one.perCpuSecond).toFixed(2)}× per CPU-second, on ${os.availableParallelism()} cores shared by all.`;
 } finally {
   await Promise.all(started.map((daemon) => daemon.stop()));
-  await etcd.stop();
+  for (const stop of stopEtcd) await stop();
   removeScratch();
 }
 console.log(`wrote ${writeReportBlock('cluster', body)}`);

@@ -37,3 +37,11 @@ export const PeerSearchRequest = Type.Object(
   },
   { additionalProperties: false, $id: 'PeerSearchRequest' },
 );
+
+/** POST /api/cluster/applied: a node asks whether this one has applied the credential log through `revision`. */
+export const PeerAppliedRequest = Type.Object(
+  { revision: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "A revision of the cluster's credential log" }) },
+  { additionalProperties: false },
+);
+
+export const PeerApplied = Type.Object({ revision: Type.Integer({ description: 'The revision asked, applied here' }) });

@@ -37,7 +37,7 @@ export const ERROR_CODES = {
   },
   SERVICE_UNAVAILABLE: {
     status: 503,
-    when: 'shutting down, or the search queue is full (with `Retry-After`); with `cluster.strict`, a search needing a partition no live node serves; a git read (commits, blame, tree, diff, source) ran past the time budget (with `Retry-After`) or its size bound: the message names what to narrow',
+    when: 'shutting down, or the search queue is full (with `Retry-After`); with `cluster.strict`, a search needing a partition no live node serves; a git read (commits, blame, tree, diff, source) ran past the time budget (with `Retry-After`) or its size bound: the message names what to narrow; in a cluster, a credential change etcd did not confirm, or any while its credential log there is damaged (with `Retry-After`)',
   },
 } as const satisfies Record<string, { status: number; when: string }>;
 

@@ -141,6 +141,18 @@ export type AuthRecord =
   | { type: 'license.installed'; key: string };
 
 /** A state-log record of an auth record, stamped `at`. */
+/** Records after which some credential opens less than before (docs/cluster.md, "Credentials": other nodes confirm them). */
+export const NARROWING_RECORDS: ReadonlySet<string> = new Set([
+  'user.removed',
+  'user.role',
+  'apikey.deleted',
+  'token.revoked',
+  'session.ended',
+  'grant.removed',
+  'oauth.grant.revoked',
+  'settings.anonymousAccess',
+]);
+
 export function authRecord(record: AuthRecord, at: number): StateRecord {
   return { v: 1, at, ...record };
 }

@@ -103,3 +103,15 @@ export function loadInstanceKey(stateDirectory: string): Buffer {
   if (key.length !== INSTANCE_KEY_BYTES) throw new Error(`${file} is damaged: ${key.length} bytes instead of ${INSTANCE_KEY_BYTES}`);
   return key;
 }
+
+/** Makes `key` the instance key of a state directory (a cluster's, shared by its nodes), replacing the file atomically when it differs. */
+export function storeInstanceKey(stateDirectory: string, key: Buffer): void {
+  const file = path.join(stateDirectory, INSTANCE_KEY_FILE);
+  if (fs.existsSync(file) && fs.readFileSync(file).equals(key)) return;
+  const temporary = `${file}.tmp`;
+  fs.writeFileSync(temporary, key, { mode: 0o600 });
+  const fd = fs.openSync(temporary, 'r');
+  fs.fsyncSync(fd);
+  fs.closeSync(fd);
+  fs.renameSync(temporary, file);
+}

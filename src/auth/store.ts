@@ -1,19 +1,18 @@
 /**
- * The auth store: the state log, the state it replays into, the instance key
- * and the clock, behind the operations the API and `trawl admin` perform.
- * Every change is one record, applied only once it is on disk (so an
- * acknowledged change survives a crash); changes that check an invariant
- * first (the last owner, free seats) run one at a time, others concurrently
- * so their fdatasyncs are shared (group commit).
- * Every operation on credentials goes through this one class's commit and
- * lock; each method is one operation (OAuth grants': oauth-grants.ts).
+ * The auth store: the state, the journal it is committed to (committer.ts: the
+ * state log, or a cluster's log on etcd), the instance key and the clock,
+ * behind the operations the API and `trawl admin` perform. Every change is
+ * records, applied only once they are durable (so an acknowledged change
+ * survives a crash); changes that check an invariant first (the last owner,
+ * free seats) run one at a time, others concurrently so their syncs are
+ * shared (group commit). Each method is one operation (OAuth grants':
+ * oauth-grants.ts).
  */
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { AuthError } from './errors.js';
 import { InstalledLicenses, licenseActive, readLicense, type License } from './license.js';
 import { AuthState } from './auth-state.js';
 import {
-  authRecord,
   credentialRecord,
   type ApiKey,
   type AuthRecord,
@@ -27,9 +26,10 @@ import {
   type VisibleRepository,
 } from './model.js';
 import { hashPassword, passwordProblem, UNUSABLE_HASH, verifyPassword } from './password.js';
-import { csrfToken, derivedKey, loadInstanceKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
+import { csrfToken, derivedKey, newSecret, sameDigest, secretDigest, secretKind } from './secrets.js';
 import { OAuthGrants } from './oauth-grants.js';
-import { StateLog, type TailRepair } from './state-log.js';
+import { Committer, type CommitterOptions } from './committer.js';
+import type { TailRepair } from './state-log.js';
 
 export interface AuthStoreOptions {
   /** The state directory: the log, its lock and the instance key live here. */
@@ -42,6 +42,8 @@ export interface AuthStoreOptions {
   now?: () => number;
   /** Told when a background write fails: a compaction (the log stays as it was) or a session's last use. */
   onBackgroundError?: (error: Error, what: string) => void;
+  /** Opens the journal changes are committed to (default: the state directory's own log). */
+  openJournal?: CommitterOptions['openJournal'];
 }
 
 /** What a browser tells about itself when it signs in (shown in the sessions list). */
@@ -64,48 +66,43 @@ export { stateDirectory } from '../index/data-directory.js';
 
 /** Without an active license the instance has one user: the owner `trawl admin init` made. */
 const UNLICENSED_SEATS = 1;
-/** Appends after which the log is compacted into a snapshot. */
-const COMPACT_AFTER_APPENDS = 10_000;
 
 export class AuthStore {
-  private serial: Promise<unknown> = Promise.resolve();
-  private readonly listeners = new Set<() => void>();
   private readonly lastActivity = new Map<string, number>();
   /** API key id → when it was last used (since this process started). */
   private readonly keyLastUse = new Map<string, number>();
   private readonly seenWrites = new Set<string>();
-  private appendsSinceCompaction = 0;
-  private compacting: Promise<void> | null = null;
   private readonly licenses: InstalledLicenses;
   /** The OAuth grants of members (oauth-grants.ts). */
   readonly oauth: OAuthGrants;
 
+  private readonly instanceKey: Buffer;
+
   private constructor(
-    private readonly log: StateLog,
+    private readonly committer: Committer,
     readonly state: AuthState,
-    private readonly instanceKey: Buffer,
     private readonly options: AuthStoreOptions,
     readonly now: () => number,
   ) {
+    const instanceKey = committer.instanceKey;
+    this.instanceKey = instanceKey;
     this.licenses = new InstalledLicenses(options.trustedLicenseKeys);
     this.oauth = new OAuthGrants({
       state,
       now,
       digest: (secret) => secretDigest(instanceKey, secret),
       member: (userId) => this.member(userId),
-      commit: (record) => this.commit(record),
-      exclusively: (run) => this.exclusively(run),
+      commit: (record) => committer.commit(record),
+      exclusively: (run) => committer.exclusively(run),
     });
   }
 
-  /** Opens the state directory (taking the log's lock; StateLogLockedError when another process has it) and replays the log. */
+  /** Opens the journal (by default the state directory's log, taking its lock: StateLogLockedError when another process has it) and replays it. */
   static async open(options: AuthStoreOptions): Promise<{ store: AuthStore; repair: TailRepair | null }> {
-    const { log, records, repair } = await StateLog.open(options.directory);
+    const now = options.now ?? Date.now;
     const state = new AuthState(options.sessionLimits);
-    for (const record of records) state.apply(record);
-    const store = new AuthStore(log, state, loadInstanceKey(options.directory), options, options.now ?? Date.now);
-    store.appendsSinceCompaction = records.length;
-    return { store, repair };
+    const { committer, repair } = await Committer.open(state, { ...options, now });
+    return { store: new AuthStore(committer, state, options, now), repair };
   }
 
   /** A key for `purpose` (e.g. sealing a sign-in's state into a cookie), derived from the instance key. */
@@ -271,8 +268,7 @@ export class AuthStore {
 
   /** Calls `listener` after every change is applied; returns the unsubscribe function. */
   onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.committer.onChange(listener);
   }
 
   /** Adds a member (bound to a single sign-on account when `identity` is given); AuthError NO_FREE_SEAT or EMAIL_TAKEN. */
@@ -291,8 +287,7 @@ export class AuthStore {
         throw new AuthError('EMAIL_TAKEN', `a user with the email ${JSON.stringify(fields.email)} exists`);
       }
       const userId = randomUUID();
-      await this.commit({ type: 'user.added', userId, ...fields });
-      if (identity) await this.commit({ type: 'user.identity', userId, ...identity });
+      await this.commit({ type: 'user.added', userId, ...fields }, ...(identity ? [{ type: 'user.identity' as const, userId, ...identity }] : []));
       return this.state.users.get(userId)!;
     });
   }
@@ -376,20 +371,29 @@ export class AuthStore {
     return license;
   }
 
-  /** Waits for acknowledged writes and a compaction in progress, then releases the log. */
-  async close(): Promise<void> {
-    await this.serial.catch(() => undefined);
-    await this.compacting;
-    await this.log.close();
+  /** `lookup()` (a credential), or in a cluster, when it is null, its value once the log brings it, waiting at most a moment (committer.ts). */
+  eventually<T>(lookup: () => T | null): Promise<T | null> {
+    return this.committer.eventually(lookup);
+  }
+
+  /** In a cluster, a change that narrows access is acknowledged once `confirm` says the other nodes applied it. */
+  confirmNarrowingWith(confirm: (position: number) => Promise<void>): void {
+    this.committer.confirmNarrowingWith(confirm);
+  }
+
+  /** Whether this node has applied the cluster's credential log through `position`, waiting at most `timeoutMs`. */
+  reached(position: number, timeoutMs: number): Promise<boolean> {
+    return this.committer.reached(position, timeoutMs);
+  }
+
+  /** Waits for acknowledged writes and a compaction in progress, then releases the journal. */
+  close(): Promise<void> {
+    return this.committer.close();
   }
 
   /** Rewrites the log as a snapshot of the state (dropping expired tokens and everything superseded). */
-  async compact(): Promise<void> {
-    if (!this.compacting) {
-      this.compacting = this.log.compact(() => this.state.snapshot(this.now())).finally(() => (this.compacting = null));
-      this.appendsSinceCompaction = 0;
-    }
-    await this.compacting;
+  compact(): Promise<void> {
+    return this.committer.compact();
   }
 
   /** AuthError LAST_OWNER when `user` is the only owner (removing or demoting them would leave none). */
@@ -398,19 +402,11 @@ export class AuthStore {
       throw new AuthError('LAST_OWNER', `${user.email} is the last owner: make another user an owner first`);
   }
 
-  /** Appends a record, applies it once it is on disk, tells the listeners. */
-  private async commit(record: AuthRecord): Promise<void> {
-    const stamped = authRecord(record, this.now());
-    await this.log.append(stamped);
-    this.state.apply(stamped);
-    if (++this.appendsSinceCompaction >= COMPACT_AFTER_APPENDS)
-      void this.compact().catch((error: Error) => this.options.onBackgroundError?.(error, 'compaction'));
-    for (const listener of this.listeners) listener();
+  private commit(...records: AuthRecord[]): Promise<void> {
+    return this.committer.commit(...records);
   }
 
   private exclusively<T>(run: () => Promise<T>): Promise<T> {
-    const result = this.serial.then(run, run);
-    this.serial = result.catch(() => undefined);
-    return result;
+    return this.committer.exclusively(run);
   }
 }

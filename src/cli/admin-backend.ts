@@ -83,7 +83,7 @@ export function onlineAdmin(url: string, apiKey: string): AdminBackend {
 }
 
 /** Works on `dataDir` directly; audit records name the actor `system`. */
-export async function offlineAdmin(config: Pick<Config, 'dataDir' | 'auth'>, logger: Logger): Promise<AdminBackend> {
+export async function offlineAdmin(config: Pick<Config, 'dataDir' | 'auth' | 'cluster'>, logger: Logger): Promise<AdminBackend> {
   const { store, audit, close } = await openAuth(config, logger);
   const record = (action: AuditAction, targetId: string | null, targetType: string | null, metadata: Record<string, unknown> = {}) =>
     audit.record({ action, actorId: null, actorType: 'system', targetId, targetType, metadata });

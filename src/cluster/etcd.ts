@@ -1,10 +1,12 @@
 /**
- * The one way trawl opens etcd: the etcd3 client with its silent retries and circuit breaker off (a retried write
+ * The one way trawl opens etcd, and reads the key the nodes share. etcd: the etcd3 client with its silent retries and circuit breaker off (a retried write
  * could be stored twice, and an open breaker kept a client failing after etcd came back), every call bounded in
  * time, and a receive limit large enough for a watch over a long backlog (docs/cluster.md, "etcd").
  */
 import { ConstantBackoff, noop } from 'cockatiel';
 import { Etcd3 } from 'etcd3';
+import type { ClusterConfig } from '../config/config.js';
+import { readSecretFile } from '../config/secret-file.js';
 
 /** How long one etcd call may take before it fails (a watch or keep-alive stream is not bounded). */
 export const ETCD_CALL_MS = 2_000;
@@ -19,4 +21,19 @@ export function openEtcd(endpoints: readonly string[]): Etcd3 {
     faultHandling: { host: () => noop, global: noop, watchBackoff: new ConstantBackoff(250).next() },
     grpcOptions: { 'grpc.max_receive_message_length': RECEIVE_BYTES },
   });
+}
+
+/** The cluster key is at least this long: it is all that stands between a node's search endpoint and the network. */
+const MIN_KEY_LENGTH = 32;
+
+/** The key the nodes share (cluster.keyFile); throws when the file is readable by others or the key too short. */
+export function readClusterKey(config: Pick<ClusterConfig, 'keyFile'>): Buffer {
+  const key = Buffer.from(readSecretFile(config.keyFile, 'cluster.keyFile'));
+  if (key.length < MIN_KEY_LENGTH) throw new Error(`${config.keyFile} (cluster.keyFile) must hold at least ${MIN_KEY_LENGTH} characters`);
+  return key;
+}
+
+/** What a node says when etcd does not answer as it starts. */
+export function unreachable(config: Pick<ClusterConfig, 'etcd'>, error: unknown): Error {
+  return new Error(`cluster: cannot join through etcd at ${config.etcd.join(', ')}: ${(error as Error).message}`, { cause: error });
 }

@@ -6,17 +6,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Etcd3 } from 'etcd3';
 import type { ClusterConfig, RepositoryConfig } from '../config/config.js';
-import { readSecretFile } from '../config/secret-file.js';
 import type { Logger } from '../obs/logger.js';
-import { openEtcd } from './etcd.js';
+import { openEtcd, readClusterKey, unreachable } from './etcd.js';
 import { Membership, type Member } from './membership.js';
 import { heldBy, ownedBy, ownersOf, partitionOf } from './placement.js';
-
-const unreachable = (config: ClusterConfig, error: unknown) =>
-  new Error(`cluster: cannot join through etcd at ${config.etcd.join(', ')}: ${(error as Error).message}`, { cause: error });
-
-/** The cluster key is at least this long: it is all that stands between a node's search endpoint and the network. */
-const MIN_KEY_LENGTH = 32;
 
 export interface ClusterNodeOptions {
   config: ClusterConfig;
@@ -54,8 +47,7 @@ export class ClusterNode {
 
   /** Watches the cluster's members (the node joins with `join`); rejects (having closed what it opened) when the key file or etcd fails. */
   static async start({ config, logger, onHeld }: ClusterNodeOptions): Promise<ClusterNode> {
-    const key = Buffer.from(readSecretFile(config.keyFile, 'cluster.keyFile'));
-    if (key.length < MIN_KEY_LENGTH) throw new Error(`${config.keyFile} (cluster.keyFile) must hold at least ${MIN_KEY_LENGTH} characters`);
+    const key = readClusterKey(config);
     const etcd = openEtcd(config.etcd);
     const node = new ClusterNode(config, key, etcd, logger, onHeld);
     try {

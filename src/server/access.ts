@@ -57,7 +57,7 @@ const BEARER = /^bearer\s+(\S+)\s*$/i;
 const API_KEY_HEADERS = ['X-Service-Api-Key', 'X-Sourcebot-Api-Key'] as const;
 
 /** The Caller of `request` for `operation`; NOT_AUTHENTICATED or INSUFFICIENT_PERMISSIONS when it may not call it. */
-export function authorize(context: ServerContext, operation: Pick<Operation, 'access' | 'ee'>, request: Request): Caller {
+export async function authorize(context: ServerContext, operation: Pick<Operation, 'access' | 'ee'>, request: Request): Promise<Caller> {
   if (operation.access === 'public') return anonymousCaller;
   if (request.headers[CLUSTER_KEY_HEADER] !== undefined) return peerCaller(context, operation, request);
   const { auth } = context;
@@ -67,7 +67,13 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
   const secret = bearer ?? (keyHeader && request.headers[keyHeader.toLowerCase()]);
   // A credential sent in a header is the request's; the session cookie counts only without one.
   const cookie = secret === undefined ? sessionSecretOf(request.headers, secureCookies(context.config.publicUrl)) : undefined;
-  const credential = secret !== undefined ? auth.authenticate(secret) : cookie !== undefined ? auth.authenticateSession(cookie) : null;
+  // In a cluster a credential made on another node a moment ago may not have arrived yet: it is waited for, briefly.
+  const credential =
+    secret !== undefined
+      ? await auth.eventually(() => auth.authenticate(secret))
+      : cookie !== undefined
+        ? await auth.eventually(() => auth.authenticateSession(cookie))
+        : null;
   if (secret !== undefined && !credential) {
     // Past the address's budget: 429, and no audit record (4 MB in 5 s from one connection before).
     failedAuthentications.takeFor(addressKey(request.remoteAddress));

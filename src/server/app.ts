@@ -134,7 +134,7 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
         if (route.query) requireQueryParameters(route.query, request.query);
         let caller: Caller | null = null;
         try {
-          caller = authorize(context, route, request);
+          caller = await authorize(context, route, request);
         } finally {
           // A failed authentication counts too (against the address): guessing keys is limited like anything else.
           if (route.access !== 'public') limiter?.take(caller, request);

@@ -9,6 +9,7 @@ import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
 import { ClusterSearch } from '../cluster/fan-out.js';
 import { ClusterNode } from '../cluster/node.js';
+import { confirmApplied } from '../cluster/confirm-applied.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
 import { contextsOver, listenUrl, type Config, type OidcConfig } from '../config/config.js';
 import { ConnectionSyncer } from '../connections/syncer.js';
@@ -105,6 +106,8 @@ export class Daemon {
           logger,
           onHeld: () => applyHeld(),
         });
+        const node = cluster;
+        auth.store.confirmNarrowingWith((revision) => confirmApplied(node, revision, logger));
       }
     } catch (error) {
       await Promise.all([pool.close(), syncer.close(), auth.close()]);

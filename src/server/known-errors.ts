@@ -3,6 +3,7 @@ import { ApiError, type ErrorCode } from '../api/errors.js';
 import { AuthError, type AuthErrorCode } from '../auth/errors.js';
 import { LicenseError } from '../auth/license.js';
 import { StateLogWriteError } from '../auth/state-log.js';
+import { ClusterStateCorruptError, ClusterStateUnavailableError } from '../auth/etcd-journal.js';
 import { BlameError } from '../git/blame.js';
 import { GitObjectMissingError, GitReadStoppedError, InvalidRefError, missingObjectError, PathNotFoundError } from '../git/errors.js';
 import { GitProcessesBusyError } from '../git/process-slots.js';
@@ -44,6 +45,8 @@ export const HANDLED_ELSEWHERE: Record<string, string> = {
   ConnectionError: "a sync's failure, recorded on its connection or repository (GET /api/connections)",
   RateLimitedError: "a ConnectionError: the host's rate limit, recorded on its connection",
   RepositoryElsewhere: 'a read forwarded to a node serving the repository (server/peer-forward.ts, from server/app.ts)',
+  StaleDecisionError: 'a checked change decided again on the latest state (auth/committer.ts)',
+  ForeignStateError: 'refused at start: the state directory is not the cluster’s (auth/etcd-journal.ts)',
   StaleConnectionError: 'a kept-alive connection to a peer closed under a request: sent again once (cluster/peer-client.ts)',
 };
 
@@ -61,6 +64,8 @@ export function asApiError(thrown: unknown): unknown {
   if (error instanceof GitReadStoppedError) return new ApiError('SERVICE_UNAVAILABLE', error.message, error.bound === 'time' ? { 'Retry-After': '1' } : {});
   if (error instanceof BlameError || error instanceof GitObjectMissingError || error instanceof StateLogWriteError)
     return new ApiError('UNEXPECTED_ERROR', error.message);
+  if (error instanceof ClusterStateUnavailableError || error instanceof ClusterStateCorruptError)
+    return new ApiError('SERVICE_UNAVAILABLE', error.message, { 'Retry-After': '5' });
   if (error instanceof PathNotFoundError) return new ApiError('FILE_NOT_FOUND', `file not found: ${error.message}`);
   return error;
 }

@@ -15,6 +15,7 @@ import { SearchPoolClosingError } from '../../src/search/workers.js';
 import { UnknownSearchContextError } from '../../src/query/plan.js';
 import { GitObjectMissingError } from '../../src/git/errors.js';
 import { StateLogWriteError } from '../../src/auth/state-log.js';
+import { ClusterStateCorruptError, ClusterStateUnavailableError } from '../../src/auth/etcd-journal.js';
 
 /** Every `class X extends …Error` under src/, found in the source rather than listed by hand. */
 function errorClassesOfSource(): string[] {
@@ -39,6 +40,8 @@ t.test('each domain error a request can meet maps to an API error code of the re
     new LicenseError('the signature does not verify'),
     new GitObjectMissingError('0123abcd'),
     new StateLogWriteError(Object.assign(new Error('no space'), { code: 'ENOSPC' })),
+    new ClusterStateUnavailableError('etcd did not answer'),
+    new ClusterStateCorruptError('trawl/state/records/x', 'a checksum mismatch at byte 0'),
     ...(Object.keys(AUTH_ERRORS) as AuthErrorCode[]).map((code) => new AuthError(code, code)),
   ];
   for (const error of domainErrors) {

@@ -1,8 +1,9 @@
-/** POST /api/cluster/search: a peer node's search of the partitions this node serves (docs/cluster.md, "Search"). */
+/** What the nodes of a cluster ask each other: a search of this node's partitions, and whether it applied the credential log that far (docs/cluster.md). */
 import { ApiError } from '../../api/errors.js';
 import { LIMITS, SearchResponse } from '../../api/schemas.js';
 import { parseBody, validator } from '../../api/validate.js';
-import { PeerSearchRequest } from '../../api/cluster-schemas.js';
+import { PeerApplied, PeerAppliedRequest, PeerSearchRequest } from '../../api/cluster-schemas.js';
+import { APPLIED_WAIT_MS } from '../../cluster/confirm-applied.js';
 import type { PeerSearch } from '../../cluster/fan-out.js';
 import { checkClusterKey } from '../access.js';
 import { JSON_TYPE, type Request } from '../http.js';
@@ -10,6 +11,7 @@ import type { Route, ServerContext } from '../route.js';
 import { signalFor } from './search.js';
 
 const body = validator(PeerSearchRequest);
+const appliedBody = validator(PeerAppliedRequest);
 
 /** The cluster this request's peer belongs to: refused unless this node is in a cluster and the request presents its key. */
 function clusterOf(context: ServerContext, request: Request) {
@@ -43,5 +45,25 @@ export const peerSearchRoute: Route = {
       signal: signalFor(request),
     });
     return { status: 200, text: json.body, contentType: JSON_TYPE, release: json.release };
+  },
+};
+
+export const peerAppliedRoute: Route = {
+  method: 'post',
+  path: '/api/cluster/applied',
+  operationId: 'peerApplied',
+  tag: 'Cluster',
+  summary:
+    "Answers once this node has applied the cluster's credential log through a revision (a revocation made on another node); nodes only (the cluster key)",
+  access: 'public',
+  body: PeerAppliedRequest,
+  response: { status: 200, schema: PeerApplied, description: 'The revision is applied here' },
+  errors: ['INVALID_REQUEST_BODY', 'NOT_AUTHENTICATED', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'],
+  async handle(request, _caller, context) {
+    clusterOf(context, request);
+    const { revision } = parseBody(appliedBody, request.body);
+    if (!(await context.auth.reached(revision, APPLIED_WAIT_MS)))
+      throw new ApiError('SERVICE_UNAVAILABLE', `revision ${revision} of the credential log is not applied here yet`);
+    return { status: 200, body: { revision } };
   },
 };

@@ -1,0 +1,419 @@
+/**
+ * A cluster's state log on etcd (docs/cluster.md, "Credentials"): each commit is one key under
+ * `trawl/state/records/`, its value the commit's records framed as in state.log, its revision the commit's place
+ * in the log. Every node applies the commits in revision order, its own included, and keeps its local state.log as
+ * a checkpoint of what it applied, ending in a `cluster.applied` record that names the revision; at start it
+ * replays the checkpoint and reads from etcd only what came after. Every commit also writes `trawl/state/head`, so
+ * a change decided on the state (the last owner, free seats) is committed only if head is still the revision the
+ * node decided on. Retries are idempotent: a commit's key is created once.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
+import type { Logger } from '../obs/logger.js';
+import { StaleDecisionError, type Journal, type JournalHost } from './journal.js';
+import { derivedKey, loadInstanceKey, seal, storeInstanceKey, unseal } from './secrets.js';
+import { STATE_LOG_FILE, StateLog, type TailRepair } from './state-log.js';
+import { decodeRecords, encodeRecord, type StateRecord } from './state-record.js';
+
+const STATE_PREFIX = 'trawl/state/';
+/** The cluster's state id and its instance key, sealed under the cluster key. */
+const IDENTITY_KEY = `${STATE_PREFIX}identity`;
+const HEAD_KEY = `${STATE_PREFIX}head`;
+const RECORDS_PREFIX = `${STATE_PREFIX}records/`;
+/** The local checkpoint's last record: the cluster and the revision its records were applied through. */
+const CHECKPOINT = 'cluster.applied';
+/** etcd refuses requests over 1.5 MiB and transactions of over 128 operations (its defaults). */
+const MAX_COMMIT_BYTES = 1 << 20;
+const MAX_KEYS_PER_TRANSACTION = 64;
+/** A commit that etcd has not confirmed this long after it was made is refused (503). */
+const COMMIT_BUDGET_MS = 6_000;
+const RETRY_MS = 250;
+/** A watch that failed (its revision compacted away) is started again after this long. */
+const REWATCH_MS = 500;
+/**
+ * Every BEAT_MS a node asks etcd for the log's head and, once it has applied that far, counts its state current for
+ * FRESH_MS from when it asked. A request that finds it stale (the node was paused, say) asks first (docs/cluster.md).
+ */
+const BEAT_MS = 500;
+const FRESH_MS = 1_500;
+const BEAT_CALL_MS = 1_000;
+
+/** etcd did not confirm a change in time: it may or may not be saved. */
+export class ClusterStateUnavailableError extends Error {
+  constructor(what: string, cause?: unknown) {
+    super(`the change was not confirmed: ${what}; the cluster's credential log on etcd must be reachable for changes (reads go on)`, { cause });
+    this.name = 'ClusterStateUnavailableError';
+  }
+}
+
+/** The local state is not a checkpoint of the cluster's log: joining would lose its users and keys, or mix two sets. */
+export class ForeignStateError extends Error {
+  constructor(file: string, why: string) {
+    super(`${file} ${why}: move the state directory away to join with the cluster’s users and keys`);
+    this.name = 'ForeignStateError';
+  }
+}
+
+const NOT_OURS = "holds users and keys that are not this cluster's, and the cluster's credential log already exists (another node started it)";
+
+/** A commit in etcd whose bytes do not decode (its checksums fail): nothing after it is applied. */
+export class ClusterStateCorruptError extends Error {
+  constructor(key: string, problem: string) {
+    super(`the cluster's credential log is damaged at ${key} (${problem}): changes after it are not applied; restore etcd from a backup`);
+    this.name = 'ClusterStateCorruptError';
+  }
+}
+
+export interface EtcdJournalOptions {
+  etcd: Etcd3;
+  /** The state directory: the checkpoint (state.log) and the instance key. */
+  directory: string;
+  /** The key the nodes share (cluster.keyFile): the instance key is sealed under it in etcd. */
+  clusterKey: Buffer;
+  node: string;
+  logger: Logger;
+}
+
+interface PendingCommit {
+  key: string;
+  value: Buffer;
+  resolve(revision: number): void;
+  reject(error: Error): void;
+}
+
+export class EtcdJournal implements Journal {
+  readonly shared = true;
+  /** The revision of the last commit applied here (head's, as of then). */
+  private head = 0;
+  private readonly waiters: { revision: number; resolve(): void }[] = [];
+  private pending: PendingCommit[] = [];
+  private flushing = false;
+  private applying: Promise<void> = Promise.resolve();
+  private watcher: Watcher | null = null;
+  /** Set when the log cannot be applied any more (a damaged commit): every change is refused with it. */
+  private failure: Error | null = null;
+  /** False once a checkpoint write failed: the checkpoint stays as it was, and the next start reads the rest from etcd. */
+  private checkpointing = true;
+  private closed = false;
+  /** Until when the state applied here is known to be current. */
+  private freshUntil = 0;
+  private beating: Promise<void> | null = null;
+  /** Whether the last beat failed to reach etcd: then requests are served with what the node has. */
+  private cutOff = false;
+  private beats: NodeJS.Timeout | null = null;
+
+  private constructor(
+    private readonly options: EtcdJournalOptions,
+    private readonly host: JournalHost,
+    private readonly log: StateLog,
+    private readonly clusterId: string,
+    readonly instanceKey: Buffer,
+  ) {}
+
+  /**
+   * Opens the checkpoint, joins the cluster's log (starting it with this node's state when there is none yet), and
+   * applies what the checkpoint lacks. Rejects with ForeignStateError when this node's state is not the cluster's.
+   */
+  static async open(options: EtcdJournalOptions, host: JournalHost): Promise<{ journal: EtcdJournal; repair: TailRepair | null }> {
+    const { log, records, repair } = await StateLog.open(options.directory);
+    const file = path.join(options.directory, STATE_LOG_FILE);
+    try {
+      let last = records.length - 1;
+      while (last >= 0 && records[last]!.type !== CHECKPOINT) last--;
+      const checkpoint = last < 0 ? null : records[last]!;
+      const local = (checkpoint ? records.slice(0, last) : records).filter((record) => record.type !== CHECKPOINT);
+      host.apply(local);
+      const sealingKey = derivedKey(options.clusterKey, 'cluster instance key');
+      let identity = await readIdentity(options.etcd, sealingKey);
+      let from = 0;
+      if (!identity) {
+        identity = { id: randomUUID(), instanceKey: loadInstanceKey(options.directory) };
+        from = await seed(options, sealingKey, identity, host.snapshot());
+        if (from === 0) {
+          // Another node started the log first: join it, if this node has nothing of its own.
+          identity = (await readIdentity(options.etcd, sealingKey))!;
+          if (local.length > 0) throw new ForeignStateError(file, NOT_OURS);
+        }
+      } else if (checkpoint?.clusterId === identity.id) {
+        from = checkpoint.revision as number;
+        const head = Number((await options.etcd.get(HEAD_KEY).exec()).kvs[0]?.mod_revision ?? 0);
+        if (head < from) throw new ForeignStateError(file, `was applied through revision ${from}, past the cluster's log at ${head} (etcd restored?)`);
+      } else if (local.length > 0) {
+        throw new ForeignStateError(file, NOT_OURS);
+      }
+      storeInstanceKey(options.directory, identity.instanceKey);
+      const journal = new EtcdJournal(options, host, log, identity.id, identity.instanceKey);
+      journal.head = from;
+      // The checkpoint ends at its last cluster.applied record: records after it (a crash between them) come again from etcd.
+      if (checkpoint?.clusterId !== identity.id || last !== records.length - 1) await log.compact(() => [...host.snapshot(), journal.checkpoint()]);
+      await journal.follow();
+      journal.beats = setInterval(() => void journal.beat(), BEAT_MS).unref();
+      return { journal, repair };
+    } catch (error) {
+      await log.close();
+      throw error;
+    }
+  }
+
+  get position(): number {
+    return this.head;
+  }
+
+  async commit(records: StateRecord[], decidedOn: number | null): Promise<number> {
+    if (this.failure) throw this.failure;
+    const value = Buffer.concat(records.map(encodeRecord));
+    if (value.length > MAX_COMMIT_BYTES) throw new RangeError(`a change of ${value.length} bytes is over the cluster's limit of ${MAX_COMMIT_BYTES}`);
+    const key = RECORDS_PREFIX + randomUUID();
+    const revision =
+      decidedOn !== null
+        ? await this.write([key], [value], decidedOn)
+        : await new Promise<number>((resolve, reject) => {
+            this.pending.push({ key, value, resolve, reject });
+            queueMicrotask(() => this.flush());
+          });
+    await this.applied(revision);
+    return revision;
+  }
+
+  /** Resolves once everything committed before the call is applied here (ClusterStateUnavailableError when etcd does not answer). */
+  async catchUp(): Promise<void> {
+    let head: number;
+    try {
+      const found = await this.options.etcd.get(HEAD_KEY).exec();
+      head = Number(found.kvs[0]?.mod_revision ?? 0);
+    } catch (error) {
+      throw new ClusterStateUnavailableError('etcd did not answer', error);
+    }
+    await this.applied(head);
+  }
+
+  async current(): Promise<void> {
+    if (this.cutOff || this.closed || Date.now() < this.freshUntil) return;
+    await this.beat();
+  }
+
+  /** Asks etcd for the log's head and waits (briefly) to have applied it: then the state is current as of the asking. */
+  private beat(): Promise<void> {
+    this.beating ??= (async () => {
+      const askedAt = Date.now();
+      try {
+        const found = await this.options.etcd
+          .get(HEAD_KEY)
+          .options({ deadline: askedAt + BEAT_CALL_MS })
+          .exec();
+        this.cutOff = false;
+        if (await this.reached(Number(found.kvs[0]?.mod_revision ?? 0), BEAT_CALL_MS)) this.freshUntil = askedAt + FRESH_MS;
+      } catch {
+        this.cutOff = true;
+      }
+    })().finally(() => (this.beating = null));
+    return this.beating;
+  }
+
+  compact(snapshot: () => StateRecord[]): Promise<void> {
+    // In the apply chain: between two applied commits, so the snapshot and the revision it names agree.
+    const compacted = this.applying.then(() => this.log.compact(() => [...snapshot(), this.checkpoint()]));
+    this.applying = compacted.catch(() => undefined);
+    return compacted;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.beats) clearInterval(this.beats);
+    await this.beating;
+    await this.watcher?.cancel().catch(() => undefined);
+    for (const waiter of this.pending.splice(0)) waiter.reject(new ClusterStateUnavailableError('the server is shutting down'));
+    await this.applying;
+    await this.log.close();
+    this.options.etcd.close();
+  }
+
+  /** The checkpoint record for the state applied through `revision`. */
+  private checkpoint(revision = this.head): StateRecord {
+    return { v: 1, type: CHECKPOINT, at: Date.now(), clusterId: this.clusterId, revision };
+  }
+
+  /** Commits the waiting changes, up to a transaction's worth, one transaction at a time (group commit). */
+  private flush(): void {
+    if (this.flushing || this.pending.length === 0) return;
+    this.flushing = true;
+    const batch: PendingCommit[] = [];
+    let bytes = 0;
+    while (this.pending.length > 0 && batch.length < MAX_KEYS_PER_TRANSACTION && bytes + this.pending[0]!.value.length <= MAX_COMMIT_BYTES) {
+      bytes += this.pending[0]!.value.length;
+      batch.push(this.pending.shift()!);
+    }
+    this.write(
+      batch.map((commit) => commit.key),
+      batch.map((commit) => commit.value),
+      null,
+    )
+      .then(
+        (revision) => batch.forEach((commit) => commit.resolve(revision)),
+        (error: Error) => batch.forEach((commit) => commit.reject(error)),
+      )
+      .finally(() => {
+        this.flushing = false;
+        this.flush();
+      });
+  }
+
+  /**
+   * Creates `keys` (with `values`) and moves head, in one transaction, retried until etcd answers or the budget is
+   * spent; `decidedOn`: only if head is still there (StaleDecisionError otherwise). Returns the revision.
+   */
+  private async write(keys: string[], values: Buffer[], decidedOn: number | null): Promise<number> {
+    const { etcd, node } = this.options;
+    const deadline = Date.now() + COMMIT_BUDGET_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // A retry of a transaction that was applied finds its first key created: that is its answer.
+        let transaction = etcd.if(keys[0]!, 'Create', '==', 0);
+        if (decidedOn !== null) transaction = transaction.and(HEAD_KEY, 'Mod', '==', decidedOn);
+        const result = await transaction.then(...keys.map((key, i) => etcd.put(key).value(values[i]!)), etcd.put(HEAD_KEY).value(node)).commit();
+        if (result.succeeded) return Number(result.header.revision);
+        const existing = await etcd.get(keys[0]!).exec();
+        if (existing.kvs.length > 0) return Number(existing.kvs[0]!.mod_revision);
+        throw new StaleDecisionError();
+      } catch (error) {
+        if (error instanceof StaleDecisionError) throw error;
+        if (this.closed || Date.now() + RETRY_MS >= deadline) {
+          throw new ClusterStateUnavailableError(`etcd did not answer within ${COMMIT_BUDGET_MS / 1000} s (${(error as Error).message})`, error);
+        }
+        if (attempt === 0) this.options.logger.warn({ err: error }, 'cluster: a credential change was not confirmed by etcd; retrying');
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    }
+  }
+
+  /** Resolves once the commit at `revision` is applied here; rejects when that takes longer than the budget. */
+  private async applied(revision: number): Promise<void> {
+    if (!(await this.reached(revision, COMMIT_BUDGET_MS)))
+      throw this.failure ?? new ClusterStateUnavailableError(`revision ${revision} was committed but not yet received from etcd`);
+  }
+
+  reached(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.head >= revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        resolve(false);
+      }, timeoutMs);
+      const waiter = {
+        revision,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Reads every commit after the one applied last, then watches for more from the revision read; again when the watch fails. */
+  private async follow(): Promise<void> {
+    const { etcd, logger } = this.options;
+    const listed = await etcd
+      .getAll()
+      .prefix(STATE_PREFIX)
+      .minModRevision(this.head + 1)
+      .exec();
+    this.received(listed.kvs);
+    await this.applying;
+    const watcher = await etcd
+      .watch()
+      .prefix(STATE_PREFIX)
+      .startRevision(String(Number(listed.header.revision) + 1))
+      .create();
+    watcher.on('data', (response) => this.received(response.events.filter((event) => event.type === 'Put').map((event) => event.kv)));
+    watcher.on('disconnected', (error) => logger.warn({ err: error }, 'cluster: the credential log watch lost etcd; it reconnects'));
+    watcher.on('error', (error) => {
+      logger.warn({ err: error }, 'cluster: the credential log watch failed; reading the log again');
+      if (this.watcher !== watcher) return;
+      this.watcher = null;
+      const again = () => {
+        if (!this.closed) this.follow().catch(() => setTimeout(again, REWATCH_MS).unref());
+      };
+      setTimeout(again, REWATCH_MS).unref();
+    });
+    this.watcher = watcher;
+  }
+
+  /** Queues keys etcd sent (a listing, a watch's events) to be applied in revision order. */
+  private received(kvs: IKeyValue[]): void {
+    const commits = kvs
+      .filter((kv) => Number(kv.mod_revision) > this.head)
+      .sort((a, b) => Number(a.mod_revision) - Number(b.mod_revision) || Buffer.compare(a.key, b.key));
+    if (commits.length === 0) return;
+    this.applying = this.applying.then(() => this.apply(commits));
+  }
+
+  /** Checkpoints and applies commits (in order), then wakes the commits waiting for them. */
+  private async apply(received: IKeyValue[]): Promise<void> {
+    if (this.failure) return;
+    const records: StateRecord[] = [];
+    let head = this.head;
+    // A listing after a failed watch can repeat what the watch had queued.
+    for (const kv of received.filter((kv) => Number(kv.mod_revision) > this.head)) {
+      head = Math.max(head, Number(kv.mod_revision));
+      const key = kv.key.toString();
+      if (!key.startsWith(RECORDS_PREFIX)) continue;
+      const decoded = decodeRecords(kv.value);
+      if (decoded.problem) {
+        this.failure = new ClusterStateCorruptError(key, decoded.problem);
+        this.options.logger.error({ err: this.failure }, 'cluster: the credential log is damaged');
+        return;
+      }
+      records.push(...decoded.records);
+    }
+    if (head <= this.head) return;
+    if (this.checkpointing) {
+      try {
+        await Promise.all([...records, this.checkpoint(head)].map((record) => this.log.append(record)));
+      } catch (error) {
+        this.checkpointing = false;
+        this.options.logger.error(
+          { err: error },
+          'cluster: the local checkpoint of the credential log could not be written; the next start reads more from etcd',
+        );
+      }
+    }
+    this.host.apply(records);
+    // Only now: a commit waiting for this revision, or deciding on it, sees the state with it applied.
+    this.head = head;
+    for (const waiter of this.waiters.filter((waiter) => waiter.revision <= head)) {
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  }
+}
+
+/** The cluster's state id and instance key, or null when the log has not been started. */
+async function readIdentity(etcd: Etcd3, sealingKey: Buffer): Promise<{ id: string; instanceKey: Buffer } | null> {
+  const value = await etcd.get(IDENTITY_KEY).string();
+  if (value === null) return null;
+  const { id, key } = JSON.parse(value) as { id: string; key: string };
+  const opened = unseal(sealingKey, IDENTITY_KEY, key);
+  if (opened === null) throw new Error(`${IDENTITY_KEY} in etcd is sealed under another cluster key: every node needs the same cluster.keyFile`);
+  return { id, instanceKey: Buffer.from(opened, 'base64') };
+}
+
+/** Starts the cluster's log with `identity` and `records` (this node's state); its revision, or 0 when another node started it first. */
+async function seed(options: EtcdJournalOptions, sealingKey: Buffer, identity: { id: string; instanceKey: Buffer }, records: StateRecord[]): Promise<number> {
+  const { etcd, node } = options;
+  const value = Buffer.concat(records.map(encodeRecord));
+  if (value.length > MAX_COMMIT_BYTES)
+    throw new RangeError(`this node's state (${value.length} bytes) is over the cluster's limit of ${MAX_COMMIT_BYTES} for one commit`);
+  const sealed = seal(sealingKey, IDENTITY_KEY, identity.instanceKey.toString('base64'));
+  const result = await etcd
+    .if(IDENTITY_KEY, 'Create', '==', 0)
+    .then(
+      etcd.put(IDENTITY_KEY).value(JSON.stringify({ id: identity.id, key: sealed })),
+      ...(records.length > 0 ? [etcd.put(RECORDS_PREFIX + randomUUID()).value(value)] : []),
+      etcd.put(HEAD_KEY).value(node),
+    )
+    .commit();
+  return result.succeeded ? Number(result.header.revision) : 0;
+}
