@@ -45,3 +45,29 @@ export const PeerAppliedRequest = Type.Object(
 );
 
 export const PeerApplied = Type.Object({ revision: Type.Integer({ description: 'The revision asked, applied here' }) });
+
+/** POST /api/cluster/audit: a node's newest audit records in a window (ms since the epoch), for a trail across the cluster. */
+export const PeerAuditRequest = Type.Object(
+  {
+    since: Type.Optional(Type.Integer({ minimum: 0 })),
+    until: Type.Optional(Type.Integer({ minimum: 0 })),
+    limit: Type.Integer({ minimum: 1, maximum: 10_000 }),
+  },
+  { additionalProperties: false },
+);
+
+export const PeerAuditPage = Type.Object({
+  total: Type.Integer(),
+  entries: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      timestamp: Type.String(),
+      action: Type.String(),
+      actorId: Type.Union([Type.String(), Type.Null()]),
+      actorType: Type.String(),
+      targetId: Type.Union([Type.String(), Type.Null()]),
+      targetType: Type.Union([Type.String(), Type.Null()]),
+      metadata: Type.Record(Type.String(), Type.Unknown()),
+    }),
+  ),
+});

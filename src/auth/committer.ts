@@ -129,6 +129,11 @@ export class Committer {
     });
   }
 
+  /** Resolves once what any node acknowledged before the call is applied here (bounded; at once on a single node). */
+  latest(): Promise<void> {
+    return this.journal.current(true);
+  }
+
   /** Rewrites the log as a snapshot of the state (dropping expired tokens and everything superseded). */
   async compact(): Promise<void> {
     if (!this.compacting) {

@@ -188,9 +188,9 @@ export class EtcdJournal implements Journal {
     await this.applied(head);
   }
 
-  async current(): Promise<void> {
-    if (this.cutOff || this.closed || Date.now() < this.freshUntil) return;
-    await this.beat();
+  async current(latest = false): Promise<void> {
+    if (this.cutOff || this.closed || (!latest && Date.now() < this.freshUntil)) return;
+    await (latest ? (this.beating?.then(() => this.beat()) ?? this.beat()) : this.beat());
   }
 
   /** Asks etcd for the log's head and waits (briefly) to have applied it: then the state is current as of the asking. */

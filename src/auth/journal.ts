@@ -33,8 +33,9 @@ export interface Journal {
   /**
    * Resolves once the state applied here is known to be current, as far as can be known in a moment: at once while
    * it is (a single node's always is), else after asking the cluster's log (not when it cannot be reached).
+   * `latest`: ask even when it is known current, so that what any node acknowledged before the call is applied.
    */
-  current(): Promise<void>;
+  current(latest?: boolean): Promise<void>;
   /** Resolves with whether the state applied here reached `position` within `timeoutMs`. */
   reached(position: number, timeoutMs: number): Promise<boolean>;
   /** Rewrites the local log as `snapshot` of the state applied so far. */

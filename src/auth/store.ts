@@ -386,6 +386,11 @@ export class AuthStore {
     return this.committer.reached(position, timeoutMs);
   }
 
+  /** In a cluster, resolves once what any node acknowledged before the call is applied here (bounded: committer.ts). */
+  latest(): Promise<void> {
+    return this.committer.latest();
+  }
+
   /** Waits for acknowledged writes and a compaction in progress, then releases the journal. */
   close(): Promise<void> {
     return this.committer.close();

@@ -61,6 +61,8 @@ export async function authorize(context: ServerContext, operation: Pick<Operatio
   if (operation.access === 'public') return anonymousCaller;
   if (request.headers[CLUSTER_KEY_HEADER] !== undefined) return peerCaller(context, operation, request);
   const { auth } = context;
+  // Managing credentials sees every change a node acknowledged before: a key made on one node is listed on the next.
+  if (operation.access !== 'read') await auth.latest();
   // Requests hold header names in lower case.
   const keyHeader = API_KEY_HEADERS.find((name) => request.headers[name.toLowerCase()] !== undefined);
   const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];

@@ -105,6 +105,21 @@ t.test('three nodes share one credential log on etcd', async (t) => {
   t.equal(await readWith(a, made.body.key!), 401, 'deleted on c, refused on a at the next request');
   t.equal(await readWith(b, made.body.key!), 401, 'and on b');
 
+  // Each node keeps its audit trail; any node answers from all of them.
+  const trail = (await (await a.fetch('/api/ee/audit?perPage=100', { headers: bearer(owner.key) })).json()) as {
+    action: string;
+    targetId: string;
+    metadata: { name?: string };
+  }[];
+  t.ok(
+    trail.some((entry) => entry.action === 'apikey.created' && entry.metadata.name === 'made on b'),
+    "node a's audit answer holds the key made on b",
+  );
+  t.ok(
+    trail.some((entry) => entry.action === 'apikey.deleted' && entry.targetId === made.body.id),
+    'and its deletion on c',
+  );
+
   // Decisions on the state are compare-and-swap: of three nodes adding one email at once, one adds it.
   const adds = await Promise.all(
     nodes.map((node) =>

@@ -2,7 +2,7 @@
 import { ApiError } from '../../api/errors.js';
 import { LIMITS, SearchResponse } from '../../api/schemas.js';
 import { parseBody, validator } from '../../api/validate.js';
-import { PeerApplied, PeerAppliedRequest, PeerSearchRequest } from '../../api/cluster-schemas.js';
+import { PeerApplied, PeerAppliedRequest, PeerAuditPage, PeerAuditRequest, PeerSearchRequest } from '../../api/cluster-schemas.js';
 import { APPLIED_WAIT_MS } from '../../cluster/confirm-applied.js';
 import type { PeerSearch } from '../../cluster/fan-out.js';
 import { checkClusterKey } from '../access.js';
@@ -12,6 +12,7 @@ import { signalFor } from './search.js';
 
 const body = validator(PeerSearchRequest);
 const appliedBody = validator(PeerAppliedRequest);
+const auditBody = validator(PeerAuditRequest);
 
 /** The cluster this request's peer belongs to: refused unless this node is in a cluster and the request presents its key. */
 function clusterOf(context: ServerContext, request: Request) {
@@ -65,5 +66,22 @@ export const peerAppliedRoute: Route = {
     if (!(await context.auth.reached(revision, APPLIED_WAIT_MS)))
       throw new ApiError('SERVICE_UNAVAILABLE', `revision ${revision} of the credential log is not applied here yet`);
     return { status: 200, body: { revision } };
+  },
+};
+
+export const peerAuditRoute: Route = {
+  method: 'post',
+  path: '/api/cluster/audit',
+  operationId: 'peerAudit',
+  tag: 'Cluster',
+  summary: "This node's newest audit records in a window, for GET /api/ee/audit on another node; nodes only (the cluster key)",
+  access: 'public',
+  body: PeerAuditRequest,
+  response: { status: 200, schema: PeerAuditPage, description: "The node's records, newest first, and how many the window holds" },
+  errors: ['INVALID_REQUEST_BODY', 'NOT_AUTHENTICATED', 'NOT_FOUND'],
+  async handle(request, _caller, context) {
+    clusterOf(context, request);
+    const { since, until, limit } = parseBody(auditBody, request.body);
+    return { status: 200, body: await context.audit.page(since, until, 0, limit) };
   },
 };

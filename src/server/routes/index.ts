@@ -26,7 +26,7 @@ import {
   tokenRoute,
 } from './oauth.js';
 import { oidcCallbackRoute, oidcStartRoute, providersRoute } from './oidc.js';
-import { peerAppliedRoute, peerSearchRoute } from './cluster.js';
+import { peerAppliedRoute, peerAuditRoute, peerSearchRoute } from './cluster.js';
 import { searchRoute, streamSearchRoute } from './search.js';
 import { endOtherSessionsRoute, endSessionRoute, getSessionRoute, listSessionsRoute, setPasswordRoute, signInRoute, signOutRoute } from './sessions.js';
 import { findDefinitionsRoute, findReferencesRoute } from './symbols.js';
@@ -107,4 +107,5 @@ export const ROUTES: readonly Route[] = [
   revokeRoute,
   peerSearchRoute,
   peerAppliedRoute,
+  peerAuditRoute,
 ];

@@ -7,6 +7,7 @@ import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
 import { pageHeaders, requestedPage } from '../pagination.js';
 import type { Route, ServerContext } from '../route.js';
+import { clusterAuditPage } from '../cluster-audit.js';
 
 const TAG = 'Enterprise Management';
 const OWNER_ERRORS = ['NOT_AUTHENTICATED', 'INSUFFICIENT_PERMISSIONS'] as const;
@@ -117,18 +118,25 @@ export const auditRoute: Route = {
   access: 'owner',
   ee: true,
   query: AuditQuery,
-  response: { status: 200, schema: AuditList, description: 'One page of audit records', headers: ['X-Total-Count', 'Link'] },
+  response: { status: 200, schema: AuditList, description: 'One page of audit records', headers: ['X-Total-Count', 'Link', 'X-Trawl-Missing-Nodes'] },
   errors: ['INVALID_QUERY_PARAMS', ...OWNER_ERRORS],
   async handle(request: Request, _caller: Caller, context: ServerContext) {
     const params = parseQuery(auditQuery, request.query);
     const page = requestedPage(params);
     const since = dateParameter(params.since, 'since')?.getTime();
     const until = dateParameter(params.until, 'until')?.getTime();
-    const { total, entries } = await context.audit.page(since, until, (page.number - 1) * page.size, page.size);
+    const offset = (page.number - 1) * page.size;
+    // In a cluster every node's trail, merged (cluster-audit.ts).
+    const { total, entries, missing } = context.cluster
+      ? await clusterAuditPage(context, { since, until }, offset, page.size)
+      : { ...(await context.audit.page(since, until, offset, page.size)), missing: [] };
     return {
       status: 200,
       body: entries.map((entry) => auditRecordView(entry, context.version)),
-      headers: pageHeaders(total, page, context.config.publicUrl, '/api/ee/audit', request.query),
+      headers: {
+        ...pageHeaders(total, page, context.config.publicUrl, '/api/ee/audit', request.query),
+        ...(missing.length > 0 ? { 'X-Trawl-Missing-Nodes': missing.join(', ') } : {}),
+      },
     };
   },
 };
