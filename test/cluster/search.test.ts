@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FileResult, SearchResponse } from '../../src/api/types.js';
 import { ownersOf, partitionOf } from '../../src/cluster/placement.js';
 import { trawlAsync } from '../helpers/cli.js';
@@ -224,6 +226,22 @@ t.test('a partition no live node serves: a partial answer that says so, or 503 w
   const tree = await lenient.post('/api/tree', { repoName: repos[0]!.name, revisionName: 'HEAD', paths: ['src'] });
   t.equal(tree.status, 200);
   t.match(JSON.stringify(await tree.json()), /file5\.js/);
+  // MCP's file tools read through the same routes: forwarded the same way.
+  const client = new Client({ name: 'trawl-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${lenient.url}/api/mcp`)));
+  t.teardown(() => client.close());
+  const read = (await client.callTool({ name: 'read_file', arguments: { repo: repos[0]!.name, path: 'src/file1.js' } })) as {
+    content: { text: string }[];
+    isError?: boolean;
+  };
+  t.notOk(read.isError, 'read_file of a repository held by another node');
+  t.match(read.content[0]!.text, /^src\/file1\.js \(JavaScript, \d+ lines\)\n1: \/\/ router 0\.1\n/, 'answers the file, as its holder has it');
+  const branches = (await client.callTool({ name: 'list_branches', arguments: { repo: repos[0]!.name } })) as {
+    content: { text: string }[];
+    isError?: boolean;
+  };
+  t.ok(branches.isError, 'list_branches, which reads the disk only, refuses');
+  t.match(branches.content[0]!.text, /SERVICE_UNAVAILABLE: another node of the cluster holds/, 'and says where to ask');
   const asPeer = await holder.fetch(source, { headers: { 'x-trawl-cluster-key': 'x'.repeat(40) } });
   t.equal(asPeer.status, 401, 'a read presenting a wrong cluster key is refused');
 

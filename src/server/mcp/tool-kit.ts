@@ -5,12 +5,13 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { ApiError } from '../../api/errors.js';
+import { ApiError, type ErrorBody } from '../../api/errors.js';
 import type { FileResult } from '../../api/types.js';
 import { escapeRegExp } from '../../query/escape.js';
 import type { Caller } from '../access.js';
 import type { JsonReply, Request } from '../http.js';
 import { asApiError } from '../known-errors.js';
+import { forwardToPeer, RepositoryElsewhere } from '../peer-forward.js';
 import { visibleRepository } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
 
@@ -44,11 +45,18 @@ async function call(
     onAborted: () => {}, // a tool call runs to its end
   };
   try {
-    const reply = await route.handle(request, caller, context);
+    const reply = await route.handle(request, caller, context).catch((error: unknown) => {
+      // In a cluster, a read of a repository this node has no copy of goes to a node that has one, as over HTTP.
+      if (error instanceof RepositoryElsewhere) return forwardToPeer(context, request, caller, error);
+      throw error;
+    });
     if (!('text' in reply)) return (reply as JsonReply).body;
     // The search route answers its JSON already serialized (built by a worker), maybe in memory it reuses.
     try {
-      return JSON.parse(typeof reply.text === 'string' || Buffer.isBuffer(reply.text) ? reply.text.toString() : Buffer.concat(reply.text).toString());
+      const parsed = JSON.parse(typeof reply.text === 'string' || Buffer.isBuffer(reply.text) ? reply.text.toString() : Buffer.concat(reply.text).toString());
+      // A forwarded read's refusal comes as the other node's error object.
+      if (reply.status >= 400) throw new ApiError((parsed as ErrorBody).errorCode, (parsed as ErrorBody).message);
+      return parsed;
     } finally {
       reply.release?.();
     }

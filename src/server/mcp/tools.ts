@@ -10,11 +10,14 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { ApiError } from '../../api/errors.js';
 import { LIMITS } from '../../api/schemas.js';
 import type { TreeNode } from '../../api/types.js';
 import type { Blame } from '../../git/blame.js';
 import { localBranchesByDate } from '../../git/repository.js';
-import { gitRepository, visibleRepository } from '../repositories.js';
+import { gitRepository, repositoryHere } from '../repositories.js';
+import { RepositoryElsewhere } from '../peer-forward.js';
+import type { Caller } from '../access.js';
 import type { ServerContext } from '../route.js';
 import { authorsRoute, blameRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from '../routes/git.js';
 import { connectionsRoute, reposRoute } from '../routes/repos.js';
@@ -61,7 +64,7 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
     'The branches of a repository (all of them, indexed or not), newest commit first, each with its last commit date and whether it is the default branch and whether it is indexed (searchable).',
     { repo: z.string(), query: z.string().optional().describe('Substring of the branch name (case-insensitive)'), page, perPage: perPage(50) },
     async ({ repo, query, page: number, perPage: size }) => {
-      const config = visibleRepository(context, session.caller, repo);
+      const config = branchesHere(context, session.caller, repo);
       const repository = await gitRepository(config);
       const entry = context.catalog().repositories.find((candidate) => candidate.config.name === config.name)?.entry;
       const indexed = new Set((entry?.branches ?? []).map((branch) => branch.name));
@@ -247,4 +250,14 @@ function nodeAt(tree: TreeNode, directory: string): TreeNode | undefined {
   let node: TreeNode | undefined = tree;
   for (const segment of directory ? directory.split('/') : []) node = node?.children.find((child) => child.name === segment);
   return node;
+}
+
+/** The repository whose branches list_branches reads: from this node's disk only (no HTTP route lists branches to forward to). */
+function branchesHere(context: ServerContext, caller: Caller, repo: string) {
+  try {
+    return repositoryHere(context, caller, repo);
+  } catch (error) {
+    if (!(error instanceof RepositoryElsewhere)) throw error;
+    throw new ApiError('SERVICE_UNAVAILABLE', `another node of the cluster holds ${JSON.stringify(repo)}: list its branches through that node`);
+  }
 }
