@@ -46,16 +46,19 @@ export interface BuildOptions {
   index: IndexConfig;
   symbols: SymbolExtractor | null;
   onProgress?: (progress: BuildProgress) => void;
+  /** Runs the addon's work on a shard unless the index thread is being stopped (worker/index-protocol.ts); default: at once. */
+  uninterrupted?: <T>(run: () => T) => T;
 }
 
 export async function buildShards(options: BuildOptions): Promise<BuildResult> {
   const files = sortByStaticRank(await options.snapshot.files());
   const result: BuildResult = { shards: [], documents: 0, contentBytes: 0, sourceBytes: 0, shardBytes: 0, warnings: [] };
   const identity = { repository: options.repository, branches: options.snapshot.branches };
+  const uninterrupted = options.uninterrupted ?? (<T>(run: () => T) => run());
   let writer = new ShardWriter({ ...identity, shardIndex: 0 });
   const publish = () => {
     const name = `${options.fileStem}.${result.shards.length}${SHARD_FILE_EXTENSION}`;
-    result.shardBytes += writer.write(path.join(options.shardDirectory, name));
+    result.shardBytes += uninterrupted(() => writer.write(path.join(options.shardDirectory, name)));
     result.shards.push(name);
   };
   const progress: BuildProgress = { files: 0, totalFiles: files.length, bytes: 0 };
@@ -68,7 +71,7 @@ export async function buildShards(options: BuildOptions): Promise<BuildResult> {
       publish();
       writer = new ShardWriter({ ...identity, shardIndex: result.shards.length });
     }
-    writer.add(document);
+    uninterrupted(() => writer.add(document));
     result.documents++;
     result.contentBytes += document.content?.length ?? 0;
     options.onProgress?.(progress);

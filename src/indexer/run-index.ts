@@ -37,6 +37,8 @@ export class DataDirectoryLockedError extends Error {
 export interface IndexOptions {
   /** Index only these repositories (by name); the others keep their shards. Default: all. */
   only?: readonly string[];
+  /** Runs the addon's shard building, unless the thread is being stopped (worker/index-protocol.ts); default: at once. */
+  uninterrupted?: <T>(run: () => T) => T;
 }
 
 /** Indexes the repositories of the config into config.dataDir and returns one outcome per repository indexed. */
@@ -60,7 +62,7 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}, opt
       const repos = options.only ? config.repos.filter((repo) => options.only!.includes(repo.name)) : config.repos;
       for (const [i, repo] of repos.entries()) {
         reporter.repositoryStarted?.(repo.name, i, repos.length);
-        const outcome = await indexRepository(config, repo, ids.get(repo.name)!, manifest, shards, symbols, reporter);
+        const outcome = await indexRepository(config, repo, ids.get(repo.name)!, manifest, shards, symbols, reporter, options.uninterrupted);
         outcomes.push(outcome);
         reporter.repositoryFinished?.(outcome);
       }
@@ -83,6 +85,7 @@ async function indexRepository(
   shardDirectory: string,
   symbols: SymbolExtractor | null,
   reporter: IndexReporter,
+  uninterrupted: IndexOptions['uninterrupted'],
 ): Promise<RepositoryOutcome> {
   const started = performance.now();
   const previous = manifest.repositories[repo.name];
@@ -106,6 +109,7 @@ async function indexRepository(
       index: config.index,
       symbols,
       onProgress: (progress) => reporter.progress?.(repo.name, progress),
+      ...(uninterrupted ? { uninterrupted } : {}),
     }).finally(() => snapshot.close());
     const warnings = [...snapshot.warnings, ...result.warnings];
     publish(manifest, config.dataDir, repo.name, {

@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { FSWatcher } from 'chokidar';
 import type { Config, RepositoryConfig } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
-import type { IndexReply, IndexRequest, RepositoryOutcome } from '../worker/index-protocol.js';
+import { stopOutsideNative, stopWord, type IndexReply, type IndexRequest, type RepositoryOutcome } from '../worker/index-protocol.js';
 import { threadUrl } from '../worker/thread-url.js';
 import { watchRepository } from './watch.js';
 
@@ -28,10 +28,15 @@ export interface SchedulerOptions {
   onPublished(outcomes: RepositoryOutcome[]): void;
 }
 
+/** A stop waits this long, at most, for the index thread to leave the addon (one shard's postings take seconds). */
+const STOP_WAIT_MS = 30_000;
+
 export class IndexScheduler {
   private thread: Worker | null = null;
   private threadIdle: NodeJS.Timeout | null = null;
   private readonly watchers = new Map<string, FSWatcher>();
+  /** The index thread's stop handshake (worker/index-protocol.ts). */
+  private readonly stop = stopWord();
   private readonly queued = new Set<string>();
   private fullPassQueued = false;
   private running: IndexRequest | null = null;
@@ -153,7 +158,7 @@ export class IndexScheduler {
     if (this.threadIdle) clearTimeout(this.threadIdle);
     this.threadIdle = null;
     if (this.thread) return this.thread;
-    const thread = new Worker(threadUrl('index-thread'));
+    const thread = new Worker(threadUrl('index-thread'), { workerData: { stop: this.stop } });
     thread.on('message', (reply: IndexReply) => this.onReply(reply));
     thread.on('error', (error) => this.options.logger.error({ err: error }, 'index thread failed'));
     thread.on('exit', () => {
@@ -217,6 +222,8 @@ export class IndexScheduler {
     // service manager waits for a stop. Shards and the manifest are published atomically, so the data directory
     // keeps the last published generation, and the next pass removes the files an abandoned one left.
     if (this.running) this.options.logger.info({ repositories: [...this.indexing] }, 'stopping: the index pass in progress is abandoned');
+    // Not inside the addon: terminating there aborts the process.
+    await stopOutsideNative(this.stop, STOP_WAIT_MS);
     await this.thread?.terminate();
   }
 }

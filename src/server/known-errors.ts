@@ -45,6 +45,7 @@ export const HANDLED_ELSEWHERE: Record<string, string> = {
   ConnectionError: "a sync's failure, recorded on its connection or repository (GET /api/connections)",
   RateLimitedError: "a ConnectionError: the host's rate limit, recorded on its connection",
   RepositoryElsewhere: 'a read forwarded to a node serving the repository (server/peer-forward.ts, from server/app.ts)',
+  IndexStoppedError: 'ends an index pass the daemon abandons as it stops (worker/index-protocol.ts); never at a request',
   StaleDecisionError: 'a checked change decided again on the latest state (auth/committer.ts)',
   ForeignStateError: 'refused at start: the state directory is not the cluster’s (auth/etcd-journal.ts)',
   StaleConnectionError: 'a kept-alive connection to a peer closed under a request: sent again once (cluster/peer-client.ts)',

@@ -26,3 +26,41 @@ export type IndexReply =
   | { type: 'done'; outcomes: RepositoryOutcome[] }
   /** The pass could not run at all (e.g. another process holds the data directory). */
   | { type: 'failed'; error: string };
+
+/**
+ * The stop handshake of the index thread: one Int32 in shared memory. `terminate()` while the thread is inside
+ * the addon aborts the process (N-API cannot throw into a thread being terminated), so the thread enters the addon
+ * only through `uninterrupted`, and the scheduler stops it only through `stopOutsideNative`, which claims the word
+ * when the thread is outside the addon and keeps it from entering again (docs/design.md, "Stop").
+ */
+const OUTSIDE = 0;
+const INSIDE = 1;
+const STOPPING = 2;
+
+export function stopWord(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(4));
+}
+
+/** The index thread is being stopped: the pass ends here. */
+export class IndexStoppedError extends Error {
+  constructor() {
+    super('the index thread is stopping');
+    this.name = 'IndexStoppedError';
+  }
+}
+
+/** Runs `run` (native code) unless the thread is being stopped (IndexStoppedError). */
+export function uninterrupted<T>(word: Int32Array, run: () => T): T {
+  if (Atomics.compareExchange(word, 0, OUTSIDE, INSIDE) !== OUTSIDE) throw new IndexStoppedError();
+  try {
+    return run();
+  } finally {
+    Atomics.store(word, 0, OUTSIDE);
+  }
+}
+
+/** Resolves once the thread is outside the addon and can no longer enter it (or after `timeoutMs`): then it may be terminated. */
+export async function stopOutsideNative(word: Int32Array, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Atomics.compareExchange(word, 0, OUTSIDE, STOPPING) === INSIDE && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+}

@@ -1,9 +1,10 @@
 import t from 'tap';
 import fs from 'node:fs';
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { type Daemon, runDaemon, startDaemon, waitFor } from '../helpers/daemon.js';
-import { commitAll, writeFiles } from '../helpers/git.js';
+import { commitAll, makeRepository, writeFiles } from '../helpers/git.js';
 import { threadNiceValues } from '../helpers/threads.js';
 import { tempDir } from '../helpers/tmp.js';
 import { fixtureRepository, SLOW_QUERY, slowCorpus } from './fixture.js';
@@ -146,4 +147,23 @@ t.test('a full search queue answers 503 with Retry-After', async (t) => {
   t.ok(refused, `some were refused (${statuses.join(', ')})`);
   t.equal((await refused!.json()).errorCode, 'SERVICE_UNAVAILABLE');
   t.equal(refused!.headers.get('retry-after'), '1');
+});
+
+t.test('SIGTERM while shards are being built exits 0, never inside the addon', async (t) => {
+  // 32 MB of varied text: most of a pass is the addon collecting trigrams and building postings.
+  const root = path.join(tempDir(t, 'trawl-busy-'), 'busy');
+  makeRepository(root, Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`data/file${i}.txt`, randomBytes(256 * 1024).toString('hex')])));
+  const repos = [{ name: 'example.com/acme/busy', path: root, public: true }];
+  let configFile: string | undefined;
+  for (const delayMs of [0, 300, 700, 1300, 2000, 3000]) {
+    const daemon = configFile
+      ? await runDaemon(t, configFile, { waitForIndex: false })
+      : await startDaemon(t, { repos, auth: { anonymousAccess: true }, index: { ctagsCommand: '' } }, { waitForIndex: false });
+    configFile = daemon.configFile;
+    const indexState = async () => ((await (await daemon.fetch('/api/repos')).json()) as { indexState: string }[])[0]?.indexState;
+    await waitFor(async () => (await indexState()) === 'indexing', 10_000, 'the pass to start');
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    t.equal(await daemon.stop(), 0, `SIGTERM ${delayMs} ms into the pass: exit status 0`);
+    t.notMatch(daemon.stderr(), /FATAL|napi_throw|Aborted/, 'no abort');
+  }
 });
