@@ -24,13 +24,14 @@ const CODE_HOST: Record<ConnectionType, (connection: ConnectionConfig) => CodeHo
 /**
  * The repositories the connections of `config` have mirrored, as the indexer takes them: what the daemon
  * indexes besides the configuration file's, and what `trawl index` must keep (from the state on disk).
+ * `listed`: also those listed but never fetched here (in a cluster, other nodes fetch them).
  */
-export function mirroredRepositories(config: Config, state = SyncState.open(config.dataDir)): RepositoryConfig[] {
+export function mirroredRepositories(config: Config, state = SyncState.open(config.dataDir), listed = false): RepositoryConfig[] {
   return config.connections.flatMap((connection) => {
     const publicRepos = connection.publicRepos.map(globToRegExp);
     return state
       .record(connection.name)
-      .repos.filter((repo) => repo.fetchedAt !== undefined)
+      .repos.filter((repo) => repo.fetchedAt !== undefined || (listed && repo.goneSince === undefined))
       .map((repo) => repositoryConfig(config.dataDir, connection, publicRepos, repo));
   });
 }

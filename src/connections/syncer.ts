@@ -28,6 +28,8 @@ export interface SyncerOptions {
   onRepositories(): void;
   /** A fetch moved the refs of the mirror of repository `name`: index it. */
   onFetched(name: string): void;
+  /** In a cluster: whether this node holds repository `name`. Every repository is listed; only those held are fetched. */
+  holds?: (name: string) => boolean;
 }
 
 export interface ConnectionStatus {
@@ -84,7 +86,7 @@ export class ConnectionSyncer {
   private readonly askpass: string;
   private publishTimer: NodeJS.Timeout | null = null;
   private started = false;
-  /** Repository name → the connection holding it; rebuilt after the sets of repositories change. */
+  /** Repository name → its connection; rebuilt after the sets of repositories change. */
   private holders: Map<string, { id: number; connection: string; repo: MirroredRepository }> | null = null;
 
   private constructor(
@@ -116,10 +118,7 @@ export class ConnectionSyncer {
     this.state.save();
   }
 
-  /**
-   * A new configuration (SIGHUP): connections added start, removed ones are dropped with their mirrors, every one
-   * syncs now. The caller applies `repositories()` afterwards (`onRepositories` is called only before mirrors go).
-   */
+  /** A new configuration (SIGHUP): added connections start, removed ones go with their mirrors (told by `onRepositories` first), all sync now. */
   reconfigure(config: Config): void {
     this.options = { ...this.options, config };
     this.holders = null;
@@ -141,9 +140,9 @@ export class ConnectionSyncer {
     return this.config.connections.find((connection) => this.state.record(connection.name).id === id)?.name;
   }
 
-  /** The repositories to index: each one fetched at least once, under its mirror path. */
+  /** The repositories to index: each one fetched at least once, under its mirror path; in a cluster also those other nodes fetch. */
   repositories(): RepositoryConfig[] {
-    return mirroredRepositories(this.config, this.state);
+    return mirroredRepositories(this.config, this.state, this.options.holds !== undefined);
   }
 
   statuses(): ConnectionStatus[] {
@@ -254,7 +253,7 @@ export class ConnectionSyncer {
       this.state.save();
       await Promise.all(
         record.repos
-          .filter((repo) => repo.goneSince === undefined)
+          .filter((repo) => repo.goneSince === undefined && (this.options.holds?.(repo.name) ?? true))
           .map((repo) =>
             this.slots.run(async () => {
               if (this.closing.signal.aborted) return;

@@ -11,7 +11,7 @@ import { ClusterSearch } from '../cluster/fan-out.js';
 import { ClusterNode } from '../cluster/node.js';
 import { confirmApplied } from '../cluster/confirm-applied.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
-import { contextsOver, listenUrl, type Config, type OidcConfig } from '../config/config.js';
+import { contextsOver, listenUrl, type Config, type OidcConfig, type RepositoryConfig } from '../config/config.js';
 import { ConnectionSyncer } from '../connections/syncer.js';
 import { ProcessSlots } from '../git/process-slots.js';
 import { Backlogs } from './stream-backlog.js';
@@ -83,6 +83,7 @@ export class Daemon {
     }
     auth.store.onChange(endSessionsOfDeadCredentials);
     let syncer: ConnectionSyncer;
+    let cluster: ClusterNode | null = null;
     try {
       syncer = ConnectionSyncer.open({
         config,
@@ -90,13 +91,13 @@ export class Daemon {
         onRepositories: () =>
           void daemon?.connectionsChanged().catch((error: unknown) => logger.error({ err: error }, "the connections' repositories could not be applied")),
         onFetched: (name) => scheduler.changed(name),
+        ...(config.cluster ? { holds: (name: string) => cluster?.holds(name) ?? false } : {}),
       });
     } catch (error) {
       await Promise.all([pool.close(), auth.close()]);
       throw error;
     }
     config = withConnectionRepositories(config, config, syncer);
-    let cluster: ClusterNode | null = null;
     const applyHeld = () =>
       void daemon?.heldChanged().catch((error: unknown) => logger.error({ err: error }, 'cluster: the partitions held could not be applied'));
     try {
@@ -250,9 +251,10 @@ export class Daemon {
     await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
   }
 
-  /** The cluster moved partitions to or from this node: the indexer takes the repositories it holds now. */
+  /** The cluster moved partitions to or from this node: the indexer takes the repositories it holds now, the connections fetch them. */
   private async heldChanged(): Promise<void> {
     if (this.status === 'stopping') return;
+    for (const connection of this.config.connections) this.syncer.syncNow(connection.name);
     await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
   }
 
@@ -288,9 +290,10 @@ export class Daemon {
   }
 }
 
-/** What the indexer indexes: `config` with only the repositories of the partitions this node holds, when in a cluster. */
+/** What the indexer indexes: in a cluster, the repositories of the partitions this node holds (a connection's once fetched here). */
 function heldConfig(config: Config, cluster: ClusterNode | null): Config {
-  return cluster ? { ...config, repos: config.repos.filter((repo) => cluster.holds(repo.name)) } : config;
+  const here = (repo: RepositoryConfig) => cluster!.holds(repo.name) && (repo.connection === undefined || fs.existsSync(repo.path));
+  return cluster ? { ...config, repos: config.repos.filter(here) } : config;
 }
 
 /** `config` with the configuration file's repositories and those of the connections, and its contexts over them all. */

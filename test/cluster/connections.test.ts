@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import type { SearchResponse } from '../../src/api/types.js';
+import { ownersOf, partitionOf } from '../../src/cluster/placement.js';
+import { trawlAsync } from '../helpers/cli.js';
+import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
+import { makeRepository } from '../helpers/git.js';
+import { tempDir } from '../helpers/tmp.js';
+import { startEtcd } from './etcd.js';
+
+const PARTITIONS = 8;
+const REPOSITORIES = 6;
+
+async function status(configFile: string) {
+  const run = await trawlAsync(['cluster', 'status', '--json', '--config', configFile]);
+  return { exit: run.status, status: run.stdout ? (JSON.parse(run.stdout) as { members: { node: string; serves: number }[] }) : null };
+}
+
+/** Every partition served once, by `members` live nodes. */
+const settled = (daemon: Daemon, members: number) => async () => {
+  const { exit, status: now } = await status(daemon.configFile);
+  return exit === 0 && now!.members.length === members && now!.members.reduce((sum, member) => sum + member.serves, 0) === PARTITIONS;
+};
+
+t.test("each node fetches only its share of the connections' repositories, and every node searches them all", async (t) => {
+  const etcd = await startEtcd(t);
+  const root = tempDir(t, 'trawl-cluster-hosts-');
+  const connections: Record<string, object> = {};
+  for (let i = 0; i < REPOSITORIES; i++) {
+    makeRepository(path.join(root, `work${i}`), { 'README.md': `harbor ${i}\n` });
+    execFileSync('git', ['clone', '-q', '--bare', path.join(root, `work${i}`), path.join(root, `c${i}.git`)]);
+    connections[`c${i}`] = { type: 'git', url: `file://${root}/c${i}.git`, public: true };
+  }
+  const keyFile = path.join(tempDir(t, 'trawl-cluster-key-'), 'cluster.key');
+  fs.writeFileSync(keyFile, 'k'.repeat(40), { mode: 0o600 });
+  const base = { repos: [], connections, auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
+  const node = (name: string) => startDaemon(t, { ...base, cluster: { etcd: etcd.endpoints, keyFile, partitions: PARTITIONS, replicas: 1, node: name } });
+  const [a, b] = await Promise.all([node('a'), node('b')]);
+  await waitFor(settled(a!, 2), 60_000, 'two nodes serving every partition');
+  // c joins a cluster whose other members are live: from its first sync on it holds only its own partitions.
+  const c = await node('c');
+  await waitFor(settled(c, 3), 60_000, 'three nodes serving every partition');
+
+  const names = ((await (await c.fetch('/api/repos?perPage=100')).json()) as { repoName: string }[]).map((repo) => repo.repoName).sort();
+  t.equal(names.length, REPOSITORIES, 'c lists every repository, fetched here or not');
+  const ownedByC = names.filter((name) => ownersOf(partitionOf(name, PARTITIONS), ['a', 'b', 'c'], 1)[0] === 'c');
+  const mirrors = path.join(path.dirname(c.configFile), 'data', 'mirrors');
+  const fetchedByC = names.filter((name) => {
+    const connection = `c${/(\d+)$/.exec(name)![1]}`;
+    return fs.existsSync(path.join(mirrors, connection)) && fs.readdirSync(path.join(mirrors, connection)).length > 0;
+  });
+  t.ok(ownedByC.length > 0 && ownedByC.length < REPOSITORIES, `c owns some repositories, not all (${ownedByC.join(', ')})`);
+  t.same(fetchedByC, ownedByC, 'c fetched exactly the repositories of its partitions');
+
+  for (const daemon of [a!, b!, c]) {
+    const answer = (await (await daemon.post('/api/search', { query: 'harbor', matches: 100 })).json()) as SearchResponse;
+    t.equal(answer.files.length, REPOSITORIES, 'a search on any node finds every repository');
+  }
+});
