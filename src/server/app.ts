@@ -137,7 +137,8 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
           caller = await authorize(context, route, request);
         } finally {
           // A failed authentication counts too (against the address): guessing keys is limited like anything else.
-          if (route.access !== 'public') limiter?.take(caller, request);
+          // A read another node forwards was counted against its caller there, not again here against that node.
+          if (route.access !== 'public' && !caller?.onBehalfOf) limiter?.take(caller, request);
         }
         try {
           return await route.handle(request, caller, context);

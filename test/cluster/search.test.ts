@@ -273,3 +273,24 @@ t.test('a partition no live node serves: a partial answer that says so, or 503 w
     ),
   );
 });
+
+t.test('reads forwarded by another node count against their callers there, not against that node here', async (t) => {
+  const etcd = await startEtcd(t, 1);
+  const repos = repositories(t, 1);
+  const cluster = { etcd: etcd.endpoints, keyFile: keyFile(t), partitions: PARTITIONS, replicas: 1 };
+  const base = { auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
+  const owner = ownersOf(partitionOf(repos[0]!.name, PARTITIONS), ['a', 'b'], 1)[0]!;
+  const other = owner === 'a' ? 'b' : 'a';
+  // The holder allows one request a second (two in a burst) from any one caller; the other node has no limit.
+  const holder = await startDaemon(t, { ...base, repos, cluster: { ...cluster, node: owner }, server: { workers: 1, rateLimitPerSecond: 1 } });
+  const elsewhere = [{ ...repos[0]!, path: path.join(repos[0]!.path, 'not-here') }];
+  const front = await startDaemon(t, { ...base, repos: elsewhere, cluster: { ...cluster, node: other } });
+  const source = `/api/source?repo=${encodeURIComponent(repos[0]!.name)}&path=src/file1.js`;
+  await waitFor(async () => (await front.fetch(source)).status === 200, 60_000, 'the holder serving the repository');
+  const statuses = [];
+  for (let i = 0; i < 6; i++) statuses.push((await front.fetch(source)).status);
+  t.same(statuses, [200, 200, 200, 200, 200, 200], 'six reads in a row, all forwarded and answered');
+  const direct = [];
+  for (let i = 0; i < 6; i++) direct.push((await holder.fetch(source)).status);
+  t.ok(direct.includes(429), "the holder's own callers are still limited");
+});
