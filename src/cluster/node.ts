@@ -10,6 +10,7 @@ import type { Logger } from '../obs/logger.js';
 import { openEtcd, readClusterKey, unreachable } from './etcd.js';
 import { Membership, type Member } from './membership.js';
 import { heldBy, ownedBy, ownersOf, partitionOf } from './placement.js';
+import { sharedRepositoryIds } from './repository-ids.js';
 
 export interface ClusterNodeOptions {
   config: ClusterConfig;
@@ -66,6 +67,11 @@ export class ClusterNode {
     } catch (error) {
       throw unreachable(this.config, error);
     }
+  }
+
+  /** The cluster's id of each of `names`, given now to those without one (`local`: this node's own ids, preferred: repository-ids.ts). */
+  repositoryIds(names: readonly string[], local: ReadonlyMap<string, number>): Promise<Map<string, number>> {
+    return sharedRepositoryIds(this.etcd, names, local);
   }
 
   /** The key this node's peers send (X-Trawl-Cluster-Key), checked in constant time. */

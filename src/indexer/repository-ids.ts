@@ -59,6 +59,23 @@ export function assignRepositoryIds(
   return new Map(names.map((name) => [name, record.ids[name]!]));
 }
 
+/**
+ * Makes `ids` (a cluster's, shared by its nodes: cluster/repository-ids.ts) this data directory's ids of those
+ * names. A name of the file that had one of those ids for itself gets a new one (its shards are rebuilt under it).
+ */
+export function adoptRepositoryIds(dataDir: string, ids: ReadonlyMap<string, number>, manifest: Manifest): void {
+  const directory = stateDirectory(dataDir);
+  const file = path.join(directory, IDS_FILE);
+  const record = readIds(file) ?? seededFrom(manifest);
+  if (fs.existsSync(file) && [...ids].every(([name, id]) => record.ids[name] === id)) return;
+  const adopted = new Set(ids.values());
+  record.nextId = Math.max(record.nextId, ...[...ids.values()].map((id) => id + 1));
+  for (const [name, id] of Object.entries(record.ids)) if (!ids.has(name) && adopted.has(id)) record.ids[name] = record.nextId++;
+  for (const [name, id] of ids) record.ids[name] = id;
+  fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
+  writeFileAtomicSync(file, `${JSON.stringify(record, null, 2)}\n`);
+}
+
 function readIds(file: string): RepositoryIds | null {
   let text: string;
   try {

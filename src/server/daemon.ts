@@ -8,15 +8,13 @@ import { native } from '../../native/index.js';
 import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
 import { ClusterSearch } from '../cluster/fan-out.js';
-import { ClusterNode } from '../cluster/node.js';
-import { confirmApplied } from '../cluster/confirm-applied.js';
+import type { ClusterNode } from '../cluster/node.js';
+import { heldConfig, shareRepositoryIds, startClusterNode } from './daemon-cluster.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
-import { contextsOver, listenUrl, type Config, type OidcConfig, type RepositoryConfig } from '../config/config.js';
+import { contextsOver, listenUrl, type Config, type OidcConfig } from '../config/config.js';
 import { ConnectionSyncer } from '../connections/syncer.js';
 import { ProcessSlots } from '../git/process-slots.js';
 import { Backlogs } from './stream-backlog.js';
-import { readManifest } from '../index/manifest.js';
-import { assignRepositoryIds } from '../indexer/repository-ids.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import type { Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
@@ -59,6 +57,8 @@ export class Daemon {
     /** The configuration file's repositories and contexts (the last one read); connections add to them. */
     private configured: Pick<Config, 'repos' | 'contexts'>,
     private readonly cluster: ClusterNode | null,
+    /** The cluster's repository ids (daemon-cluster.ts), shared with the server context. */
+    private readonly clusterIds: Map<string, number>,
   ) {
     this.url = listenUrl(config.listen.host, server.port);
   }
@@ -100,29 +100,16 @@ export class Daemon {
     config = withConnectionRepositories(config, config, syncer);
     const applyHeld = () =>
       void daemon?.heldChanged().catch((error: unknown) => logger.error({ err: error }, 'cluster: the partitions held could not be applied'));
+    const clusterIds = new Map<string, number>();
     try {
       if (config.cluster) {
-        cluster = await ClusterNode.start({
-          config: config.cluster,
-          logger,
-          onHeld: () => applyHeld(),
-        });
-        const node = cluster;
-        auth.store.confirmNarrowingWith((revision) => confirmApplied(node, revision, logger));
+        cluster = await startClusterNode(config, auth, logger, () => applyHeld());
+        await shareRepositoryIds(cluster, config, clusterIds);
       }
     } catch (error) {
-      await Promise.all([pool.close(), syncer.close(), auth.close()]);
+      await Promise.all([pool.close(), syncer.close(), auth.close(), cluster?.close()]);
       throw error;
     }
-    // In a cluster every node gives ids to every configured repository, in the configuration's order, before it
-    // indexes its share: nodes with one configuration agree on them (docs/cluster.md, "Not done yet").
-    const clusterIds = cluster
-      ? assignRepositoryIds(
-          config.dataDir,
-          config.repos.map((repo) => repo.name),
-          readManifest(config.dataDir),
-        )
-      : new Map<string, number>();
     const catalog = new CatalogHolder(pool);
     catalog.publish(loadCatalog(config));
     const heldVersion = cluster?.heldVersion;
@@ -191,6 +178,7 @@ export class Daemon {
       syncer,
       initial,
       cluster,
+      clusterIds,
     );
     void scheduler.start().then(() => daemon.ready());
     syncer.start();
@@ -237,7 +225,7 @@ export class Daemon {
     this.pool.configure(searchSettings(this.config));
     this.catalog.publish(loadCatalog(this.config));
     forgetRepositoriesExcept(this.config.repos);
-    await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
+    await this.indexHeld();
     this.logger.info({ repositories: this.config.repos.length }, 'SIGHUP: configuration reloaded');
     warnEmptyContexts(this.config, this.logger);
   }
@@ -248,6 +236,12 @@ export class Daemon {
     this.config = withConnectionRepositories(this.config, this.configured, this.syncer);
     this.catalog.publish(loadCatalog(this.config));
     forgetRepositoriesExcept(this.config.repos);
+    await this.indexHeld();
+  }
+
+  /** The indexer takes the repositories this node holds, a new one once the cluster has given it its id. */
+  private async indexHeld(): Promise<void> {
+    if (this.cluster) await shareRepositoryIds(this.cluster, this.config, this.clusterIds);
     await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
   }
 
@@ -255,7 +249,7 @@ export class Daemon {
   private async heldChanged(): Promise<void> {
     if (this.status === 'stopping') return;
     for (const connection of this.config.connections) this.syncer.syncNow(connection.name);
-    await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
+    await this.indexHeld();
   }
 
   /** The index published: the held partitions now fully indexed are served to the cluster. */
@@ -288,12 +282,6 @@ export class Daemon {
     await this.auth.close();
     this.logger.info('stopped');
   }
-}
-
-/** What the indexer indexes: in a cluster, the repositories of the partitions this node holds (a connection's once fetched here). */
-function heldConfig(config: Config, cluster: ClusterNode | null): Config {
-  const here = (repo: RepositoryConfig) => cluster!.holds(repo.name) && (repo.connection === undefined || fs.existsSync(repo.path));
-  return cluster ? { ...config, repos: config.repos.filter(here) } : config;
 }
 
 /** `config` with the configuration file's repositories and those of the connections, and its contexts over them all. */

@@ -36,7 +36,14 @@ t.test("each node fetches only its share of the connections' repositories, and e
   const keyFile = path.join(tempDir(t, 'trawl-cluster-key-'), 'cluster.key');
   fs.writeFileSync(keyFile, 'k'.repeat(40), { mode: 0o600 });
   const base = { repos: [], connections, auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
-  const node = (name: string) => startDaemon(t, { ...base, cluster: { etcd: etcd.endpoints, keyFile, partitions: PARTITIONS, replicas: 1, node: name } });
+  // Node c lists the connections in the other order: the ids it gives must still be the cluster's.
+  const reversed = Object.fromEntries(Object.entries(connections).reverse());
+  const node = (name: string) =>
+    startDaemon(t, {
+      ...base,
+      connections: name === 'c' ? reversed : connections,
+      cluster: { etcd: etcd.endpoints, keyFile, partitions: PARTITIONS, replicas: 1, node: name },
+    });
   const [a, b] = await Promise.all([node('a'), node('b')]);
   await waitFor(settled(a!, 2), 60_000, 'two nodes serving every partition');
   // c joins a cluster whose other members are live: from its first sync on it holds only its own partitions.
@@ -53,6 +60,16 @@ t.test("each node fetches only its share of the connections' repositories, and e
   });
   t.ok(ownedByC.length > 0 && ownedByC.length < REPOSITORIES, `c owns some repositories, not all (${ownedByC.join(', ')})`);
   t.same(fetchedByC, ownedByC, 'c fetched exactly the repositories of its partitions');
+
+  // Grants and scoped tokens, shared by the nodes, name repositories by id: every node gives each the same one.
+  const ids = async (daemon: Daemon) =>
+    ((await (await daemon.fetch('/api/repos?perPage=100')).json()) as { repoName: string; repoId: number }[])
+      .map((repo) => `${repo.repoName} ${repo.repoId}`)
+      .sort();
+  const idsOfA = await ids(a!);
+  t.equal(new Set(idsOfA.map((line) => line.split(' ')[1])).size, REPOSITORIES, 'one id each');
+  t.same(await ids(b!), idsOfA, 'b gives the ids a gives');
+  t.same(await ids(c), idsOfA, 'and so does c, whose connections come in the other order');
 
   for (const daemon of [a!, b!, c]) {
     const answer = (await (await daemon.post('/api/search', { query: 'harbor', matches: 100 })).json()) as SearchResponse;
