@@ -52,6 +52,10 @@ export class Committer {
     return { committer, repair };
   }
 
+  get shared(): boolean {
+    return this.journal.shared;
+  }
+
   get instanceKey(): Buffer {
     return this.journal.instanceKey;
   }

@@ -75,6 +75,8 @@ export class AuthStore {
   private readonly licenses: InstalledLicenses;
   /** The OAuth grants of members (oauth-grants.ts). */
   readonly oauth: OAuthGrants;
+  /** The log as a cluster shares it: whether it is shared, catching up with it, revocations confirmed (committer.ts). */
+  readonly log: Pick<Committer, 'shared' | 'latest' | 'eventually' | 'reached' | 'confirmNarrowingWith'>;
 
   private readonly instanceKey: Buffer;
 
@@ -84,6 +86,7 @@ export class AuthStore {
     private readonly options: AuthStoreOptions,
     readonly now: () => number,
   ) {
+    this.log = committer;
     const instanceKey = committer.instanceKey;
     this.instanceKey = instanceKey;
     this.licenses = new InstalledLicenses(options.trustedLicenseKeys);
@@ -369,26 +372,6 @@ export class AuthStore {
     const license = readLicense(key, this.options.trustedLicenseKeys);
     await this.commit({ type: 'license.installed', key: key.trim() });
     return license;
-  }
-
-  /** `lookup()` (a credential), or in a cluster, when it is null, its value once the log brings it, waiting at most a moment (committer.ts). */
-  eventually<T>(lookup: () => T | null): Promise<T | null> {
-    return this.committer.eventually(lookup);
-  }
-
-  /** In a cluster, a change that narrows access is acknowledged once `confirm` says the other nodes applied it. */
-  confirmNarrowingWith(confirm: (position: number) => Promise<void>): void {
-    this.committer.confirmNarrowingWith(confirm);
-  }
-
-  /** Whether this node has applied the cluster's credential log through `position`, waiting at most `timeoutMs`. */
-  reached(position: number, timeoutMs: number): Promise<boolean> {
-    return this.committer.reached(position, timeoutMs);
-  }
-
-  /** In a cluster, resolves once what any node acknowledged before the call is applied here (bounded: committer.ts). */
-  latest(): Promise<void> {
-    return this.committer.latest();
   }
 
   /** Waits for acknowledged writes and a compaction in progress, then releases the journal. */

@@ -56,26 +56,50 @@ const BEARER = /^bearer\s+(\S+)\s*$/i;
 /** The API key headers, in the order they are read: trawl's name, then Sourcebot's. */
 const API_KEY_HEADERS = ['X-Service-Api-Key', 'X-Sourcebot-Api-Key'] as const;
 
-/** The Caller of `request` for `operation`; NOT_AUTHENTICATED or INSUFFICIENT_PERMISSIONS when it may not call it. */
-export async function authorize(context: ServerContext, operation: Pick<Operation, 'access' | 'ee'>, request: Request): Promise<Caller> {
+/** What a request presents: a secret in a header (which one), else its session cookie's secret. */
+interface Presented {
+  secret: string | undefined;
+  bearer: string | undefined;
+  keyHeader: string | undefined;
+  cookie: string | undefined;
+}
+
+/**
+ * The Caller of `request` for `operation`; NOT_AUTHENTICATED or INSUFFICIENT_PERMISSIONS when it may not call it.
+ * Decided at once on a single node; in a cluster after the credential log is waited for (when it may be behind).
+ */
+export function authorize(context: ServerContext, operation: Pick<Operation, 'access' | 'ee'>, request: Request): Caller | Promise<Caller> {
   if (operation.access === 'public') return anonymousCaller;
   if (request.headers[CLUSTER_KEY_HEADER] !== undefined) return peerCaller(context, operation, request);
   const { auth } = context;
-  // Managing credentials sees every change a node acknowledged before: a key made on one node is listed on the next.
-  if (operation.access !== 'read') await auth.latest();
   // Requests hold header names in lower case.
   const keyHeader = API_KEY_HEADERS.find((name) => request.headers[name.toLowerCase()] !== undefined);
   const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
   const secret = bearer ?? (keyHeader && request.headers[keyHeader.toLowerCase()]);
   // A credential sent in a header is the request's; the session cookie counts only without one.
   const cookie = secret === undefined ? sessionSecretOf(request.headers, secureCookies(context.config.publicUrl)) : undefined;
-  // In a cluster a credential made on another node a moment ago may not have arrived yet: it is waited for, briefly.
-  const credential =
-    secret !== undefined
-      ? await auth.eventually(() => auth.authenticate(secret))
-      : cookie !== undefined
-        ? await auth.eventually(() => auth.authenticateSession(cookie))
-        : null;
+  const presented = { secret, bearer, keyHeader, cookie };
+  const lookup = () => (secret !== undefined ? auth.authenticate(secret) : cookie !== undefined ? auth.authenticateSession(cookie) : null);
+  const { access, ee } = operation;
+  if (!auth.log.shared) return callerOf(context, access, ee, request, presented, lookup());
+  return (async () => {
+    // Managing credentials sees every change a node acknowledged before: a key made on one node is listed on the next.
+    if (access !== 'read') await auth.log.latest();
+    // A credential made on another node a moment ago may not have arrived yet: it is waited for, briefly.
+    return callerOf(context, access, ee, request, presented, secret !== undefined || cookie !== undefined ? await auth.log.eventually(lookup) : null);
+  })();
+}
+
+/** The Caller that presented `presented`, found to be `credential` (null: none, or not a live one). */
+function callerOf(
+  context: ServerContext,
+  access: Exclude<Access, 'public'>,
+  ee: boolean | undefined,
+  request: Request,
+  { secret, bearer, keyHeader, cookie }: Presented,
+  credential: Credential | null,
+): Caller {
+  const { auth } = context;
   if (secret !== undefined && !credential) {
     // Past the address's budget: 429, and no audit record (4 MB in 5 s from one connection before).
     failedAuthentications.takeFor(addressKey(request.remoteAddress));
@@ -92,9 +116,9 @@ export async function authorize(context: ServerContext, operation: Pick<Operatio
     throw new ApiError('NOT_AUTHENTICATED', `${keyHeader} takes API keys only; send a scoped access token as Authorization: Bearer <token>`);
   }
   if (!credential) {
-    if (operation.access === 'read' && auth.anonymousAccess(context.config.auth.anonymousAccess)) return anonymousCaller;
+    if (access === 'read' && auth.anonymousAccess(context.config.auth.anonymousAccess)) return anonymousCaller;
     const why = secret === undefined && cookie === undefined ? 'no credential was sent' : 'the credential is invalid, expired or revoked';
-    const anonymous = operation.access === 'read' ? 'anonymous access is off' : 'this endpoint never allows anonymous access';
+    const anonymous = access === 'read' ? 'anonymous access is off' : 'this endpoint never allows anonymous access';
     // MCP clients find the OAuth authorization server from this challenge (RFC 9728, the MCP authorization specification).
     const challenge: Record<string, string> =
       request.path === MCP_RESOURCE_PATH
@@ -103,9 +127,9 @@ export async function authorize(context: ServerContext, operation: Pick<Operatio
     throw new ApiError('NOT_AUTHENTICATED', `${why} and ${anonymous}: send Authorization: Bearer <API key>, or sign in`, challenge);
   }
   if (credential.kind === 'session' && !SAFE_METHODS.has(request.method)) checkCsrf(context, request, cookie!);
-  if (!ACCEPTS[operation.access].includes(credential.kind)) throw new ApiError('INSUFFICIENT_PERMISSIONS', REFUSAL[operation.access]);
-  if (operation.access === 'owner' && credential.user.role !== 'owner') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'only owners may call this endpoint');
-  if (operation.ee && !auth.activeLicense())
+  if (!ACCEPTS[access].includes(credential.kind)) throw new ApiError('INSUFFICIENT_PERMISSIONS', REFUSAL[access]);
+  if (access === 'owner' && credential.user.role !== 'owner') throw new ApiError('INSUFFICIENT_PERMISSIONS', 'only owners may call this endpoint');
+  if (ee && !auth.activeLicense())
     throw new ApiError('INSUFFICIENT_PERMISSIONS', 'this is an enterprise endpoint and the instance has no active license (trawl admin license install)');
   return {
     kind: credential.kind,

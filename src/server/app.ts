@@ -134,7 +134,8 @@ function register(app: uWS.TemplatedApp, options: HttpServerOptions, track: { st
         if (route.query) requireQueryParameters(route.query, request.query);
         let caller: Caller | null = null;
         try {
-          caller = await authorize(context, route, request);
+          const authorized = authorize(context, route, request);
+          caller = authorized instanceof Promise ? await authorized : authorized;
         } finally {
           // A failed authentication counts too (against the address): guessing keys is limited like anything else.
           // A read another node forwards was counted against its caller there, not again here against that node.

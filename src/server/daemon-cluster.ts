@@ -11,7 +11,7 @@ import type { Logger } from '../obs/logger.js';
 /** Watches the cluster (the node joins once it listens) and has revocations confirmed by the other nodes. */
 export async function startClusterNode(config: Config, auth: OpenedAuth, logger: Logger, onHeld: () => void): Promise<ClusterNode> {
   const node = await ClusterNode.start({ config: config.cluster!, logger, onHeld });
-  auth.store.confirmNarrowingWith((revision) => confirmApplied(node, revision, logger));
+  auth.store.log.confirmNarrowingWith((revision) => confirmApplied(node, revision, logger));
   return node;
 }
 

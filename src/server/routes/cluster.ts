@@ -63,7 +63,7 @@ export const peerAppliedRoute: Route = {
   async handle(request, _caller, context) {
     clusterOf(context, request);
     const { revision } = parseBody(appliedBody, request.body);
-    if (!(await context.auth.reached(revision, APPLIED_WAIT_MS)))
+    if (!(await context.auth.log.reached(revision, APPLIED_WAIT_MS)))
       throw new ApiError('SERVICE_UNAVAILABLE', `revision ${revision} of the credential log is not applied here yet`);
     return { status: 200, body: { revision } };
   },
