@@ -15,11 +15,8 @@ import { resultTypeOf } from '../query/plan.js';
 import type { SearchCall, SearchPool } from '../search/pool.js';
 import { accumulateStats, emptyStats } from '../search/response/stats.js';
 import type { Member } from './membership.js';
-import { askPeer } from './peer-client.js';
 import type { ClusterNode } from './node.js';
 
-/** The header a node presents its cluster key in. */
-export const CLUSTER_KEY_HEADER = 'x-trawl-cluster-key';
 /** The header a node names its caller in when it forwards a read (JSON: actorId, actorType), for the other node's audit trail. */
 export const ON_BEHALF_OF_HEADER = 'x-trawl-on-behalf-of';
 /** A peer waits this much longer than the search's time budget before it is given up. */
@@ -172,14 +169,12 @@ export class ClusterSearch {
 
   /** A peer's answer to `search`; rejects when it does not answer in time, or not with an answer (503: it no longer serves a partition). */
   private async ask(member: Member, search: PeerSearch, signal: AbortSignal): Promise<SearchResponse> {
-    const answer = await askPeer(`${member.url}/api/cluster/search`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [CLUSTER_KEY_HEADER]: this.node.peerKey },
-      body: Buffer.from(JSON.stringify(search)),
-      signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS)]),
-    });
-    if (answer.status !== 200) throw new Error(`${member.node} answered ${answer.status}: ${answer.body.subarray(0, 200).toString()}`);
-    return JSON.parse(answer.body.toString()) as SearchResponse;
+    return this.node.ask<SearchResponse>(
+      member,
+      '/api/cluster/search',
+      search,
+      AbortSignal.any([signal, AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS)]),
+    );
   }
 }
 

@@ -11,6 +11,7 @@ import { openEtcd, readClusterKey, unreachable } from './etcd.js';
 import { Membership, type Member } from './membership.js';
 import { heldBy, ownedBy, ownersOf, partitionOf } from './placement.js';
 import { sharedRepositoryIds } from './repository-ids.js';
+import { askPeer, CLUSTER_KEY_HEADER } from './peer-client.js';
 
 export interface ClusterNodeOptions {
   config: ClusterConfig;
@@ -85,6 +86,26 @@ export class ClusterNode {
     return this.key.toString();
   }
 
+  /** The live members other than this node. */
+  peers(): Member[] {
+    return this.live.filter((member) => member.node !== this.config.node);
+  }
+
+  /**
+   * `body` POSTed as JSON to `path` of `member`, with the cluster key: its JSON answer. Rejects when it cannot be
+   * reached, `signal` aborts, or it answers other than 200.
+   */
+  async ask<T>(member: Member, path: string, body: unknown, signal: AbortSignal): Promise<T> {
+    const answer = await askPeer(`${member.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [CLUSTER_KEY_HEADER]: this.peerKey },
+      body: Buffer.from(JSON.stringify(body)),
+      signal,
+    });
+    if (answer.status !== 200) throw new Error(`${member.node} answered ${answer.status}: ${answer.body.subarray(0, 200).toString()}`);
+    return JSON.parse(answer.body.toString()) as T;
+  }
+
   /** The partition of `repository` (remembered: a search asks it of every repository the caller may see). */
   partitionOf(repository: string): number {
     let partition = this.partitions.get(repository);
@@ -142,7 +163,7 @@ export class ClusterNode {
 
   /** The live members other than this node, and none of `excluded`, that serve `partition`. */
   private peersOf(partition: number, excluded: ReadonlySet<string> = new Set()): Member[] {
-    return this.live.filter((member) => member.node !== this.config.node && !excluded.has(member.node) && member.serving.includes(partition));
+    return this.peers().filter((member) => !excluded.has(member.node) && member.serving.includes(partition));
   }
 
   /** Which node answers each of `partitions`: this one when it serves it, else a member that does (in turn), else none. */

@@ -5,6 +5,9 @@
 import http from 'node:http';
 import https from 'node:https';
 
+/** The header a node presents its cluster key in. */
+export const CLUSTER_KEY_HEADER = 'x-trawl-cluster-key';
+
 /** A peer's answer larger than this is refused (a capped search's answer carries at most 64 MiB of content). */
 const MAX_ANSWER_BYTES = 256 << 20;
 

@@ -25,7 +25,8 @@ import { secureCookies, sessionSecretOf } from './session-cookie.js';
 import { MCP_RESOURCE_PATH, PROTECTED_RESOURCE_METADATA_PATH } from './mcp/resource.js';
 import type { ServerContext } from './route.js';
 import { addressKey } from './client-address.js';
-import { CLUSTER_KEY_HEADER, ON_BEHALF_OF_HEADER } from '../cluster/fan-out.js';
+import { ON_BEHALF_OF_HEADER } from '../cluster/fan-out.js';
+import { CLUSTER_KEY_HEADER } from '../cluster/peer-client.js';
 
 /**
  * Who may call a route: anyone ('public': health, version, OpenAPI, sign-in);

@@ -5,8 +5,7 @@
  */
 import { ApiError } from '../api/errors.js';
 import type { AuditEntry } from '../auth/audit.js';
-import { CLUSTER_KEY_HEADER, PEER_GRACE_MS } from '../cluster/fan-out.js';
-import { askPeer } from '../cluster/peer-client.js';
+import { PEER_GRACE_MS } from '../cluster/fan-out.js';
 import type { ServerContext } from './route.js';
 
 /** A page of a cluster's trail ends at most this many records from the newest: past it, narrow the window. */
@@ -29,19 +28,12 @@ export async function clusterAuditPage(
   if (depth > CLUSTER_AUDIT_DEPTH)
     throw new ApiError('INVALID_QUERY_PARAMS', `in a cluster a page ends at most ${CLUSTER_AUDIT_DEPTH} records from the newest: narrow with since and until`);
   const missing: string[] = [];
-  const peers = node.members().filter((member) => member.node !== node.config.node);
   const pages = await Promise.all([
     context.audit.page(window.since, window.until, 0, depth),
-    ...peers.map(async (peer) => {
+    ...node.peers().map(async (peer) => {
       try {
-        const answer = await askPeer(`${peer.url}/api/cluster/audit`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', [CLUSTER_KEY_HEADER]: node.peerKey },
-          body: Buffer.from(JSON.stringify({ ...window, limit: depth })),
-          signal: AbortSignal.timeout(PEER_GRACE_MS * 5),
-        });
-        if (answer.status !== 200) throw new Error(`answered ${answer.status}`);
-        return JSON.parse(answer.body.toString()) as { total: number; entries: AuditEntry[] };
+        const body = { ...window, limit: depth };
+        return await node.ask<{ total: number; entries: AuditEntry[] }>(peer, '/api/cluster/audit', body, AbortSignal.timeout(PEER_GRACE_MS * 5));
       } catch (error) {
         context.logger.warn({ node: peer.node, err: error }, 'cluster: a node did not answer for its audit trail');
         missing.push(peer.node);

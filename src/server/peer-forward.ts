@@ -4,9 +4,9 @@
  * (docs/cluster.md, "Reads"). This node decided what its caller may see; the other node only reads.
  */
 import { ApiError } from '../api/errors.js';
-import { CLUSTER_KEY_HEADER, ON_BEHALF_OF_HEADER, PEER_GRACE_MS } from '../cluster/fan-out.js';
+import { ON_BEHALF_OF_HEADER, PEER_GRACE_MS } from '../cluster/fan-out.js';
 import type { Member } from '../cluster/membership.js';
-import { askPeer } from '../cluster/peer-client.js';
+import { askPeer, CLUSTER_KEY_HEADER } from '../cluster/peer-client.js';
 import { actorOf, type Caller } from './access.js';
 import { JSON_TYPE, type Reply, type Request } from './http.js';
 import type { ServerContext } from './route.js';
