@@ -137,7 +137,7 @@ export class EtcdJournal implements Journal {
         }
       } else if (checkpoint?.clusterId === identity.id) {
         from = checkpoint.revision as number;
-        const head = Number((await options.etcd.get(HEAD_KEY).exec()).kvs[0]?.mod_revision ?? 0);
+        const head = await headRevision(options.etcd);
         if (head < from) throw new ForeignStateError(file, `was applied through revision ${from}, past the cluster's log at ${head} (etcd restored?)`);
       } else if (local.length > 0) {
         throw new ForeignStateError(file, NOT_OURS);
@@ -178,13 +178,9 @@ export class EtcdJournal implements Journal {
 
   /** Resolves once everything committed before the call is applied here (ClusterStateUnavailableError when etcd does not answer). */
   async catchUp(): Promise<void> {
-    let head: number;
-    try {
-      const found = await this.options.etcd.get(HEAD_KEY).exec();
-      head = Number(found.kvs[0]?.mod_revision ?? 0);
-    } catch (error) {
+    const head = await headRevision(this.options.etcd).catch((error: unknown) => {
       throw new ClusterStateUnavailableError('etcd did not answer', error);
-    }
+    });
     await this.applied(head);
   }
 
@@ -198,12 +194,9 @@ export class EtcdJournal implements Journal {
     this.beating ??= (async () => {
       const askedAt = Date.now();
       try {
-        const found = await this.options.etcd
-          .get(HEAD_KEY)
-          .options({ deadline: askedAt + BEAT_CALL_MS })
-          .exec();
+        const head = await headRevision(this.options.etcd, askedAt + BEAT_CALL_MS);
         this.cutOff = false;
-        if (await this.reached(Number(found.kvs[0]?.mod_revision ?? 0), BEAT_CALL_MS)) this.freshUntil = askedAt + FRESH_MS;
+        if (await this.reached(head, BEAT_CALL_MS)) this.freshUntil = askedAt + FRESH_MS;
       } catch {
         this.cutOff = true;
       }
@@ -388,6 +381,13 @@ export class EtcdJournal implements Journal {
       waiter.resolve();
     }
   }
+}
+
+/** The revision of the log's last commit (head's), as etcd has it now; `deadline` bounds the call (default: every call's bound). */
+async function headRevision(etcd: Etcd3, deadline?: number): Promise<number> {
+  const read = etcd.get(HEAD_KEY);
+  const found = await (deadline === undefined ? read : read.options({ deadline })).exec();
+  return Number(found.kvs[0]?.mod_revision ?? 0);
 }
 
 /** The cluster's state id and instance key, or null when the log has not been started. */

@@ -22,9 +22,10 @@ export async function startClusterNode(config: Config, auth: OpenedAuth, logger:
 export async function shareRepositoryIds(node: ClusterNode, config: Config, ids: Map<string, number>): Promise<void> {
   const names = config.repos.map((repo) => repo.name);
   if (names.every((name) => ids.has(name))) return;
-  const local = assignRepositoryIds(config.dataDir, names, readManifest(config.dataDir));
+  const manifest = readManifest(config.dataDir);
+  const local = assignRepositoryIds(config.dataDir, names, manifest);
   const shared = await node.repositoryIds(names, local);
-  adoptRepositoryIds(config.dataDir, shared, readManifest(config.dataDir));
+  adoptRepositoryIds(config.dataDir, shared, manifest);
   for (const [name, id] of shared) ids.set(name, id);
 }
 
