@@ -13,9 +13,12 @@ import type { Logger } from '../obs/logger.js';
 import type { QueryNode } from '../query/ast.js';
 import { resultTypeOf } from '../query/plan.js';
 import type { SearchCall, SearchPool } from '../search/pool.js';
+import { cancelSearch, createSignal } from '../search/signal.js';
+import type { StreamPart, StreamSummary } from '../search/sinks.js';
 import { accumulateStats, emptyStats } from '../search/response/stats.js';
 import type { Member } from './membership.js';
 import type { ClusterNode } from './node.js';
+import { PEER_PARTS_TYPE, readParts } from './peer-parts.js';
 
 /** The header a node names its caller in when it forwards a read (JSON: actorId, actorType), for the other node's audit trail. */
 export const ON_BEHALF_OF_HEADER = 'x-trawl-on-behalf-of';
@@ -38,6 +41,13 @@ interface Search {
   scope: Scope;
 }
 
+/** An exhaustive search across the cluster: `abandoned` aborts once nobody reads its parts any more; the parts go to `onPart`, the summaries of their sources into `summaries`. */
+interface PartsSearch extends Search {
+  abandoned: AbortSignal;
+  onPart: (part: StreamPart) => void;
+  summaries: StreamSummary[];
+}
+
 /** What some partitions' nodes answered, and the partitions none did. */
 interface Covered {
   answers: SearchResponse[];
@@ -47,6 +57,12 @@ interface Covered {
 export interface ClusterAnswer {
   response: SearchResponse;
   /** Partitions holding visible repositories that no live node served: the answer lacks them. */
+  missing: number[];
+}
+
+/** How an exhaustive search across the cluster ended: its parts' stats summed, and the partitions its parts lack. */
+export interface ClusterParts {
+  summary: StreamSummary;
   missing: number[];
 }
 
@@ -90,6 +106,11 @@ export class ClusterSearch {
     return true;
   }
 
+  /** The partitions of `scope` no live node serves now. */
+  unserved(scope: Scope): number[] {
+    return this.node.route(scope.keys()).missing;
+  }
+
   /** `query` (planned from `request`) over the repositories of `scope`, wherever they are served. */
   async search(query: QueryNode, request: SearchRequest, call: SearchCall, scope: Scope): Promise<ClusterAnswer> {
     const started = performance.now();
@@ -102,14 +123,85 @@ export class ClusterSearch {
     return { response, missing: missing.sort((a, b) => a - b) };
   }
 
+  /**
+   * The exhaustive `search`: every part of each partition's answer handed to `onPart` as it comes, this node's from
+   * its pool, the others' relayed as their nodes sent them, never decoded (peer-parts.ts); a peer's next part is read
+   * once `search.call.ready` resolves. A node that has not begun its answer after HEDGE_MS, or fails
+   * before its first part, has its partitions asked of another; one that fails later is not asked again: the answer
+   * lacks its partitions (docs/cluster.md, "Exhaustive searches").
+   */
+  async parts(search: Search & { abandoned: AbortSignal }, onPart: (part: StreamPart) => void): Promise<ClusterParts> {
+    const started = performance.now();
+    const summaries: StreamSummary[] = [];
+    const missing = await this.coverParts([...search.scope.keys()], new Set(), { ...search, onPart, summaries });
+    const accumulatedStats = emptyStats();
+    for (const summary of summaries) accumulateStats(accumulatedStats, summary.accumulatedStats);
+    accumulatedStats.duration = Math.round((performance.now() - started) * 1e6);
+    accumulatedStats.crashes += missing.length; // a partition unanswered counts as a failing shard does
+    const isSearchExhaustive = missing.length === 0 && summaries.every((summary) => summary.isSearchExhaustive);
+    if (!isSearchExhaustive && accumulatedStats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') accumulatedStats.flushReason = 'FLUSH_REASON_MAX_SIZE';
+    return { summary: { accumulatedStats, isSearchExhaustive }, missing: missing.sort((a, b) => a - b) };
+  }
+
+  /** The parts of `partitions` (this node's, and the peers' serving the others, none of `excluded`); resolves with the partitions no node answered. */
+  private async coverParts(partitions: number[], excluded: ReadonlySet<string>, search: PartsSearch): Promise<number[]> {
+    const routes = this.node.route(partitions, excluded);
+    const parts: Promise<number[]>[] = [];
+    if (routes.local.length > 0) {
+      // A signal of its own: the pool cancels it as this node's search ends, which must not end the relays.
+      const signal = createSignal();
+      search.abandoned.addEventListener('abort', () => cancelSearch(signal), { once: true });
+      const call = { ...search.call, visible: visibleIn(routes.local, search.scope), signal };
+      const own = this.pool.stream(search.query, search.request, call, search.onPart);
+      parts.push(
+        own.then((summary) => {
+          search.summaries.push(summary);
+          return [];
+        }),
+      );
+    }
+    for (const [member, group] of routes.remote) parts.push(this.relay(member, group, excluded, search));
+    return [...routes.missing, ...(await Promise.all(parts)).flat()];
+  }
+
+  /** `partitions`' parts from `member`, relayed (see `parts`); resolves with the partitions left unanswered. */
+  private async relay(member: Member, partitions: number[], excluded: ReadonlySet<string>, search: PartsSearch): Promise<number[]> {
+    const { query, request, call, scope, abandoned, onPart, summaries } = search;
+    const repositories = partitions.flatMap((partition) => scope.get(partition)!);
+    const abort = new AbortController();
+    const late = setTimeout(() => abort.abort(new Error(`${member.node} had not begun its answer after ${HEDGE_MS} ms`)), HEDGE_MS);
+    const signal = AbortSignal.any([abort.signal, abandoned, AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS)]);
+    let relayed = false;
+    try {
+      const answer = await this.node.askStream(member, '/api/cluster/search', { query, request, partitions, repositories }, PEER_PARTS_TYPE, signal);
+      clearTimeout(late);
+      summaries.push(
+        await readParts(answer, async (part) => {
+          if (abandoned.aborted) throw new Error('the search was abandoned');
+          relayed = true;
+          onPart(part);
+          await call.ready?.();
+        }),
+      );
+      this.options.countPeerRequest(member.node, 'answered');
+      return [];
+    } catch (error) {
+      clearTimeout(late);
+      abort.abort();
+      if (abandoned.aborted) return [];
+      this.options.countPeerRequest(member.node, 'failed');
+      this.options.logger.warn({ node: member.node, err: error }, 'cluster: a node failed an exhaustive search');
+      return relayed ? partitions : this.coverParts(partitions, new Set(excluded).add(member.node), search);
+    }
+  }
+
   /** Answers for `partitions`: this node's own, and the peers' serving the others (none of `excluded`); the partitions no node answered are missing. */
   private async cover(partitions: number[], excluded: ReadonlySet<string>, search: Search, signal: AbortSignal): Promise<Covered> {
     const routes = this.node.route(partitions, excluded);
     const parts: Promise<Covered>[] = [];
     if (routes.local.length > 0) {
-      const local = new Set(routes.local.flatMap((partition) => search.scope.get(partition)!));
-      const visible = (repository: RepositoryConfig) => local.has(repository.name);
-      parts.push(this.pool.search(search.query, search.request, { ...search.call, visible }).then((answer) => ({ answers: [answer], missing: [] })));
+      const call = { ...search.call, visible: visibleIn(routes.local, search.scope) };
+      parts.push(this.pool.search(search.query, search.request, call).then((answer) => ({ answers: [answer], missing: [] })));
     }
     for (const [member, group] of routes.remote) parts.push(this.hedged(member, group, excluded, search, signal));
     const covered = await Promise.all(parts);
@@ -176,6 +268,12 @@ export class ClusterSearch {
       AbortSignal.any([signal, AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS)]),
     );
   }
+}
+
+/** Which repositories a search of `partitions` of `scope` on this node looks in. */
+function visibleIn(partitions: readonly number[], scope: Scope): (repository: RepositoryConfig) => boolean {
+  const names = new Set(partitions.flatMap((partition) => scope.get(partition)!));
+  return (repository) => names.has(repository.name);
 }
 
 /** A peer's `answer` with the repository ids this node gave (those it gave none keep the peer's). */

@@ -1,6 +1,7 @@
 /**
  * HTTP between the nodes of a cluster: node's own client over kept-alive connections, a few tenths of a millisecond
- * a loopback round trip cheaper than fetch (docs/cluster.md, "Search"). An answer is read whole, up to a bound.
+ * a loopback round trip cheaper than fetch (docs/cluster.md, "Search"). An answer is read whole, up to a bound, or as a
+ * stream (an exhaustive search's parts).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -30,10 +31,27 @@ export interface PeerRequest {
 }
 
 /**
- * `request` sent to `url`; rejects when the peer cannot be reached, the signal aborts, or the answer is too large.
- * A kept-alive connection the peer closed as it was reused is replaced once by a new one, as Node's documentation advises.
+ * `request` sent to `url`, its answer read whole; rejects when the peer cannot be reached, the signal aborts, or the
+ * answer is too large.
  */
 export async function askPeer(url: string, request: PeerRequest): Promise<PeerAnswer> {
+  const response = await openPeer(url, request);
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > MAX_ANSWER_BYTES) throw new Error(`the answer of ${new URL(url).host} is over ${MAX_ANSWER_BYTES >> 20} MiB`);
+    chunks.push(chunk);
+  }
+  return { status: response.statusCode ?? 0, contentType: response.headers['content-type'], body: Buffer.concat(chunks) };
+}
+
+/**
+ * `request` sent to `url`: resolves with the answer once its head has come, its body to be read (or destroyed) by
+ * the caller. A kept-alive connection the peer closed as it was reused is replaced once by a new one, as Node's
+ * documentation advises.
+ */
+export async function openPeer(url: string, request: PeerRequest): Promise<http.IncomingMessage> {
   try {
     return await send(url, request);
   } catch (error) {
@@ -44,22 +62,12 @@ export async function askPeer(url: string, request: PeerRequest): Promise<PeerAn
 
 class StaleConnectionError extends Error {}
 
-function send(url: string, { method, headers, body, signal }: PeerRequest): Promise<PeerAnswer> {
+function send(url: string, { method, headers, body, signal }: PeerRequest): Promise<http.IncomingMessage> {
   const target = new URL(url);
   const protocol = target.protocol === 'https:' ? 'https:' : 'http:';
   const client = protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const request = client.request(target, { method, headers, agent: agents[protocol], signal }, (response) => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      response.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (bytes > MAX_ANSWER_BYTES) request.destroy(new Error(`the answer of ${target.host} is over ${MAX_ANSWER_BYTES >> 20} MiB`));
-        else chunks.push(chunk);
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'], body: Buffer.concat(chunks) }));
-      response.on('error', reject);
-    });
+    const request = client.request(target, { method, headers, agent: agents[protocol], signal }, resolve);
     request.on('error', (error: NodeJS.ErrnoException) =>
       reject(request.reusedSocket && error.code === 'ECONNRESET' ? new StaleConnectionError(error.message, { cause: error }) : error),
     );

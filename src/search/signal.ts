@@ -6,6 +6,8 @@
  */
 import type { SearchSignal } from '../worker/search-protocol.js';
 
+export type { SearchSignal };
+
 const CANCELLED = 0;
 
 export function createSignal(): SearchSignal {

@@ -45,6 +45,30 @@ async function search(daemon: Daemon, body: object): Promise<{ status: number; m
   return { status: reply.status, missing: reply.headers.get('x-trawl-missing-partitions'), response: (await reply.json()) as SearchResponse };
 }
 
+/** Every match of `router`. */
+const EVERY = { query: 'router', matches: Number.MAX_SAFE_INTEGER, exhaustive: true };
+
+/** What two exhaustive answers must agree on: their files (in any order: parts come as found), the count, whether complete. */
+function everyMatch(response: Pick<SearchResponse, 'files' | 'stats' | 'isSearchExhaustive'>) {
+  const { files, ...rest } = essence(response as SearchResponse);
+  return { ...rest, files: files.sort() };
+}
+
+/** The chunks' files and the last event of a stream. */
+async function streamedEvents(daemon: Daemon, body: object) {
+  const reply = await daemon.post('/api/stream_search', body);
+  const events = (await reply.text()).split('\n\n').filter((event) => event.startsWith('data: {'));
+  const parsed = events.map((event) => JSON.parse(event.slice(6)) as StreamEvent);
+  return { files: parsed.flatMap((event) => event.files ?? []), final: parsed.at(-1)! };
+}
+
+interface StreamEvent {
+  type: string;
+  files?: FileResult[];
+  accumulatedStats?: SearchResponse['stats'];
+  isSearchExhaustive?: boolean;
+}
+
 /** The cluster's status as `trawl cluster status --json` prints it. */
 async function status(configFile: string) {
   const run = await trawlAsync(['cluster', 'status', '--json', '--config', configFile]);
@@ -135,19 +159,24 @@ t.test('three nodes answer every search as one node over the same repositories, 
   );
 
   // A Sourcebot client's stream across the cluster: the same files, as one part.
-  const streamed = await nodes[1]!.post('/api/stream_search', { query: 'router', matches: 17 });
-  const events = (await streamed.text()).split('\n\n').filter((event) => event.startsWith('data: {'));
-  const chunks = events.map((event) => JSON.parse(event.slice(6)) as { type: string; files?: FileResult[]; isSearchExhaustive?: boolean });
+  const streamed = await streamedEvents(nodes[1]!, { query: 'router', matches: 17 });
   t.same(
-    chunks.filter((chunk) => chunk.type === 'chunk').flatMap((chunk) => chunk.files!.map((file) => `${file.repository}/${file.fileName.text}`)),
+    streamed.files.map((file) => `${file.repository}/${file.fileName.text}`),
     (await search(single, { query: 'router', matches: 17 })).response.files.map((file) => `${file.repository}/${file.fileName.text}`),
   );
-  t.equal(chunks.at(-1)!.type, 'final');
+  t.equal(streamed.final.type, 'final');
 
-  t.equal(
-    (await nodes[0]!.post('/api/search', { query: 'router', matches: 10, exhaustive: true })).status,
-    400,
-    'exhaustive is refused in a cluster, not answered in part',
+  // Every match: the files one node finds, in parts from the nodes serving them (in no set order), as JSON and streamed.
+  const expectedEvery = everyMatch((await search(single, EVERY)).response);
+  for (const [i, node] of nodes.entries()) t.same(everyMatch((await search(node, EVERY)).response), expectedEvery, `exhaustive from node ${'abc'[i]}`);
+  // With whole files a part holds 16 ranges: the peers' answers come in many parts.
+  const wholeFiles = { ...EVERY, whole: true };
+  t.same(everyMatch((await search(nodes[0]!, wholeFiles)).response), everyMatch((await search(single, wholeFiles)).response), 'exhaustive in many parts');
+  const everyStreamed = await streamedEvents(nodes[2]!, EVERY);
+  t.same(
+    everyMatch({ files: everyStreamed.files, stats: everyStreamed.final.accumulatedStats!, isSearchExhaustive: everyStreamed.final.isSearchExhaustive! }),
+    expectedEvery,
+    'an exhaustive stream',
   );
 
   // Node c pauses (SIGSTOP): what a asks of it is asked of c's partitions' other replica after a moment.
@@ -160,6 +189,7 @@ t.test('three nodes answer every search as one node over the same repositories, 
         `${JSON.stringify(request)} with c paused`,
       );
     }
+    t.same(everyMatch((await search(nodes[0]!, EVERY)).response), expectedEvery, 'exhaustive with c paused');
     const metrics = await (await nodes[0]!.fetch('/metrics')).text();
     t.match(metrics, /trawl_cluster_peer_requests_total\{node="c",outcome="hedged"\} [1-9]/, 'the requests to the paused node were hedged');
   } finally {
@@ -182,6 +212,7 @@ t.test('three nodes answer every search as one node over the same repositories, 
     const got = await search(nodes[1]!, request);
     t.same(essence(got.response), essence(expected.response), `${JSON.stringify(request)} with node a dead`);
   }
+  t.same(everyMatch((await search(nodes[1]!, EVERY)).response), expectedEvery, 'exhaustive with node a dead');
   await waitFor(async () => (await status(nodes[1]!.configFile)).status?.members.length === 2, 10_000, 'node a out of the members');
 });
 
@@ -258,6 +289,12 @@ t.test('a partition no live node serves: a partial answer that says so, or 503 w
     'nothing of the missing partition',
   );
   t.ok(partial.response.files.length > 0, 'the rest is answered');
+  const partialEvery = await search(lenient, EVERY);
+  t.equal(partialEvery.status, 200, 'an exhaustive search without a partition');
+  t.equal(partialEvery.response.isSearchExhaustive, false, 'says it is not complete');
+  t.ok(partialEvery.response.stats.crashes >= 1, 'and counts the missing partition');
+  t.same(everyMatch(partialEvery.response).files, everyMatch(partial.response).files, 'the same files as the capped search');
+  t.equal((await strict.post('/api/search', EVERY)).status, 503, 'cluster.strict refuses it before its first byte');
   const refused = await strict.post('/api/search', request);
   t.equal(refused.status, 503, 'cluster.strict refuses a partial answer');
   t.match(((await refused.json()) as { message: string }).message, new RegExp(`partitions ${r0}\\b`));

@@ -5,10 +5,13 @@ import { parseBody, validator } from '../../api/validate.js';
 import { PeerApplied, PeerAppliedRequest, PeerAuditPage, PeerAuditRequest, PeerSearchRequest } from '../../api/cluster-schemas.js';
 import { APPLIED_WAIT_MS } from '../../cluster/confirm-applied.js';
 import type { PeerSearch } from '../../cluster/fan-out.js';
+import { encodeFailure, encodeFinal, encodePart, PEER_PARTS_OPENING, PEER_PARTS_TYPE } from '../../cluster/peer-parts.js';
+import type { RepositoryConfig } from '../../config/config.js';
 import { checkClusterKey } from '../access.js';
 import { JSON_TYPE, type Request } from '../http.js';
+import { partsReply, type PartsFormat, type PartsReader } from '../parts-reply.js';
 import type { Route, ServerContext } from '../route.js';
-import { signalFor } from './search.js';
+import { signalFor } from '../request-signal.js';
 
 const body = validator(PeerSearchRequest);
 const appliedBody = validator(PeerAppliedRequest);
@@ -22,12 +25,26 @@ function clusterOf(context: ServerContext, request: Request) {
   return cluster;
 }
 
+/** An exhaustive peer search's parts, as cluster/peer-parts.ts reads them. */
+const PEER_PARTS: PartsFormat = {
+  contentType: PEER_PARTS_TYPE,
+  opening: PEER_PARTS_OPENING,
+  part: encodePart,
+  joined: (bytes) => bytes,
+  final: (summary) => encodeFinal(summary),
+  failed: (error) => encodeFailure(error.toBody()),
+};
+
+/** The node that asks decided what its caller may see, and checks the caller's credential as it relays the parts. */
+const PEER_READER: PartsReader = { stillValid: () => true, maySee: () => true };
+
 export const peerSearchRoute: Route = {
   method: 'post',
   path: '/api/cluster/search',
   operationId: 'peerSearch',
   tag: 'Cluster',
-  summary: "A node's search of some of this node's partitions, ranked, for a search across the cluster; nodes only (the cluster key)",
+  summary:
+    "A node's search of some of this node's partitions, ranked, for a search across the cluster (exhaustive: its parts as they come, `application/x-trawl-parts`); nodes only (the cluster key)",
   access: 'public',
   body: PeerSearchRequest,
   response: { status: 200, schema: SearchResponse, description: 'The ranked results of those partitions' },
@@ -35,16 +52,24 @@ export const peerSearchRoute: Route = {
   async handle(request, _caller, context) {
     const { node } = clusterOf(context, request);
     const search = parseBody(body, request.body) as PeerSearch;
-    if (search.request.exhaustive || search.request.matches > LIMITS.matches)
-      throw new ApiError('INVALID_REQUEST_BODY', 'a peer search is capped, never exhaustive');
+    if (!search.request.exhaustive && search.request.matches > LIMITS.matches)
+      throw new ApiError('INVALID_REQUEST_BODY', `request body field \`request.matches\`: expected at most ${LIMITS.matches} unless \`exhaustive\``);
     const notServed = search.partitions.filter((partition) => !node.servesPartition(partition));
     if (notServed.length > 0) throw new ApiError('SERVICE_UNAVAILABLE', `this node does not serve partitions ${notServed.join(', ')}`);
     const partitions = new Set(search.partitions);
     const repositories = new Set(search.repositories.filter((name) => partitions.has(node.partitionOf(name))));
-    const json = await context.pool.searchJson(search.query, search.request, {
-      visible: (repository) => repositories.has(repository.name),
-      signal: signalFor(request),
-    });
+    const visible = (repository: RepositoryConfig) => repositories.has(repository.name);
+    if (search.request.exhaustive) {
+      return partsReply({
+        request,
+        context,
+        format: PEER_PARTS,
+        reader: PEER_READER,
+        paced: true,
+        search: (onPart, { signal, ready }) => context.pool.stream(search.query, search.request, { visible, signal, ready }, onPart),
+      });
+    }
+    const json = await context.pool.searchJson(search.query, search.request, { visible, signal: signalFor(request) });
     return { status: 200, text: json.body, contentType: JSON_TYPE, release: json.release };
   },
 };

@@ -17,7 +17,8 @@ import type { Request } from '../http.js';
 import { callerKey } from '../rate-limit.js';
 import { visibleRepository } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
-import { searchObjects, signalFor } from './search.js';
+import { signalFor } from '../request-signal.js';
+import { searchObjects } from './search.js';
 
 const body = validator(FindSymbolRequest);
 const MAX_MATCHES = 1000;
