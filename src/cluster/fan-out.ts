@@ -5,7 +5,7 @@
  * node serves are reported, never waited for (docs/cluster.md, "Search").
  */
 import type { RepositoryConfig } from '../config/config.js';
-import type { SearchRequest, SearchResponse } from '../api/types.js';
+import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import type { Static } from '@sinclair/typebox';
 import type { PeerSearchRequest } from '../api/cluster-schemas.js';
 import { compareFiles, matchRangesOf, withinRanges } from '../api/ranked-files.js';
@@ -17,7 +17,7 @@ import { cancelSearch, createSignal } from '../search/signal.js';
 import type { StreamPart, StreamSummary } from '../search/sinks.js';
 import { accumulateStats, emptyStats } from '../search/response/stats.js';
 import type { Member } from './membership.js';
-import type { ClusterNode } from './node.js';
+import type { ClusterNode, Routes } from './node.js';
 import { PEER_PARTS_TYPE, readParts } from './peer-parts.js';
 
 /** The header a node names its caller in when it forwards a read (JSON: actorId, actorType), for the other node's audit trail. */
@@ -48,15 +48,28 @@ interface PartsSearch extends Search {
   summaries: StreamSummary[];
 }
 
-/** What some partitions' nodes answered, and the partitions none did. */
+/** A peer's answer as it sent it, decoded only to be merged with another; `ranked` when asked with scores. */
+interface PeerJson {
+  json: Buffer;
+  ranked: boolean;
+}
+
+/** What some partitions' nodes answered (this node's as objects, the peers' as they sent them), and the partitions none did. */
 interface Covered {
-  answers: SearchResponse[];
+  answers: (SearchResponse | PeerJson)[];
   missing: number[];
 }
 
 export interface ClusterAnswer {
   response: SearchResponse;
   /** Partitions holding visible repositories that no live node served: the answer lacks them. */
+  missing: number[];
+}
+
+/** A ClusterAnswer as JSON, with its stats. */
+export interface ClusterJson {
+  json: Buffer;
+  stats: SearchStats;
   missing: number[];
 }
 
@@ -114,10 +127,33 @@ export class ClusterSearch {
   /** `query` (planned from `request`) over the repositories of `scope`, wherever they are served. */
   async search(query: QueryNode, request: SearchRequest, call: SearchCall, scope: Scope): Promise<ClusterAnswer> {
     const started = performance.now();
-    const ranked: SearchRequest = { ...request, ranked: true };
-    const { answers, missing } = await this.cover([...scope.keys()], new Set(), { query, request: ranked, call, scope }, new AbortController().signal);
-    const countsFiles = resultTypeOf(query) !== undefined;
-    const response = mergeRanked(answers, request, countsFiles, missing.length === 0);
+    return this.merged(query, request, await this.cover(this.node.route(scope.keys()), new Set(), { query, request: ranked(request), call, scope }), started);
+  }
+
+  /**
+   * Like `search`, as JSON. When one other node serves every partition, it is asked the search as it came and its
+   * answer is passed on as it sent it, never decoded (docs/cluster.md, "Search").
+   */
+  async searchJson(query: QueryNode, request: SearchRequest, call: SearchCall, scope: Scope): Promise<ClusterJson> {
+    const started = performance.now();
+    const routes = this.node.route(scope.keys());
+    const alone = routes.local.length === 0 && routes.missing.length === 0 && routes.remote.size === 1;
+    const covered = await this.cover(routes, new Set(), { query, request: alone ? request : ranked(request), call, scope });
+    const [only] = covered.answers;
+    if (covered.answers.length === 1 && covered.missing.length === 0 && only && 'json' in only && only.ranked === (request.ranked === true)) {
+      const stats = statsOf(only.json);
+      if (stats) return { json: only.json, stats, missing: [] };
+    }
+    const { response, missing } = this.merged(query, request, covered, started);
+    return { json: Buffer.from(JSON.stringify(response)), stats: response.stats, missing };
+  }
+
+  /** The answers of `covered` as one (mergeRanked). */
+  private merged(query: QueryNode, request: SearchRequest, { answers, missing }: Covered, started: number): ClusterAnswer {
+    const decoded = answers.map((answer) =>
+      'json' in answer ? inOwnIds(JSON.parse(answer.json.toString()) as SearchResponse, this.options.repositoryIds) : answer,
+    );
+    const response = mergeRanked(decoded, request, resultTypeOf(query) !== undefined, missing.length === 0);
     response.stats.duration = Math.round((performance.now() - started) * 1e6);
     response.stats.crashes += missing.length; // a partition unanswered counts as a failing shard does
     return { response, missing: missing.sort((a, b) => a - b) };
@@ -196,8 +232,7 @@ export class ClusterSearch {
   }
 
   /** Answers for `partitions`: this node's own, and the peers' serving the others (none of `excluded`); the partitions no node answered are missing. */
-  private async cover(partitions: number[], excluded: ReadonlySet<string>, search: Search, signal: AbortSignal): Promise<Covered> {
-    const routes = this.node.route(partitions, excluded);
+  private async cover(routes: Routes, excluded: ReadonlySet<string>, search: Search, signal = new AbortController().signal): Promise<Covered> {
     const parts: Promise<Covered>[] = [];
     if (routes.local.length > 0) {
       const call = { ...search.call, visible: visibleIn(routes.local, search.scope) };
@@ -232,7 +267,10 @@ export class ClusterSearch {
       let fallback: Promise<void> | undefined;
       const fallBack = () => {
         if (signal.aborted || done) return;
-        fallback ??= this.cover(partitions, new Set(excluded).add(member.node), search, fallbackAbort.signal).then((covered) => {
+        // Ranked: the other nodes' answers may be several, to be merged.
+        const others = new Set(excluded).add(member.node);
+        const rankedSearch = { ...search, request: ranked(search.request) };
+        fallback ??= this.cover(this.node.route(partitions, others), others, rankedSearch, fallbackAbort.signal).then((covered) => {
           if (covered.missing.length === 0 || primaryFailed) finish(covered);
           else incomplete = covered;
         }, reject);
@@ -245,7 +283,7 @@ export class ClusterSearch {
       primary.then(
         (answer) => {
           this.options.countPeerRequest(member.node, 'answered');
-          finish({ answers: [inOwnIds(answer, this.options.repositoryIds)], missing: [] });
+          finish({ answers: [{ json: answer, ranked: search.request.ranked === true }], missing: [] });
         },
         (error: unknown) => {
           if (done || signal.aborted) return;
@@ -260,14 +298,26 @@ export class ClusterSearch {
   }
 
   /** A peer's answer to `search`; rejects when it does not answer in time, or not with an answer (503: it no longer serves a partition). */
-  private async ask(member: Member, search: PeerSearch, signal: AbortSignal): Promise<SearchResponse> {
-    return this.node.ask<SearchResponse>(
+  private async ask(member: Member, search: PeerSearch, signal: AbortSignal): Promise<Buffer> {
+    return this.node.askBytes(
       member,
       '/api/cluster/search',
       search,
       AbortSignal.any([signal, AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS)]),
     );
   }
+}
+
+/** `request` with each file's score: answers to be merged. */
+const ranked = (request: SearchRequest): SearchRequest => ({ ...request, ranked: true });
+
+const STATS_OPENING = Buffer.from('{"stats":{');
+
+/** The stats of a SearchResponse's JSON as trawl writes it, stats first (search/response/build.ts `responseOpening`): undefined when it is not. */
+function statsOf(json: Buffer): SearchStats | undefined {
+  if (!json.subarray(0, STATS_OPENING.length).equals(STATS_OPENING)) return undefined;
+  const end = json.indexOf('}', STATS_OPENING.length); // the stats are numbers and one name: no brace inside
+  return end < 0 ? undefined : (JSON.parse(json.subarray(STATS_OPENING.length - 1, end + 1).toString()) as SearchStats);
 }
 
 /** Which repositories a search of `partitions` of `scope` on this node looks in. */

@@ -97,9 +97,14 @@ export class ClusterNode {
    * reached, `signal` aborts, or it answers other than 200.
    */
   async ask<T>(member: Member, path: string, body: unknown, signal: AbortSignal): Promise<T> {
+    return JSON.parse((await this.askBytes(member, path, body, signal)).toString()) as T;
+  }
+
+  /** Like `ask`, its answer's bytes, not decoded. */
+  async askBytes(member: Member, path: string, body: unknown, signal: AbortSignal): Promise<Buffer> {
     const answer = await askPeer(`${member.url}${path}`, this.posted(body, signal));
     if (answer.status !== 200) throw new Error(`${member.node} answered ${answer.status}: ${answer.body.subarray(0, 200).toString()}`);
-    return JSON.parse(answer.body.toString()) as T;
+    return answer.body;
   }
 
   /** Like `ask`, its answer (of `contentType`) to be read as it comes; rejects when the answer is another. */

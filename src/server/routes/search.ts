@@ -61,9 +61,11 @@ export const searchRoute: Route = {
     const call = { visible: caller.canSee, signal, caller: from };
     const scope = clusterScope(context, query, call);
     if (scope) {
-      const { response, missing } = await timedSearch(context, query, () => clusterSearch(context, query, search, call, scope));
-      audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: response.stats.actualMatchCount });
-      return { status: 200, body: response, headers: missing.length > 0 ? { [MISSING_PARTITIONS_HEADER]: missing.join(',') } : {} };
+      const { json, stats, missing } = await timedSearch(context, query, () => context.cluster!.search.searchJson(query, search, call, scope));
+      strictly(context, missing);
+      audit(context, caller, 'search', { id: null, type: null }, { query: search.query, matches: stats.actualMatchCount });
+      const headers = missing.length > 0 ? { [MISSING_PARTITIONS_HEADER]: missing.join(',') } : undefined;
+      return { status: 200, text: json, contentType: JSON_TYPE, headers };
     }
     const json = await timedSearch(context, query, () => context.pool.searchJson(query, search, call));
     try {
