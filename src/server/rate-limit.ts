@@ -61,6 +61,11 @@ export class RateLimiter {
     this.refilled(key);
   }
 
+  /** Whether `key`'s bucket has a token left; takes nothing. */
+  allows(key: string): boolean {
+    return this.bucket(key).tokens >= 1;
+  }
+
   /** Takes a token of `key`'s bucket whether or not one is left (an event that already happened: a failure). */
   spend(key: string): void {
     const bucket = this.bucket(key);
