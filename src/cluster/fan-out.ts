@@ -232,7 +232,7 @@ export class ClusterSearch {
   }
 
   /** Answers for `partitions`: this node's own, and the peers' serving the others (none of `excluded`); the partitions no node answered are missing. */
-  private async cover(routes: Routes, excluded: ReadonlySet<string>, search: Search, signal = new AbortController().signal): Promise<Covered> {
+  private async cover(routes: Routes, excluded: ReadonlySet<string>, search: Search, signal?: AbortSignal): Promise<Covered> {
     const parts: Promise<Covered>[] = [];
     if (routes.local.length > 0) {
       const call = { ...search.call, visible: visibleIn(routes.local, search.scope) };
@@ -247,64 +247,81 @@ export class ClusterSearch {
    * `partitions` asked of `member`, and asked again of the other nodes serving them when it fails or has not answered
    * after HEDGE_MS (a paused node): the first complete answer is taken and the other request cancelled.
    */
-  private hedged(member: Member, partitions: number[], excluded: ReadonlySet<string>, search: Search, signal: AbortSignal): Promise<Covered> {
+  private hedged(member: Member, partitions: number[], excluded: ReadonlySet<string>, search: Search, signal?: AbortSignal): Promise<Covered> {
+    // Controllers are aborted only while their request is in flight: an abort builds a DOMException, a cost on every search.
     const primaryAbort = new AbortController();
-    const fallbackAbort = new AbortController();
+    let fallbackAbort: AbortController | undefined;
+    let primarySettled = false;
+    let fallbackSettled = false;
     const repositories = partitions.flatMap((partition) => search.scope.get(partition)!);
-    const primary = this.ask(member, { query: search.query, request: search.request, partitions, repositories }, primaryAbort.signal);
-    return new Promise<Covered>((resolve, reject) => {
-      let done = false;
-      let primaryFailed = false;
-      let incomplete: Covered | undefined; // the other nodes' answer, lacking partitions the primary may still bring
-      const finish = (covered: Covered) => {
-        if (done) return;
-        done = true;
-        clearTimeout(hedge);
-        primaryAbort.abort();
-        fallbackAbort.abort();
-        resolve(covered);
-      };
-      let fallback: Promise<void> | undefined;
-      const fallBack = () => {
-        if (signal.aborted || done) return;
-        // Ranked: the other nodes' answers may be several, to be merged.
-        const others = new Set(excluded).add(member.node);
-        const rankedSearch = { ...search, request: ranked(search.request) };
-        fallback ??= this.cover(this.node.route(partitions, others), others, rankedSearch, fallbackAbort.signal).then((covered) => {
-          if (covered.missing.length === 0 || primaryFailed) finish(covered);
-          else incomplete = covered;
-        }, reject);
-      };
-      const hedge = setTimeout(() => {
-        if (signal.aborted || done) return;
-        this.options.countPeerRequest(member.node, 'hedged');
-        fallBack();
-      }, HEDGE_MS);
-      primary.then(
-        (answer) => {
-          this.options.countPeerRequest(member.node, 'answered');
-          finish({ answers: [{ json: answer, ranked: search.request.ranked === true }], missing: [] });
-        },
-        (error: unknown) => {
-          if (done || signal.aborted) return;
-          this.options.countPeerRequest(member.node, 'failed');
-          primaryFailed = true;
-          this.options.logger.warn({ node: member.node, err: error }, 'cluster: a node failed a search; its partitions are asked of another');
-          if (incomplete) finish(incomplete);
-          else fallBack();
-        },
-      );
-    });
-  }
-
-  /** A peer's answer to `search`; rejects when it does not answer in time, or not with an answer (503: it no longer serves a partition). */
-  private async ask(member: Member, search: PeerSearch, signal: AbortSignal): Promise<Buffer> {
-    return this.node.askBytes(
+    const primary = this.node.askBytes(
       member,
       '/api/cluster/search',
-      search,
-      AbortSignal.any([signal, AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS)]),
+      { query: search.query, request: search.request, partitions, repositories },
+      primaryAbort.signal,
     );
+    const givenUp = () => primaryAbort.abort(new Error(`${member.node} did not answer within the time budget plus ${PEER_GRACE_MS} ms`));
+    const timeout = setTimeout(givenUp, this.options.timeBudgetMs() + PEER_GRACE_MS);
+    const cancelled = () => finish(undefined);
+    signal?.addEventListener('abort', cancelled, { once: true }); // the search that asked is over
+    let done = false;
+    let resolveCovered!: (covered: Covered) => void;
+    let rejectCovered!: (error: unknown) => void;
+    const finish = (covered: Covered | undefined) => {
+      if (done) return;
+      done = true;
+      clearTimeout(hedge);
+      clearTimeout(timeout);
+      signal?.removeEventListener('abort', cancelled);
+      if (!primarySettled) primaryAbort.abort();
+      if (!fallbackSettled) fallbackAbort?.abort();
+      if (covered) resolveCovered(covered);
+    };
+    let primaryFailed = false;
+    let incomplete: Covered | undefined; // the other nodes' answer, lacking partitions the primary may still bring
+    const fallBack = () => {
+      if (done || fallbackAbort) return;
+      fallbackAbort = new AbortController();
+      // Ranked: the other nodes' answers may be several, to be merged.
+      const others = new Set(excluded).add(member.node);
+      const rankedSearch = { ...search, request: ranked(search.request) };
+      this.cover(this.node.route(partitions, others), others, rankedSearch, fallbackAbort.signal).then(
+        (covered) => {
+          fallbackSettled = true;
+          if (covered.missing.length === 0 || primaryFailed) finish(covered);
+          else incomplete = covered;
+        },
+        (error: unknown) => {
+          fallbackSettled = true;
+          rejectCovered(error);
+        },
+      );
+    };
+    const hedge = setTimeout(() => {
+      if (done) return;
+      this.options.countPeerRequest(member.node, 'hedged');
+      fallBack();
+    }, HEDGE_MS);
+    primary.then(
+      (answer) => {
+        primarySettled = true;
+        this.options.countPeerRequest(member.node, 'answered');
+        finish({ answers: [{ json: answer, ranked: search.request.ranked === true }], missing: [] });
+      },
+      (error: unknown) => {
+        primarySettled = true;
+        if (done) return;
+        this.options.countPeerRequest(member.node, 'failed');
+        primaryFailed = true;
+        this.options.logger.warn({ node: member.node, err: error }, 'cluster: a node failed a search; its partitions are asked of another');
+        if (incomplete) finish(incomplete);
+        else fallBack();
+      },
+    );
+    return new Promise<Covered>((resolve, reject) => {
+      resolveCovered = resolve;
+      rejectCovered = reject;
+    });
   }
 }
 
