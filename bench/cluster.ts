@@ -18,6 +18,11 @@ import { startEtcd } from '../test/cluster/etcd.js';
 
 const GO_SOURCE = '/usr/share/go-1.19/src';
 const SECONDS = Number(process.env.TRAWL_BENCH_HTTP_SECONDS ?? 6);
+/** The fan-out's p50s are measured in rounds this long, alternating one node and the cluster. */
+const ROUNDS = Number(process.env.TRAWL_BENCH_ROUNDS ?? 7);
+const ROUND_SECONDS = 3;
+/** Rounds of the throughput, alternating one node and the replicas. */
+const THROUGHPUT_ROUNDS = 3;
 const QUERIES = ['ReadFull', 'MustCompile', 'QZXJ_IN_NO_FILE_WK'].map((query) => JSON.stringify({ query, matches: 100, isCaseSensitivityEnabled: true }));
 
 if (!fs.existsSync(GO_SOURCE)) {
@@ -65,14 +70,32 @@ async function leastServing(etcd: string, name: string, partitions: number, daem
   return daemons.reduce((best, daemon, i) => (serves(i) < serves(daemons.indexOf(best)) ? daemon : best));
 }
 
-const p50 = async (daemon: Daemon) => {
+const p50 = async (daemon: Daemon, seconds: number) => {
   const script = wrkScript('cluster', '/api/search', QUERIES);
   await runWrk(daemon.url, script, 2, 1); // warm
-  return (await runWrk(daemon.url, script, 1, SECONDS)).p50;
+  return (await runWrk(daemon.url, script, 1, seconds)).p50;
 };
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** One client's p50 on `single` and on `asked`, in ROUNDS alternating rounds: the medians, and the median of the rounds' differences. */
+async function addedLatency(single: Daemon, asked: Daemon) {
+  const alone: number[] = [];
+  const fanned: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    alone.push(await p50(single, ROUND_SECONDS));
+    fanned.push(await p50(asked, ROUND_SECONDS));
+  }
+  return { alone: median(alone), fanned: median(fanned), added: median(fanned.map((ms, i) => ms - alone[i]!)) };
+}
+
+interface Throughput {
+  rps: number;
+  perCpuSecond: number;
+}
+
 /** Selective literals from 16 clients: requests/s, and requests per CPU-second of the daemons. */
-async function throughput(daemons: Daemon[]) {
+async function throughput(daemons: Daemon[]): Promise<Throughput> {
   const cpu = () => daemons.reduce((sum, daemon) => sum + Object.values(threadCpuSeconds(daemon.child.pid!)).reduce((a, b) => a + b, 0), 0);
   const script = wrkScript('cluster', '/api/search', QUERIES.slice(0, 2));
   await runWrk(daemons[0]!.url, script, 4, 1);
@@ -99,24 +122,30 @@ try {
     const daemons = await cluster(`p${partitions}`, etcdUrl, nodes, partitions, 1);
     // The node asked serves no partition, or one of four: every result, or three quarters, come from the others.
     const asked = await leastServing(etcdUrl, `p${partitions}`, partitions, daemons);
-    const alone = await p50(single);
-    const fanned = await p50(asked);
-    rows.push(`| ${name} | ${format(alone)} | ${format(fanned)} | +${format(fanned - alone)} |`);
+    const { alone, fanned, added } = await addedLatency(single, asked);
+    rows.push(`| ${name} | ${format(alone)} | ${format(fanned)} | +${format(added)} |`);
     console.error(rows.at(-1));
     for (const daemon of daemons) await stop(daemon);
   }
   const replicas = await cluster('two', etcdUrl, 2, 4, 2);
-  const one = await throughput([single]);
-  const two = await throughput(replicas);
+  const rounds = { one: [] as Throughput[], two: [] as Throughput[] };
+  for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
+    rounds.one.push(await throughput([single]));
+    rounds.two.push(await throughput(replicas));
+  }
+  const medians = (runs: Throughput[]) => ({ rps: median(runs.map((run) => run.rps)), perCpuSecond: median(runs.map((run) => run.perCpuSecond)) });
+  const one = medians(rounds.one);
+  const two = medians(rounds.two);
   body = `One node against clusters of nodes on this machine, in the same run: Go 1.19's \`src\`, each of its ${repos.length} top-level
 directories a repository, every node with one search worker, one etcd member. Queries: \`ReadFull\`, \`MustCompile\` and a literal in no
-file, \`matches: 100\`, one client (\`wrk\`, ${SECONDS} s). Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
+file, \`matches: 100\`, one client (\`wrk\`): ${ROUNDS} rounds of ${ROUND_SECONDS} s alternating one node and the cluster, the medians (added: of the
+rounds' differences). Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
 
 | fan-out, one client, p50 ms | one node | cluster | added |
 |---|---|---|---|
 ${rows.join('\n')}
 
-- Selective literals, 16 clients spread over the nodes: one node ${one.rps.toFixed(0)} requests/s (${one.perCpuSecond.toFixed(0)} per CPU-second), two replicas ${two.rps.toFixed(0)} (${two.perCpuSecond.toFixed(0)} per CPU-second): ${(two.rps / one.rps).toFixed(2)}× the requests, ${(two.perCpuSecond / one.perCpuSecond).toFixed(2)}× per CPU-second, on ${os.availableParallelism()} cores shared by all.`;
+- Selective literals, 16 clients spread over the nodes (${SECONDS} s, ${THROUGHPUT_ROUNDS} rounds alternating, medians): one node ${one.rps.toFixed(0)} requests/s (${one.perCpuSecond.toFixed(0)} per CPU-second), two replicas ${two.rps.toFixed(0)} (${two.perCpuSecond.toFixed(0)} per CPU-second): ${(two.rps / one.rps).toFixed(2)}× the requests, ${(two.perCpuSecond / one.perCpuSecond).toFixed(2)}× per CPU-second, on ${os.availableParallelism()} cores shared by all.`;
 } finally {
   await Promise.all(started.map((daemon) => daemon.stop()));
   for (const stop of stopEtcd) await stop();
