@@ -27,13 +27,18 @@ export const PlannedQuery = Type.Recursive(
   { $id: 'PlannedQuery' },
 );
 
-/** POST /api/cluster/search: the planned query, the request it was planned from, the partitions to answer, the repositories of them the caller may see. */
+/** POST /api/cluster/search: the planned query, the request it was planned from, the partitions to answer, the repositories of them the caller may see (absent: all). */
 export const PeerSearchRequest = Type.Object(
   {
     query: Type.Ref(PlannedQuery),
     request: SearchRequest,
     partitions: Type.Array(Type.Integer({ minimum: 0, maximum: 4095 }), { maxItems: 4096, description: 'The partitions the peer is to answer' }),
-    repositories: Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 1_000_000, description: 'The repositories of them the caller may see' }),
+    repositories: Type.Optional(
+      Type.Array(Type.String({ maxLength: 1024 }), {
+        maxItems: 1_000_000,
+        description: 'The repositories of them the caller may see; absent: every one (the query still rules out those it does not match)',
+      }),
+    ),
   },
   { additionalProperties: false, $id: 'PeerSearchRequest' },
 );

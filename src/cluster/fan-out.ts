@@ -30,8 +30,13 @@ const HEDGE_MS = 1_000;
 /** What a node asks a peer (api/cluster-schemas.ts), its query planned. */
 export type PeerSearch = Omit<Static<typeof PeerSearchRequest>, 'query'> & { query: QueryNode };
 
-/** The repositories a search looks in, by partition: those the caller may see and the query may match. */
-export type Scope = ReadonlyMap<number, string[]>;
+/** What a search looks in. */
+export interface Scope {
+  /** The repositories the caller may see and the query may match, by partition. */
+  partitions: ReadonlyMap<number, string[]>;
+  /** Whether the caller may see every repository: the peers are not told which it may (api/cluster-schemas.ts). */
+  seesAll: boolean;
+}
 
 /** One search across the cluster as its parts see it: the planned query, the ranked request, and its scope. */
 interface Search {
@@ -100,34 +105,48 @@ export class ClusterSearch {
     this.pool = options.pool;
   }
 
-  /** The repositories of `repositories` that `visible` lets a search look in, by partition. */
-  scope(visible: (repository: RepositoryConfig) => boolean, repositories: readonly RepositoryConfig[]): Scope {
-    const scope = new Map<number, string[]>();
+  /** The repositories of `repositories` that the caller may see (`canSee`) and the query may match (`mayMatch`), by partition. */
+  scope(
+    canSee: (repository: RepositoryConfig) => boolean,
+    mayMatch: (repository: RepositoryConfig) => boolean,
+    repositories: readonly RepositoryConfig[],
+  ): Scope {
+    const partitions = new Map<number, string[]>();
+    let seesAll = true;
     for (const repository of repositories) {
-      if (!visible(repository)) continue;
+      if (!canSee(repository)) {
+        seesAll = false;
+        continue;
+      }
+      if (!mayMatch(repository)) continue;
       const partition = this.node.partitionOf(repository.name);
-      const names = scope.get(partition);
+      const names = partitions.get(partition);
       if (names) names.push(repository.name);
-      else scope.set(partition, [repository.name]);
+      else partitions.set(partition, [repository.name]);
     }
-    return scope;
+    return { partitions, seesAll };
   }
 
   /** Whether this node serves every partition of `scope`: its own search answers alone. */
   servesAll(scope: Scope): boolean {
-    for (const partition of scope.keys()) if (!this.node.servesPartition(partition)) return false;
+    for (const partition of scope.partitions.keys()) if (!this.node.servesPartition(partition)) return false;
     return true;
   }
 
   /** The partitions of `scope` no live node serves now. */
   unserved(scope: Scope): number[] {
-    return this.node.route(scope.keys()).missing;
+    return this.node.route(scope.partitions.keys()).missing;
   }
 
   /** `query` (planned from `request`) over the repositories of `scope`, wherever they are served. */
   async search(query: QueryNode, request: SearchRequest, call: SearchCall, scope: Scope): Promise<ClusterAnswer> {
     const started = performance.now();
-    return this.merged(query, request, await this.cover(this.node.route(scope.keys()), new Set(), { query, request: ranked(request), call, scope }), started);
+    return this.merged(
+      query,
+      request,
+      await this.cover(this.node.route(scope.partitions.keys()), new Set(), { query, request: ranked(request), call, scope }),
+      started,
+    );
   }
 
   /**
@@ -136,7 +155,7 @@ export class ClusterSearch {
    */
   async searchJson(query: QueryNode, request: SearchRequest, call: SearchCall, scope: Scope): Promise<ClusterJson> {
     const started = performance.now();
-    const routes = this.node.route(scope.keys());
+    const routes = this.node.route(scope.partitions.keys());
     const alone = routes.local.length === 0 && routes.missing.length === 0 && routes.remote.size === 1;
     const covered = await this.cover(routes, new Set(), { query, request: alone ? request : ranked(request), call, scope });
     const [only] = covered.answers;
@@ -169,7 +188,7 @@ export class ClusterSearch {
   async parts(search: Search & { abandoned: AbortSignal }, onPart: (part: StreamPart) => void): Promise<ClusterParts> {
     const started = performance.now();
     const summaries: StreamSummary[] = [];
-    const missing = await this.coverParts([...search.scope.keys()], new Set(), { ...search, onPart, summaries });
+    const missing = await this.coverParts([...search.scope.partitions.keys()], new Set(), { ...search, onPart, summaries });
     const accumulatedStats = emptyStats();
     for (const summary of summaries) accumulateStats(accumulatedStats, summary.accumulatedStats);
     accumulatedStats.duration = Math.round((performance.now() - started) * 1e6);
@@ -203,7 +222,7 @@ export class ClusterSearch {
   /** `partitions`' parts from `member`, relayed (see `parts`); resolves with the partitions left unanswered. */
   private async relay(member: Member, partitions: number[], excluded: ReadonlySet<string>, search: PartsSearch): Promise<number[]> {
     const { query, request, call, scope, abandoned, onPart, summaries } = search;
-    const repositories = partitions.flatMap((partition) => scope.get(partition)!);
+    const repositories = repositoriesIn(partitions, scope);
     const abort = new AbortController();
     const late = setTimeout(() => abort.abort(new Error(`${member.node} had not begun its answer after ${HEDGE_MS} ms`)), HEDGE_MS);
     const signal = AbortSignal.any([abort.signal, abandoned, AbortSignal.timeout(this.options.timeBudgetMs() + PEER_GRACE_MS)]);
@@ -253,7 +272,7 @@ export class ClusterSearch {
     let fallbackAbort: AbortController | undefined;
     let primarySettled = false;
     let fallbackSettled = false;
-    const repositories = partitions.flatMap((partition) => search.scope.get(partition)!);
+    const repositories = repositoriesIn(partitions, search.scope);
     const primary = this.node.askBytes(
       member,
       '/api/cluster/search',
@@ -339,8 +358,13 @@ function statsOf(json: Buffer): SearchStats | undefined {
 
 /** Which repositories a search of `partitions` of `scope` on this node looks in. */
 function visibleIn(partitions: readonly number[], scope: Scope): (repository: RepositoryConfig) => boolean {
-  const names = new Set(partitions.flatMap((partition) => scope.get(partition)!));
+  const names = new Set(partitions.flatMap((partition) => scope.partitions.get(partition)!));
   return (repository) => names.has(repository.name);
+}
+
+/** The repositories a peer is told to look in for `partitions` of `scope`: none named when the caller may see all. */
+function repositoriesIn(partitions: readonly number[], scope: Scope): string[] | undefined {
+  return scope.seesAll ? undefined : partitions.flatMap((partition) => scope.partitions.get(partition)!);
 }
 
 /** A peer's `answer` with the repository ids this node gave (those it gave none keep the peer's). */

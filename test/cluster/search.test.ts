@@ -77,7 +77,8 @@ async function status(configFile: string) {
 
 t.test('three nodes answer every search as one node over the same repositories, and go on when one is killed', async (t) => {
   const etcd = await startEtcd(t);
-  const repos = repositories(t, 12);
+  // One private repository: anonymous callers see the rest, and peers are told which (the others: every one).
+  const repos = repositories(t, 12).map((repo, i) => (i === 11 ? { ...repo, public: false } : repo));
   // One public URL for all, as behind one address: the links in the answers name it, whichever node built them.
   const base = { repos, publicUrl: 'http://trawl.test', auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
   const cluster = { etcd: etcd.endpoints, keyFile: keyFile(t), partitions: PARTITIONS, replicas: 2 };

@@ -57,8 +57,9 @@ export const peerSearchRoute: Route = {
     const notServed = search.partitions.filter((partition) => !node.servesPartition(partition));
     if (notServed.length > 0) throw new ApiError('SERVICE_UNAVAILABLE', `this node does not serve partitions ${notServed.join(', ')}`);
     const partitions = new Set(search.partitions);
-    const repositories = new Set(search.repositories.filter((name) => partitions.has(node.partitionOf(name))));
-    const visible = (repository: RepositoryConfig) => repositories.has(repository.name);
+    const inPartitions = (name: string) => partitions.has(node.partitionOf(name));
+    const named = search.repositories && new Set(search.repositories.filter(inPartitions));
+    const visible = (repository: RepositoryConfig) => (named ? named.has(repository.name) : inPartitions(repository.name));
     if (search.request.exhaustive) {
       return partsReply({
         request,

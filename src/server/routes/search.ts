@@ -87,8 +87,8 @@ const MISSING_PARTITIONS_HEADER = 'X-Trawl-Missing-Partitions';
  */
 function clusterScope(context: ServerContext, query: QueryNode, call: Pick<SearchCall, 'visible'>): Scope | null {
   if (!context.cluster) return null;
-  const visible = (repository: RepositoryConfig) => call.visible(repository) && mayMatchRepository(query, repository, context.config.contexts);
-  const scope = context.cluster.search.scope(visible, context.config.repos);
+  const mayMatch = (repository: RepositoryConfig) => mayMatchRepository(query, repository, context.config.contexts);
+  const scope = context.cluster.search.scope(call.visible, mayMatch, context.config.repos);
   return context.cluster.search.servesAll(scope) ? null : scope;
 }
 
