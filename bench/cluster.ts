@@ -2,17 +2,21 @@
  * What a cluster costs and gives (docs/cluster.md), on Go 1.19's source tree with each top-level directory a
  * repository, beside one node in the same run: the added latency of the fan-out (one client's p50) with every
  * result on one other node (one partition) and spread over four nodes (four partitions), and the selective
- * literals' throughput of two replicas against one node, per CPU-second used. One etcd member (Debian's
- * `etcd-server`) is started for the run. Written to docs/benchmarks.md.
+ * literals' throughput of two replicas against one node, per CPU-second used; then the Linux tree four times on
+ * four nodes against one node holding it once. One etcd member (Debian's `etcd-server`) is started for the run.
+ * Written to docs/benchmarks.md.
  *
- *   npm run bench:cluster   (apt-get install etcd-server wrk golang-1.19-src)
+ *   npm run bench:cluster   (apt-get install etcd-server wrk golang-1.19-src linux-source-6.1)
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ownedBy, partitionOf } from '../src/cluster/placement.js';
 import { readClusterStatus } from '../src/cluster/status.js';
 import { validateConfig } from '../src/config/config.js';
-import { formatMs as format, removeScratch, runWrk, scratch, startDaemon, threadCpuSeconds, wrkScript, type Daemon } from './http-harness.js';
+import { ensureLinuxCorpus, LINUX_TARBALL } from './corpus.js';
+import { formatMs as format, removeScratch, runWrk, scratch, searchBody, startDaemon, threadCpuSeconds, wrkScript, type Daemon } from './http-harness.js';
+import { QUERY_CLASSES } from './queries.js';
 import { loadAverage, writeReportBlock } from './report.js';
 import { startEtcd } from '../test/cluster/etcd.js';
 
@@ -21,6 +25,8 @@ const SECONDS = Number(process.env.TRAWL_BENCH_HTTP_SECONDS ?? 6);
 /** The fan-out's p50s are measured in rounds this long, alternating one node and the cluster. */
 const ROUNDS = Number(process.env.TRAWL_BENCH_ROUNDS ?? 7);
 const ROUND_SECONDS = 3;
+/** Rounds per query class of the Linux comparison. */
+const LINUX_ROUNDS = 3;
 /** Rounds of the throughput, alternating one node and the replicas. */
 const THROUGHPUT_ROUNDS = 3;
 const QUERIES = ['ReadFull', 'MustCompile', 'QZXJ_IN_NO_FILE_WK'].map((query) => JSON.stringify({ query, matches: 100, isCaseSensitivityEnabled: true }));
@@ -44,11 +50,13 @@ async function node(name: string, config: object): Promise<Daemon> {
   return daemon;
 }
 
-/** A cluster of `nodes` nodes over `partitions` partitions, `replicas` each, once every partition is served. */
-async function cluster(name: string, etcd: string, nodes: number, partitions: number, replicas: number): Promise<Daemon[]> {
+/** A cluster of `nodes` nodes (`name`-0, …) over `partitions` partitions, `replicas` each, once every partition is served. */
+async function cluster(name: string, etcd: string, nodes: number, partitions: number, replicas: number, repositories = repos): Promise<Daemon[]> {
   const settings = { etcd: [etcd], keyFile, partitions, replicas };
-  const daemons = await Promise.all(Array.from({ length: nodes }, (_, i) => node(`${name}-${i}`, { cluster: { ...settings, node: `${name}-${i}` } })));
-  const config = validateConfig({ repos, cluster: { ...settings, node: 'status' } }, 'bench');
+  const daemons = await Promise.all(
+    Array.from({ length: nodes }, (_, i) => node(`${name}-${i}`, { repos: repositories, cluster: { ...settings, node: `${name}-${i}` } })),
+  );
+  const config = validateConfig({ repos: repositories, cluster: { ...settings, node: 'status' } }, 'bench');
   for (;;) {
     const status = await readClusterStatus(config.cluster!, config.repos);
     const mine = status.members.filter((member) => member.node.startsWith(`${name}-`));
@@ -70,8 +78,9 @@ async function leastServing(etcd: string, name: string, partitions: number, daem
   return daemons.reduce((best, daemon, i) => (serves(i) < serves(daemons.indexOf(best)) ? daemon : best));
 }
 
-const p50 = async (daemon: Daemon, seconds: number) => {
-  const script = wrkScript('cluster', '/api/search', QUERIES);
+const GO_SCRIPT = wrkScript('cluster', '/api/search', QUERIES);
+
+const p50 = async (daemon: Daemon, seconds: number, script = GO_SCRIPT) => {
   await runWrk(daemon.url, script, 2, 1); // warm
   return (await runWrk(daemon.url, script, 1, seconds)).p50;
 };
@@ -79,12 +88,12 @@ const p50 = async (daemon: Daemon, seconds: number) => {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** One client's p50 on `single` and on `asked`, in ROUNDS alternating rounds: the medians, and the median of the rounds' differences. */
-async function addedLatency(single: Daemon, asked: Daemon) {
+async function addedLatency(single: Daemon, asked: Daemon, script = GO_SCRIPT, rounds = ROUNDS) {
   const alone: number[] = [];
   const fanned: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    alone.push(await p50(single, ROUND_SECONDS));
-    fanned.push(await p50(asked, ROUND_SECONDS));
+  for (let round = 0; round < rounds; round++) {
+    alone.push(await p50(single, ROUND_SECONDS, script));
+    fanned.push(await p50(asked, ROUND_SECONDS, script));
   }
   return { alone: median(alone), fanned: median(fanned), added: median(fanned.map((ms, i) => ms - alone[i]!)) };
 }
@@ -104,6 +113,52 @@ async function throughput(daemons: Daemon[]): Promise<Throughput> {
   const runs = await Promise.all(daemons.map((daemon) => runWrk(daemon.url, script, 16 / daemons.length, SECONDS)));
   const rps = runs.reduce((sum, run) => sum + run.rps, 0);
   return { rps, perCpuSecond: (rps * SECONDS) / (cpu() - before) };
+}
+
+/** The first name `prefix`k whose `nodes` nodes (name-0, …) own one of `nodes` partitions each (placement.ts hashes node names). */
+function balancedClusterName(prefix: string, nodes: number): string {
+  for (let k = 0; ; k++) {
+    const members = Array.from({ length: nodes }, (_, i) => `${prefix}${k}-${i}`);
+    if (members.every((member) => ownedBy(member, members, nodes, 1).length === 1)) return `${prefix}${k}`;
+  }
+}
+
+/**
+ * The Linux tree four times (four repositories of one working tree, one to a partition) on four nodes, one
+ * partition each, against one node holding it once: each query class's p50 from one client, in alternating rounds.
+ */
+async function linuxFourTimes(etcd: string): Promise<string> {
+  const corpus = ensureLinuxCorpus();
+  const names: string[] = [];
+  const partitionsTaken = new Set<number>();
+  for (let i = 0; names.length < 4; i++) {
+    const candidate = `kernel.org/linux-${i}`;
+    if (partitionsTaken.has(partitionOf(candidate, 4))) continue;
+    partitionsTaken.add(partitionOf(candidate, 4));
+    names.push(candidate);
+  }
+  const name = balancedClusterName('linux', 4);
+  const copies = names.map((repository) => ({ name: repository, path: corpus, public: true }));
+  console.error('indexing Linux: one node once, four nodes a copy each …');
+  const single = await node('linux-single', { repos: copies.slice(0, 1) });
+  const daemons = await cluster(name, etcd, 4, 4, 1, copies);
+  const rows: string[] = [];
+  for (const { name: queryClass, queries } of QUERY_CLASSES) {
+    const script = wrkScript('linux', '/api/search', queries.map(searchBody));
+    const { alone, fanned } = await addedLatency(single, daemons[0]!, script, LINUX_ROUNDS);
+    rows.push(`| ${queryClass} | ${format(alone)} | ${format(fanned)} | ${(fanned / alone).toFixed(2)}× |`);
+    console.error(rows.at(-1));
+  }
+  for (const daemon of [single, ...daemons]) await stop(daemon);
+  return `The Linux 6.1 tree four times (${names.length} repositories of one working tree, no symbols), one to a partition, on four nodes serving one
+partition each, against one node holding the tree once; each node one search worker. Each query class of the search-latency table,
+\`matches: 100\`, one client, ${LINUX_ROUNDS} rounds of ${ROUND_SECONDS} s alternating, medians.
+
+| Linux, one client, p50 ms | one node, 1× | four nodes, 4× | ratio |
+|---|---|---|---|
+${rows.join('\n')}
+
+Target: within 2× of one node's p50.`;
 }
 
 const loadAtStart = loadAverage();
@@ -136,6 +191,10 @@ try {
   const medians = (runs: Throughput[]) => ({ rps: median(runs.map((run) => run.rps)), perCpuSecond: median(runs.map((run) => run.perCpuSecond)) });
   const one = medians(rounds.one);
   const two = medians(rounds.two);
+  for (const daemon of [single, ...replicas]) await stop(daemon);
+  const linux = fs.existsSync(LINUX_TARBALL)
+    ? await linuxFourTimes(etcdUrl)
+    : `The Linux comparison needs ${LINUX_TARBALL} (apt-get install linux-source-6.1).`;
   body = `One node against clusters of nodes on this machine, in the same run: Go 1.19's \`src\`, each of its ${repos.length} top-level
 directories a repository, every node with one search worker, one etcd member. Queries: \`ReadFull\`, \`MustCompile\` and a literal in no
 file, \`matches: 100\`, one client (\`wrk\`): ${ROUNDS} rounds of ${ROUND_SECONDS} s alternating one node and the cluster, the medians (added: of the
@@ -145,7 +204,9 @@ rounds' differences). Load average (1, 5, 15 min) at the start: ${loadAtStart}; 
 |---|---|---|---|
 ${rows.join('\n')}
 
-- Selective literals, 16 clients spread over the nodes (${SECONDS} s, ${THROUGHPUT_ROUNDS} rounds alternating, medians): one node ${one.rps.toFixed(0)} requests/s (${one.perCpuSecond.toFixed(0)} per CPU-second), two replicas ${two.rps.toFixed(0)} (${two.perCpuSecond.toFixed(0)} per CPU-second): ${(two.rps / one.rps).toFixed(2)}× the requests, ${(two.perCpuSecond / one.perCpuSecond).toFixed(2)}× per CPU-second, on ${os.availableParallelism()} cores shared by all.`;
+- Selective literals, 16 clients spread over the nodes (${SECONDS} s, ${THROUGHPUT_ROUNDS} rounds alternating, medians): one node ${one.rps.toFixed(0)} requests/s (${one.perCpuSecond.toFixed(0)} per CPU-second), two replicas ${two.rps.toFixed(0)} (${two.perCpuSecond.toFixed(0)} per CPU-second): ${(two.rps / one.rps).toFixed(2)}× the requests, ${(two.perCpuSecond / one.perCpuSecond).toFixed(2)}× per CPU-second, on ${os.availableParallelism()} cores shared by all.
+
+${linux}`;
 } finally {
   await Promise.all(started.map((daemon) => daemon.stop()));
   for (const stop of stopEtcd) await stop();
