@@ -80,22 +80,38 @@ async function leastServing(etcd: string, name: string, partitions: number, daem
 
 const GO_SCRIPT = wrkScript('cluster', '/api/search', QUERIES);
 
-const p50 = async (daemon: Daemon, seconds: number, script = GO_SCRIPT) => {
-  await runWrk(daemon.url, script, 2, 1); // warm
-  return (await runWrk(daemon.url, script, 1, seconds)).p50;
-};
+/** The CPU time all threads of `daemons` have used, in seconds. */
+const cpuSeconds = (daemons: Daemon[]) =>
+  daemons.reduce((sum, daemon) => sum + Object.values(threadCpuSeconds(daemon.child.pid!)).reduce((a, b) => a + b, 0), 0);
+
+/** One client's p50 asking `daemons[0]`, and the CPU milliseconds all of `daemons` spent per request meanwhile. */
+async function oneClient(daemons: Daemon[], seconds: number, script: string) {
+  await runWrk(daemons[0]!.url, script, 2, 1); // warm
+  const before = cpuSeconds(daemons);
+  const run = await runWrk(daemons[0]!.url, script, 1, seconds);
+  return { p50: run.p50, cpuMs: ((cpuSeconds(daemons) - before) * 1000) / (run.rps * seconds) };
+}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** One client's p50 on `single` and on `asked`, in ROUNDS alternating rounds: the medians, and the median of the rounds' differences. */
-async function addedLatency(single: Daemon, asked: Daemon, script = GO_SCRIPT, rounds = ROUNDS) {
-  const alone: number[] = [];
-  const fanned: number[] = [];
+/**
+ * One client's p50 on `single` and on the cluster of `nodes` (asking the first), in alternating rounds: the medians,
+ * the median of the rounds' differences, and the CPU per request of one node and of the whole cluster (medians).
+ */
+async function addedLatency(single: Daemon, nodes: Daemon[], script = GO_SCRIPT, rounds = ROUNDS) {
+  const alone: { p50: number; cpuMs: number }[] = [];
+  const fanned: { p50: number; cpuMs: number }[] = [];
   for (let round = 0; round < rounds; round++) {
-    alone.push(await p50(single, ROUND_SECONDS, script));
-    fanned.push(await p50(asked, ROUND_SECONDS, script));
+    alone.push(await oneClient([single], ROUND_SECONDS, script));
+    fanned.push(await oneClient(nodes, ROUND_SECONDS, script));
   }
-  return { alone: median(alone), fanned: median(fanned), added: median(fanned.map((ms, i) => ms - alone[i]!)) };
+  return {
+    alone: median(alone.map((run) => run.p50)),
+    fanned: median(fanned.map((run) => run.p50)),
+    added: median(fanned.map((run, i) => run.p50 - alone[i]!.p50)),
+    cpuAlone: median(alone.map((run) => run.cpuMs)),
+    cpuFanned: median(fanned.map((run) => run.cpuMs)),
+  };
 }
 
 interface Throughput {
@@ -105,14 +121,13 @@ interface Throughput {
 
 /** Selective literals from 16 clients: requests/s, and requests per CPU-second of the daemons. */
 async function throughput(daemons: Daemon[]): Promise<Throughput> {
-  const cpu = () => daemons.reduce((sum, daemon) => sum + Object.values(threadCpuSeconds(daemon.child.pid!)).reduce((a, b) => a + b, 0), 0);
   const script = wrkScript('cluster', '/api/search', QUERIES.slice(0, 2));
   await runWrk(daemons[0]!.url, script, 4, 1);
-  const before = cpu();
+  const before = cpuSeconds(daemons);
   // Each daemon gets its share of the clients, as behind a load balancer.
   const runs = await Promise.all(daemons.map((daemon) => runWrk(daemon.url, script, 16 / daemons.length, SECONDS)));
   const rps = runs.reduce((sum, run) => sum + run.rps, 0);
-  return { rps, perCpuSecond: (rps * SECONDS) / (cpu() - before) };
+  return { rps, perCpuSecond: (rps * SECONDS) / (cpuSeconds(daemons) - before) };
 }
 
 /** The first name `prefix`k whose `nodes` nodes (name-0, …) own one of `nodes` partitions each (placement.ts hashes node names). */
@@ -145,17 +160,18 @@ async function linuxFourTimes(etcd: string): Promise<string> {
   const rows: string[] = [];
   for (const { name: queryClass, queries } of QUERY_CLASSES) {
     const script = wrkScript('linux', '/api/search', queries.map(searchBody));
-    const { alone, fanned } = await addedLatency(single, daemons[0]!, script, LINUX_ROUNDS);
-    rows.push(`| ${queryClass} | ${format(alone)} | ${format(fanned)} | ${(fanned / alone).toFixed(2)}× |`);
+    const { alone, fanned, cpuAlone, cpuFanned } = await addedLatency(single, daemons, script, LINUX_ROUNDS);
+    rows.push(`| ${queryClass} | ${format(alone)} | ${format(fanned)} | ${(fanned / alone).toFixed(2)}× | ${format(cpuAlone)} | ${format(cpuFanned)} |`);
     console.error(rows.at(-1));
   }
   for (const daemon of [single, ...daemons]) await stop(daemon);
   return `The Linux 6.1 tree four times (${names.length} repositories of one working tree, no symbols), one to a partition, on four nodes serving one
 partition each, against one node holding the tree once; each node one search worker. Each query class of the search-latency table,
-\`matches: 100\`, one client, ${LINUX_ROUNDS} rounds of ${ROUND_SECONDS} s alternating, medians.
+\`matches: 100\`, one client, ${LINUX_ROUNDS} rounds of ${ROUND_SECONDS} s alternating, medians. CPU: every thread of the daemons (from /proc), over the
+requests answered; the four nodes share this machine's ${os.availableParallelism()} cores.
 
-| Linux, one client, p50 ms | one node, 1× | four nodes, 4× | ratio |
-|---|---|---|---|
+| Linux, one client, p50 ms | one node, 1× | four nodes, 4× | ratio | CPU ms a request, one node | four nodes |
+|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 Target: within 2× of one node's p50.`;
@@ -177,7 +193,7 @@ try {
     const daemons = await cluster(`p${partitions}`, etcdUrl, nodes, partitions, 1);
     // The node asked serves no partition, or one of four: every result, or three quarters, come from the others.
     const asked = await leastServing(etcdUrl, `p${partitions}`, partitions, daemons);
-    const { alone, fanned, added } = await addedLatency(single, asked);
+    const { alone, fanned, added } = await addedLatency(single, [asked, ...daemons.filter((daemon) => daemon !== asked)]);
     rows.push(`| ${name} | ${format(alone)} | ${format(fanned)} | +${format(added)} |`);
     console.error(rows.at(-1));
     for (const daemon of daemons) await stop(daemon);
