@@ -168,13 +168,11 @@ async function linuxFourTimes(etcd: string): Promise<string> {
   return `The Linux 6.1 tree four times (${names.length} repositories of one working tree, no symbols), one to a partition, on four nodes serving one
 partition each, against one node holding the tree once; each node one search worker. Each query class of the search-latency table,
 \`matches: 100\`, one client, ${LINUX_ROUNDS} rounds of ${ROUND_SECONDS} s alternating, medians. CPU: every thread of the daemons (from /proc), over the
-requests answered; the four nodes share this machine's ${os.availableParallelism()} cores.
+requests answered; the four nodes share this machine's ${os.availableParallelism()} cores. Target: within 2× of one node's p50.
 
 | Linux, one client, p50 ms | one node, 1× | four nodes, 4× | ratio | CPU ms a request, one node | four nodes |
 |---|---|---|---|---|---|
-${rows.join('\n')}
-
-Target: within 2× of one node's p50.`;
+${rows.join('\n')}`;
 }
 
 const loadAtStart = loadAverage();
