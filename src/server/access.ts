@@ -86,10 +86,11 @@ export function authorize(context: ServerContext, operation: Pick<Operation, 'ac
   return (async () => {
     // Managing credentials sees every change a node acknowledged before: a key made on one node is listed on the next.
     if (access !== 'read') await auth.log.latest();
+    if (secret === undefined && cookie === undefined) return callerOf(context, access, ee, request, presented, null);
     // A credential made on another node a moment ago may not have arrived yet: it is waited for, briefly, unless its
     // address has spent its failed authentications (a guesser holds no connection open for the wait).
     const waitMs = failedAuthentications.allows(addressKey(request.remoteAddress)) ? undefined : 0;
-    return callerOf(context, access, ee, request, presented, secret !== undefined || cookie !== undefined ? await auth.log.eventually(lookup, waitMs) : null);
+    return callerOf(context, access, ee, request, presented, await auth.log.eventually(lookup, waitMs));
   })();
 }
 
