@@ -186,7 +186,8 @@ export class EtcdJournal implements Journal {
 
   async current(latest = false): Promise<void> {
     if (this.cutOff || this.closed || (!latest && Date.now() < this.freshUntil)) return;
-    await (latest ? (this.beating?.then(() => this.beat()) ?? this.beat()) : this.beat());
+    // A beat in flight may have asked before this request came (before a pause, say): one asked after it counts.
+    await (this.beating?.then(() => this.beat()) ?? this.beat());
   }
 
   /** Asks etcd for the log's head and waits (briefly) to have applied it: then the state is current as of the asking. */
