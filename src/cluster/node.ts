@@ -150,11 +150,6 @@ export class ClusterNode {
     return { members: this.live.length, held: this.held.length, serving: this.serving.length };
   }
 
-  /** The live members, by name, as last seen. */
-  members(): Member[] {
-    return this.live;
-  }
-
   /** After the index published: serves each held partition whose every repository of `repositories` is `indexed`. */
   async published(repositories: readonly RepositoryConfig[], indexed: (repository: RepositoryConfig) => boolean): Promise<void> {
     const ready = new Set(this.held);
