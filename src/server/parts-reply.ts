@@ -6,11 +6,10 @@
 import { ApiError } from '../api/errors.js';
 import type { RepositoryInfo } from '../api/types.js';
 import type { StreamPart, StreamSummary } from '../search/sinks.js';
-import { cancelSearch, type SearchSignal } from '../search/signal.js';
+import { cancelSearch, createSignal, type SearchSignal } from '../search/signal.js';
 import { JSON_TYPE, type Request, type StreamReply } from './http.js';
 import { asApiError } from './known-errors.js';
 import type { ServerContext } from './route.js';
-import { signalFor } from './request-signal.js';
 
 /** How a search's parts are written: the bytes before them, each part's (after another: `joined`), and the end (after a failure: null cuts the client off). */
 export interface PartsFormat {
@@ -80,7 +79,7 @@ export interface PartsReplyOptions {
 
 /** The search answered as parts written as `format` says, each as it comes (see the module's comment). */
 export function partsReply({ request, context, format, reader, paced, search }: PartsReplyOptions): StreamReply {
-  const signal = signalFor(request);
+  const signal = createSignal(); // cancelled by `stop`, which the client going away calls
   const backlog = context.streamBacklogs.open();
   const abandon = new AbortController();
   const stop = () => {
