@@ -3,7 +3,7 @@
  * partitions, its query already planned (query/ast.ts's shape, checked node by node).
  */
 import { Type } from '@sinclair/typebox';
-import { SearchRequest } from './schemas.js';
+import { literals, RepositoryInfo, SearchRequest, SearchStats } from './schemas.js';
 
 const PATTERN_TARGETS = ['contentOrPath', 'content', 'path', 'symbol', 'repository', 'branch'] as const;
 const text = Type.String({ maxLength: 1 << 16 });
@@ -39,9 +39,32 @@ export const PeerSearchRequest = Type.Object(
         description: 'The repositories of them the caller may see; absent: every one (the query still rules out those it does not match)',
       }),
     ),
+    files: Type.Optional(Type.Boolean({ description: 'Answer with the files and their ranks for the asking node to merge (`application/x-trawl-files`)' })),
   },
   { additionalProperties: false, $id: 'PeerSearchRequest' },
 );
+
+/** How a part's search ended (worker/search-protocol.ts StopReason). */
+const STOP_REASONS = ['complete', 'limit', 'deadline', 'cancelled'] as const;
+const counts = Type.Array(Type.Integer({ minimum: 0 }));
+
+/** A part of a node's files (search/response/rendered-files.ts FilesPart) as cluster/peer-files.ts sends it: `bytes` of files' JSON follow. */
+export const PeerFilesPart = Type.Object({
+  stats: SearchStats,
+  repositoryInfo: Type.Array(RepositoryInfo),
+  outcome: Type.Object({ stop: literals(STOP_REASONS) }),
+  keys: Type.Array(Type.Object({ score: Type.Number(), repository: Type.String(), path: Type.String() })),
+  repositoryIds: counts,
+  ranges: counts,
+  foundRanges: counts,
+  contentBytes: counts,
+  ends: counts,
+  cutByContent: Type.Boolean(),
+  bytes: Type.Integer({ minimum: 0 }),
+});
+
+/** The line that opens a node's files: their parts. */
+export const PeerFilesHead = Type.Object({ trawlFiles: Type.Literal(1), parts: Type.Array(PeerFilesPart) });
 
 /** POST /api/cluster/applied: a node asks whether this one has applied the credential log through `revision`. */
 export const PeerAppliedRequest = Type.Object(

@@ -75,7 +75,7 @@ export const Chunk = Type.Object({
 });
 
 /** A union of the literals of `values`, typed as such (Static gives the union of the strings). */
-const literals = <const T extends readonly string[]>(values: T) =>
+export const literals = <const T extends readonly string[]>(values: T) =>
   Type.Union(values.map((value) => Type.Literal(value)) as unknown as { -readonly [K in keyof T]: TLiteral<T[K]> });
 
 const CodeHostType = literals(CODE_HOST_TYPES);

@@ -1,14 +1,13 @@
 /**
  * A search across the cluster: the caller's visible repositories grouped by partition, each partition asked of one
  * node serving it (this one's own through its pool), a node that fails replaced by another serving its
- * partitions, and the ranked answers merged as one node's answer is cut (api/ranked-files.ts). Partitions no live
+ * partitions, and the answers merged as one node's answer is cut (merge.ts). Partitions no live
  * node serves are reported, never waited for (docs/cluster.md, "Search").
  */
 import type { RepositoryConfig } from '../config/config.js';
-import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
+import type { SearchRequest, SearchResponse } from '../api/types.js';
 import type { Static } from '@sinclair/typebox';
 import type { PeerSearchRequest } from '../api/cluster-schemas.js';
-import { compareFiles, matchRangesOf, withinRanges } from '../api/ranked-files.js';
 import type { Logger } from '../obs/logger.js';
 import type { QueryNode } from '../query/ast.js';
 import { resultTypeOf } from '../query/plan.js';
@@ -18,6 +17,8 @@ import type { StreamPart, StreamSummary } from '../search/sinks.js';
 import { accumulateStats, emptyStats } from '../search/response/stats.js';
 import type { Member } from './membership.js';
 import type { ClusterNode, Routes } from './node.js';
+import { inOwnIds, mergeFiles, mergeRanked, statsOf, type ClusterJson, type NodeFiles } from './merge.js';
+import { decodeFiles } from './peer-files.js';
 import { PEER_PARTS_TYPE, readParts } from './peer-parts.js';
 
 /** The header a node names its caller in when it forwards a read (JSON: actorId, actorType), for the other node's audit trail. */
@@ -38,12 +39,13 @@ export interface Scope {
   seesAll: boolean;
 }
 
-/** One search across the cluster as its parts see it: the planned query, the ranked request, and its scope. */
+/** One search across the cluster as its parts see it: the planned query, the ranked request, and its scope; `files`: answered as files to merge (peer-files.ts). */
 interface Search {
   query: QueryNode;
   request: SearchRequest;
   call: SearchCall;
   scope: Scope;
+  files?: boolean;
 }
 
 /** An exhaustive search across the cluster: `abandoned` aborts once nobody reads its parts any more; the parts go to `onPart`, the summaries of their sources into `summaries`. */
@@ -59,22 +61,15 @@ interface PeerJson {
   ranked: boolean;
 }
 
-/** What some partitions' nodes answered (this node's as objects, the peers' as they sent them), and the partitions none did. */
+/** What some partitions' nodes answered (this node's as objects, the peers' as they sent them; or each node's files), and the partitions none did. */
 interface Covered {
-  answers: (SearchResponse | PeerJson)[];
+  answers: (SearchResponse | PeerJson | NodeFiles)[];
   missing: number[];
 }
 
 export interface ClusterAnswer {
   response: SearchResponse;
   /** Partitions holding visible repositories that no live node served: the answer lacks them. */
-  missing: number[];
-}
-
-/** A ClusterAnswer as JSON, with its stats. */
-export interface ClusterJson {
-  json: Buffer;
-  stats: SearchStats;
   missing: number[];
 }
 
@@ -151,25 +146,30 @@ export class ClusterSearch {
 
   /**
    * Like `search`, as JSON. When one other node serves every partition, it is asked the search as it came and its
-   * answer is passed on as it sent it, never decoded (docs/cluster.md, "Search").
+   * answer is passed on as it sent it, never decoded; otherwise each node answers with its files and their ranks,
+   * merged as views of their bytes (peer-files.ts), but for `type:` queries (docs/cluster.md, "Search").
    */
   async searchJson(query: QueryNode, request: SearchRequest, call: SearchCall, scope: Scope): Promise<ClusterJson> {
     const started = performance.now();
     const routes = this.node.route(scope.partitions.keys());
     const alone = routes.local.length === 0 && routes.missing.length === 0 && routes.remote.size === 1;
+    if (!alone && resultTypeOf(query) === undefined) {
+      const { answers, missing } = await this.cover(routes, new Set(), { query, request, call, scope, files: true });
+      return mergeFiles(request, answers as NodeFiles[], missing, started);
+    }
     const covered = await this.cover(routes, new Set(), { query, request: alone ? request : ranked(request), call, scope });
     const [only] = covered.answers;
     if (covered.answers.length === 1 && covered.missing.length === 0 && only && 'json' in only && only.ranked === (request.ranked === true)) {
       const stats = statsOf(only.json);
-      if (stats) return { json: only.json, stats, missing: [] };
+      if (stats) return { json: [only.json], stats, missing: [] };
     }
     const { response, missing } = this.merged(query, request, covered, started);
-    return { json: Buffer.from(JSON.stringify(response)), stats: response.stats, missing };
+    return { json: [Buffer.from(JSON.stringify(response))], stats: response.stats, missing };
   }
 
   /** The answers of `covered` as one (mergeRanked). */
   private merged(query: QueryNode, request: SearchRequest, { answers, missing }: Covered, started: number): ClusterAnswer {
-    const decoded = answers.map((answer) =>
+    const decoded = (answers as (SearchResponse | PeerJson)[]).map((answer) =>
       'json' in answer ? inOwnIds(JSON.parse(answer.json.toString()) as SearchResponse, this.options.repositoryIds) : answer,
     );
     const response = mergeRanked(decoded, request, resultTypeOf(query) !== undefined, missing.length === 0);
@@ -255,7 +255,8 @@ export class ClusterSearch {
     const parts: Promise<Covered>[] = [];
     if (routes.local.length > 0) {
       const call = { ...search.call, visible: visibleIn(routes.local, search.scope) };
-      parts.push(this.pool.search(search.query, search.request, call).then((answer) => ({ answers: [answer], missing: [] })));
+      const own = search.files ? this.pool.searchFiles(search.query, search.request, call) : this.pool.search(search.query, search.request, call);
+      parts.push(own.then((answer) => ({ answers: [answer], missing: [] })));
     }
     for (const [member, group] of routes.remote) parts.push(this.hedged(member, group, excluded, search, signal));
     const covered = await Promise.all(parts);
@@ -273,12 +274,14 @@ export class ClusterSearch {
     let primarySettled = false;
     let fallbackSettled = false;
     const repositories = repositoriesIn(partitions, search.scope);
-    const primary = this.node.askBytes(
-      member,
-      '/api/cluster/search',
-      { query: search.query, request: search.request, partitions, repositories },
-      primaryAbort.signal,
-    );
+    const primary = this.node
+      .askBytes(
+        member,
+        '/api/cluster/search',
+        { query: search.query, request: search.request, partitions, repositories, files: search.files },
+        primaryAbort.signal,
+      )
+      .then((answer): NodeFiles | PeerJson => (search.files ? { parts: decodeFiles(answer) } : { json: answer, ranked: search.request.ranked === true }));
     const givenUp = () => primaryAbort.abort(new Error(`${member.node} did not answer within the time budget plus ${PEER_GRACE_MS} ms`));
     const timeout = setTimeout(givenUp, this.options.timeBudgetMs() + PEER_GRACE_MS);
     const cancelled = () => finish(undefined);
@@ -301,9 +304,9 @@ export class ClusterSearch {
     const fallBack = () => {
       if (done || fallbackAbort) return;
       fallbackAbort = new AbortController();
-      // Ranked: the other nodes' answers may be several, to be merged.
+      // Ranked: the other nodes' answers may be several, to be merged (files carry their ranks).
       const others = new Set(excluded).add(member.node);
-      const rankedSearch = { ...search, request: ranked(search.request) };
+      const rankedSearch = search.files ? search : { ...search, request: ranked(search.request) };
       this.cover(this.node.route(partitions, others), others, rankedSearch, fallbackAbort.signal).then(
         (covered) => {
           fallbackSettled = true;
@@ -325,7 +328,7 @@ export class ClusterSearch {
       (answer) => {
         primarySettled = true;
         this.options.countPeerRequest(member.node, 'answered');
-        finish({ answers: [{ json: answer, ranked: search.request.ranked === true }], missing: [] });
+        finish({ answers: [answer], missing: [] });
       },
       (error: unknown) => {
         primarySettled = true;
@@ -347,15 +350,6 @@ export class ClusterSearch {
 /** `request` with each file's score: answers to be merged. */
 const ranked = (request: SearchRequest): SearchRequest => ({ ...request, ranked: true });
 
-const STATS_OPENING = Buffer.from('{"stats":{');
-
-/** The stats of a SearchResponse's JSON as trawl writes it, stats first (search/response/build.ts `responseOpening`): undefined when it is not. */
-function statsOf(json: Buffer): SearchStats | undefined {
-  if (!json.subarray(0, STATS_OPENING.length).equals(STATS_OPENING)) return undefined;
-  const end = json.indexOf('}', STATS_OPENING.length); // the stats are numbers and one name: no brace inside
-  return end < 0 ? undefined : (JSON.parse(json.subarray(STATS_OPENING.length - 1, end + 1).toString()) as SearchStats);
-}
-
 /** Which repositories a search of `partitions` of `scope` on this node looks in. */
 function visibleIn(partitions: readonly number[], scope: Scope): (repository: RepositoryConfig) => boolean {
   const names = new Set(partitions.flatMap((partition) => scope.partitions.get(partition)!));
@@ -365,45 +359,4 @@ function visibleIn(partitions: readonly number[], scope: Scope): (repository: Re
 /** The repositories a peer is told to look in for `partitions` of `scope`: none named when the caller may see all. */
 function repositoriesIn(partitions: readonly number[], scope: Scope): string[] | undefined {
   return scope.seesAll ? undefined : partitions.flatMap((partition) => scope.partitions.get(partition)!);
-}
-
-/** A peer's `answer` with the repository ids this node gave (those it gave none keep the peer's). */
-function inOwnIds(answer: SearchResponse, ids: ReadonlyMap<string, number>): SearchResponse {
-  for (const file of answer.files) file.repositoryId = ids.get(file.repository) ?? file.repositoryId;
-  for (const info of answer.repositoryInfo) info.id = ids.get(info.name) ?? info.id;
-  return answer;
-}
-
-/**
- * One answer from the nodes' ranked answers: their files ranked together and cut at `matches` (results: match
- * ranges, or files when `countsFiles`), their stats summed; exhaustive when each was, nothing was cut, and
- * `complete` (every partition answered). Scores are kept only when the request was `ranked`.
- */
-export function mergeRanked(answers: readonly SearchResponse[], request: SearchRequest, countsFiles: boolean, complete: boolean): SearchResponse {
-  const ranked = answers.flatMap((answer) => answer.files).sort(compareFiles);
-  const files = [];
-  let taken = 0;
-  let found = 0;
-  let rangesKept = 0;
-  for (const file of ranked) {
-    const ranges = matchRangesOf(file);
-    const counted = countsFiles ? 1 : ranges;
-    found += counted;
-    if (taken >= request.matches) continue;
-    const left = request.matches - taken;
-    const kept = counted > left ? withinRanges(file, left) : file;
-    if (!request.ranked) delete kept.score;
-    files.push(kept);
-    taken += Math.min(counted, left);
-    rangesKept += countsFiles ? ranges : Math.min(ranges, left);
-  }
-  const stats = emptyStats();
-  for (const answer of answers) accumulateStats(stats, answer.stats);
-  stats.actualMatchCount = rangesKept;
-  const isSearchExhaustive = complete && found <= request.matches && answers.every((answer) => answer.isSearchExhaustive);
-  if (!isSearchExhaustive && stats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') stats.flushReason = 'FLUSH_REASON_MAX_SIZE';
-  // The repositories of the files kept, in the order their first file comes, as one node lists them.
-  const known = new Map(answers.flatMap((answer) => answer.repositoryInfo.map((info) => [info.name, info] as const)));
-  const repositoryInfo = new Map(files.flatMap((file) => (known.has(file.repository) ? [[file.repository, known.get(file.repository)!] as const] : [])));
-  return { files, repositoryInfo: [...repositoryInfo.values()], stats, isSearchExhaustive };
 }

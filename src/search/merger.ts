@@ -7,7 +7,17 @@
 import type { SearchRequest } from '../api/types.js';
 import type { RenderedFiles, RenderMergedTask, RenderSpec, ScoredMatch, ShardsOutcome } from '../worker/search-protocol.js';
 import { buildResponse, type Built, type FileSink } from './response/build.js';
-import { mergeRenderedFiles, type MergedFiles } from './response/rendered-files.js';
+import {
+  mergeRenderedFiles,
+  redraftFrom,
+  redraftJson,
+  renderedFiles,
+  type FilesPart,
+  type MatchOf,
+  type MergedFiles,
+  type Redraft,
+} from './response/rendered-files.js';
+import { combinedStop } from './response/stats.js';
 import { findPackedMatch, unpackMatch } from './packed-matches.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
 import type { ShardCache } from './shard-cache.js';
@@ -50,16 +60,33 @@ export class Merger {
         ? mergeRenderedFiles(
             this.rendered.map((part) => part.files),
             this.run.request,
-            this.run.settings.publicUrl,
-            (part, file) => {
-              const { files, shardOffset } = this.rendered[part]!;
-              const match = findPackedMatch(files.packedMatches, files.shards[file]!, files.docs[file]!, shardOffset);
-              return match && this.shards.resolve([match], this.shardFiles, emptyEvaluationStats())[0];
-            },
+            this.redraft(),
           )
         : undefined;
     if (!files) this.unpackRendered();
     return files;
+  }
+
+  /**
+   * The frames' files as parts for another node to merge with its own (cluster/fan-out.ts), and how to draft their
+   * files again: as their workers rendered them, or, when a frame came without them, all built here as one part.
+   */
+  filesParts(scratch: Buffer): { parts: FilesPart[]; redraft: Redraft } {
+    if (this.rendered.length === this.outcomes.length) return { parts: this.rendered.map((part) => part.files), redraft: this.redraft() };
+    this.unpackRendered();
+    const { files, stats, repositoryInfo } = this.build(() => renderedFiles(undefined, scratch));
+    const part: FilesPart = Object.assign(files, { stats, repositoryInfo, outcome: { stop: combinedStop(this.outcomes.map((outcome) => outcome.stop)) } });
+    return { parts: [part], redraft: (_, file, budget) => redraftJson(part, file, budget) };
+  }
+
+  /** The rendered frames' files drafted again from their packed matches, resolved in this thread's mappings. */
+  private redraft(): Redraft {
+    const matchOf: MatchOf = (part, file) => {
+      const { files, shardOffset } = this.rendered[part]!;
+      const match = findPackedMatch(files.packedMatches, files.shards[file]!, files.docs[file]!, shardOffset);
+      return match && this.shards.resolve([match], this.shardFiles, emptyEvaluationStats())[0];
+    };
+    return redraftFrom(matchOf, this.run.request, this.run.settings.publicUrl);
   }
 
   /** Match ranges found, at most `matches`: what the answer holds at most. */

@@ -18,7 +18,8 @@ import { SearchQueueFullError } from './search-errors.js';
 import { SearchRun, type PoolCounters, type SearchSettings } from './search-run.js';
 import { ShardCache } from './shard-cache.js';
 import { cancelSearch, createSignal } from './signal.js';
-import { answerJson, answerObjects, answerStream, type FrontEnd, type SearchJson, type StreamPart, type StreamSummary } from './sinks.js';
+import type { FilesPart, Redraft } from './response/rendered-files.js';
+import { answerFiles, answerJson, answerObjects, answerStream, type FrontEnd, type SearchJson, type StreamPart, type StreamSummary } from './sinks.js';
 import { WorkerSource } from './worker-source.js';
 import { startWorkerThreads, type SearchWorkers, type WorkerThreads } from './workers.js';
 
@@ -177,6 +178,11 @@ export class SearchPool {
   /** Like `search`, answered as JSON text (sinks.ts `answerJson`), built where it costs this thread least. */
   async searchJson(query: QueryNode, request: SearchRequest, call: SearchCall): Promise<SearchJson> {
     return this.admit(query, request, call, (run, groups) => answerJson(run, groups, this.frontEnd));
+  }
+
+  /** Like `search`, as parts of files ranked for another node to merge with its own (sinks.ts `answerFiles`). */
+  async searchFiles(query: QueryNode, request: SearchRequest, call: SearchCall): Promise<{ parts: FilesPart[]; redraft: Redraft }> {
+    return this.admit(query, request, call, (run, groups) => answerFiles(run, groups, this.frontEnd));
   }
 
   /** Like `search`, handing each shard group's part of the answer to `onPart` as the group completes (sinks.ts `answerStream`). */

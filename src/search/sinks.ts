@@ -1,6 +1,7 @@
 /**
  * Where a search's answer goes: a JSON body (`answerJson`: /api/search, MCP), objects (`answerObjects`: the
- * symbol routes), or a stream of parts (`answerStream`: /api/stream_search). Each pulls the search's frames from
+ * symbol routes), a stream of parts (`answerStream`: /api/stream_search), or files with their ranks for another
+ * node to merge (`answerFiles`). Each pulls the search's frames from
  * its source into a merger and writes what the merger made (docs/design.md, "The search path"). The JSON
  * answer is built where it costs the front end's thread least: by the worker that ran the whole search, or by
  * the groups' workers rendering their files, merged here as views, or by one more task given every frame;
@@ -12,6 +13,7 @@ import type { RenderedResponse } from '../worker/search-protocol.js';
 import { Merger } from './merger.js';
 import { buildsOnFrontEnd, collectFiles, renderFiles, responseJson, responseOpening, responsePieces, type FileSink } from './response/build.js';
 import { PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
+import type { FilesPart, Redraft } from './response/rendered-files.js';
 import { accumulateStats, emptyStats, timeStats } from './response/stats.js';
 import type { ShardCache } from './shard-cache.js';
 import type { SearchRun } from './search-run.js';
@@ -54,6 +56,18 @@ export async function answerObjects(run: SearchRun, groups: string[][], frontEnd
   const response = merger.build(collectFiles);
   run.settle(response.stats, waitMs);
   return response;
+}
+
+/**
+ * The answer as parts of files, each with the rank of each file, for another node to merge with its own (cluster/fan-out.ts);
+ * each group's files rendered by its worker, else all built here (merger.ts `filesParts`).
+ */
+export async function answerFiles(run: SearchRun, groups: string[][], frontEnd: FrontEnd): Promise<{ parts: FilesPart[]; redraft: Redraft }> {
+  const merger = new Merger(run, frontEnd.shards);
+  const waitMs = await frontEnd.source.groups(run, groups, merger.add, { renderFiles: run.renderSpec() });
+  const files = merger.filesParts(frontEnd.scratch);
+  files.parts.forEach((part, index) => run.settle(part.stats, index === 0 ? waitMs : 0)); // the wait once: the parts' stats are summed
+  return files;
 }
 
 /** The answer as JSON: see the module's comment for where it is built. */

@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { FileResult, SearchResponse } from '../../src/api/types.js';
-import { mergeRanked } from '../../src/cluster/fan-out.js';
+import { mergeRanked } from '../../src/cluster/merge.js';
 import { emptyStats } from '../../src/search/response/stats.js';
 
 const range = { start: { byteOffset: 0, lineNumber: 1, column: 1 }, end: { byteOffset: 1, lineNumber: 1, column: 2 } };

@@ -1,13 +1,14 @@
 import t, { type Test } from 'tap';
 import path from 'node:path';
-import type { SearchRequest } from '../../src/api/types.js';
+import type { FileResult, SearchRequest } from '../../src/api/types.js';
+import { decodeFiles, encodeFiles } from '../../src/cluster/peer-files.js';
 import { validateConfig } from '../../src/config/config.js';
 import type { Shard } from '../../src/index/shard-reader.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import { plan } from '../../src/query/plan.js';
 import { buildResponse, foundIn, renderFiles } from '../../src/search/response/build.js';
 import { RESPONSE_CONTENT_BYTES } from '../../src/search/response/cut.js';
-import { mergeRenderedFiles, renderedFiles } from '../../src/search/response/rendered-files.js';
+import { mergeRenderedFiles, redraftFrom, redraftJson, renderedFiles } from '../../src/search/response/rendered-files.js';
 import { findPackedMatch, packMatches } from '../../src/search/packed-matches.js';
 import { openShardSet } from '../../src/search/shard-set.js';
 import { searchShards } from '../../src/search/shard/evaluate.js';
@@ -116,7 +117,7 @@ t.test('files rendered where they were found merge to the response built from al
     )) {
       const request = { ...search, matches };
       const parts = groups.map((group) => renderedPart(request, group, maxContentBytes));
-      const merged = mergeRenderedFiles(parts, request, PUBLIC_URL, matchOfIn(parts, groups), maxContentBytes);
+      const merged = mergeRenderedFiles(parts, request, redraftFrom(matchOfIn(parts, groups), request, PUBLIC_URL), maxContentBytes);
       const expected = builtFromMatches(
         request,
         groups,
@@ -156,17 +157,52 @@ t.test('the file cut at `matches` is drafted again from its match; without its m
     asked.push([part, file]);
     return matchOf(part, file);
   };
-  t.equal(mergeRenderedFiles(parts, { ...request, matches: total }, PUBLIC_URL, counting)?.isSearchExhaustive, true, 'every range fits: exhaustive');
+  const all = { ...request, matches: total };
+  t.equal(mergeRenderedFiles(parts, all, redraftFrom(counting, all, PUBLIC_URL))?.isSearchExhaustive, true, 'every range fits: exhaustive');
   t.same(asked, [], 'no file drafted again');
-  const cut = mergeRenderedFiles(parts, { ...request, matches: total - 1 }, PUBLIC_URL, counting);
+  const lessOne = { ...request, matches: total - 1 };
+  const cut = mergeRenderedFiles(parts, lessOne, redraftFrom(counting, lessOne, PUBLIC_URL));
   t.same(
     [cut?.isSearchExhaustive, cut?.stats.actualMatchCount, asked.length],
     [false, total - 1, 1],
     'one range too many: the last file drafted again with one range less',
   );
   t.equal(
-    mergeRenderedFiles(parts, { ...request, matches: total - 1 }, PUBLIC_URL, () => undefined),
+    mergeRenderedFiles(parts, lessOne, () => undefined),
     undefined,
     'its match not to be had: not merged',
   );
+});
+
+t.test('parts sent to another node (cluster/peer-files.ts) merge there as here, the cut file drafted again from its JSON', async (t) => {
+  const shards = await shardsOfTwoRepositories(tempDir(t));
+  const groups = [shards.filter((_, i) => i % 2 === 0), shards.filter((_, i) => i % 2 === 1)];
+  const outline = (json: string) =>
+    (JSON.parse(json) as FileResult[]).map(
+      (file) => `${file.repository}/${file.fileName.text} ${file.chunks.map((chunk) => chunk.matchRanges.length).join(',')}`,
+    );
+  let cut = 0;
+  for (const search of [{ query: 'needle' }, { query: 'need[a-z]+', isRegexEnabled: true, contextLines: 1 }]) {
+    for (const matches of [10_000, 57, 10, 1]) {
+      const request = { ...search, matches };
+      const parts = groups.map((group) => renderedPart(request, group, RESPONSE_CONTENT_BYTES));
+      const sent = decodeFiles(Buffer.concat(encodeFiles(parts)));
+      const merged = mergeRenderedFiles(sent, request, (part, file, budget) => redraftJson(sent[part]!, file, budget));
+      const expected = builtFromMatches(
+        request,
+        groups,
+        parts.map((part) => part.outcome),
+        RESPONSE_CONTENT_BYTES,
+      );
+      const label = JSON.stringify(request);
+      if (merged === undefined) throw new Error(`${label}: not merged`);
+      const files = Buffer.concat(merged.files).toString();
+      if (expected.stats.totalMatchCount <= matches) t.equal(files, expected.files, `${label}: nothing cut, the same bytes`);
+      else cut++;
+      t.same(outline(files), outline(expected.files), `${label}: the same files, the same ranges in each chunk`);
+      t.same([merged.repositoryInfo, merged.isSearchExhaustive], [expected.repositoryInfo, expected.isSearchExhaustive], `${label}: repositories, exhaustive`);
+      t.same(withoutTimes(merged.stats), withoutTimes(expected.stats), `${label}: the same stats`);
+    }
+  }
+  t.equal(cut, 6, 'six answers cut at `matches` in the middle of a file');
 });

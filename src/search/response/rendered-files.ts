@@ -7,9 +7,10 @@
  * stay neighbours, commas included, stay one view); the one file `matches`
  * cuts in the middle is rendered again from its match.
  */
-import type { RepositoryInfo, SearchRequest, SearchStats } from '../../api/types.js';
+import type { FileResult, RepositoryInfo, SearchRequest, SearchStats } from '../../api/types.js';
+import { matchRangesOf, withinRanges } from '../../api/ranked-files.js';
 import type { Shard } from '../../index/shard-reader.js';
-import type { RankKey, RenderedFiles } from '../../worker/search-protocol.js';
+import type { RankKey, RenderedFiles, ShardsOutcome } from '../../worker/search-protocol.js';
 import { compareRanks } from '../shard/rank.js';
 import { contentBytesOf, countRanges, draftWithin, writeFile, type FileDraft, type FileSink, type Found } from './build.js';
 import { Cut, RESPONSE_CONTENT_BYTES } from './cut.js';
@@ -23,12 +24,18 @@ export type FilesRendered = Pick<
 >;
 
 /**
- * A FileSink rendering each file to JSON, every file after the first with its comma before it, written from the
- * start of `scratch` when given; its result's bytes are its own, and its `shards` index `shards`.
+ * Files to merge: a task's (RenderedFiles), or a node's for another to merge (cluster/peer-files.ts), whose
+ * `shards` and `docs` may be empty (its files are then drafted again from their JSON: `redraftJson`).
  */
-export function renderedFiles(shards: readonly Shard[], scratch?: Buffer): FileSink<FilesRendered> {
+export type FilesPart = FilesRendered & Pick<RenderedFiles, 'stats' | 'repositoryInfo'> & { outcome: Pick<ShardsOutcome, 'stop'> };
+
+/**
+ * A FileSink rendering each file to JSON, every file after the first with its comma before it, written from the
+ * start of `scratch` when given; its result's bytes are its own, and its `shards` index `shards` (left empty without them).
+ */
+export function renderedFiles(shards: readonly Shard[] | undefined, scratch?: Buffer): FileSink<FilesRendered> {
   const json = new JsonWriter(scratch);
-  const shardIndex = new Map(shards.map((shard, index) => [shard, index]));
+  const shardIndex = shards && new Map(shards.map((shard, index) => [shard, index]));
   const rendered: Omit<FilesRendered, 'json'> = {
     ends: [],
     keys: [],
@@ -49,8 +56,10 @@ export function renderedFiles(shards: readonly Shard[], scratch?: Buffer): FileS
       rendered.repositoryIds.push(file.repositoryId);
       rendered.ranges.push(countRanges(file));
       rendered.foundRanges.push((match.path.length + match.content.length) / 2);
-      rendered.shards.push(shardIndex.get(match.shard)!);
-      rendered.docs.push(match.doc);
+      if (shardIndex) {
+        rendered.shards.push(shardIndex.get(match.shard)!);
+        rendered.docs.push(match.doc);
+      }
       rendered.contentBytes.push(contentBytesOf(file));
     },
     leftOut: () => {
@@ -83,6 +92,41 @@ export interface MergedFiles {
 /** The match of `parts[part]`'s file `file` (its shard mapped on this thread), undefined when its shard cannot be mapped. */
 export type MatchOf = (part: number, file: number) => Found | undefined;
 
+/** A file drafted again within fewer results: its JSON, the results it counts against `matches`, its ranges and content bytes. */
+export interface Redrafted {
+  json: Uint8Array;
+  counted: number;
+  ranges: number;
+  contentBytes: number;
+}
+
+/** `parts[part]`'s file `file` within `budget` results; undefined when it cannot be drafted again. */
+export type Redraft = (part: number, file: number, budget: number) => Redrafted | undefined;
+
+/** A Redraft from the files' matches (`matchOf`), drafted as buildResponse drafts them: the answer is a single node's. */
+export function redraftFrom(matchOf: MatchOf, request: SearchRequest, publicUrl: string): Redraft {
+  return (part, file, budget) => {
+    const match = matchOf(part, file);
+    if (match === undefined) return undefined;
+    const draft = draftWithin(request, undefined, match, budget, publicUrl);
+    return { json: jsonOf(draft.file), counted: draft.counted, ranges: countRanges(draft.file), contentBytes: contentBytesOf(draft.file) };
+  };
+}
+
+/**
+ * `part`'s file `file` within `budget` ranges, from its JSON (api/ranked-files.ts `withinRanges`: its chunks keep
+ * their lines), for a part whose matches are on another node.
+ */
+export function redraftJson(part: FilesPart, file: number, budget: number): Redrafted {
+  const bytes = new Views(new Uint8Array(0));
+  addBytes(bytes, part.json, startsOf(part.json), file === 0 ? 0 : part.ends[file - 1]! + 1, part.ends[file]!); // after its comma
+  const cut = withinRanges(JSON.parse(Buffer.concat(bytes.views).toString()) as FileResult, budget);
+  const ranges = matchRangesOf(cut);
+  let contentBytes = cut.content === undefined ? 0 : Buffer.byteLength(cut.content);
+  for (const chunk of cut.chunks) contentBytes += Buffer.byteLength(chunk.content);
+  return { json: Buffer.from(JSON.stringify(cut)), counted: ranges, ranges, contentBytes };
+}
+
 const COMMA = Buffer.from(',');
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
@@ -90,14 +134,13 @@ const CLOSE = Buffer.from(']');
 /**
  * `parts` (every task's files, of a query without `type:`) as buildResponse answers their matches, with stats
  * whose times are left to the caller (build.ts `timeStats`): the files interleaved by rank and cut at `matches`
- * ranges (the file cut in the middle drafted again from `matchOf`) and at the bound on content. Undefined when
- * that file's match cannot be had: the response is then built from the matches.
+ * ranges (the file cut in the middle drafted again by `redraft`) and at the bound on content. Undefined when
+ * that file cannot be drafted again: the response is then built from the matches.
  */
 export function mergeRenderedFiles(
-  parts: readonly RenderedFiles[],
+  parts: readonly FilesPart[],
   request: SearchRequest,
-  publicUrl: string,
-  matchOf: MatchOf,
+  redraft: Redraft,
   maxContentBytes = RESPONSE_CONTENT_BYTES,
 ): MergedFiles | undefined {
   const stats = emptyStats();
@@ -120,12 +163,11 @@ export function mergeRenderedFiles(
       addBytes(files, part.json, pieceStarts[best]!, file === 0 ? 0 : part.ends[file - 1]! + (first ? 1 : 0), part.ends[file]!);
       cut.take(part.foundRanges[file]!, part.ranges[file]!, part.contentBytes[file]!);
     } else {
-      const match = matchOf(best, file);
-      if (match === undefined) return undefined;
-      const draft = draftWithin(request, undefined, match, cut.budget, publicUrl);
+      const drafted = redraft(best, file, cut.budget);
+      if (drafted === undefined) return undefined;
       if (!first) files.add(COMMA);
-      files.add(jsonOf(draft.file));
-      cut.take(draft.counted, countRanges(draft.file), contentBytesOf(draft.file));
+      files.add(drafted.json);
+      cut.take(drafted.counted, drafted.ranges, drafted.contentBytes);
     }
     const id = part.repositoryIds[file]!;
     if (!repositories.has(id)) repositories.set(id, infoById.get(id)!);
@@ -198,7 +240,7 @@ function jsonOf(file: FileDraft): Buffer {
 }
 
 /** The part whose next file ranks first (the lower part on a tie); undefined when every part's files are taken. */
-function bestNext(parts: readonly RenderedFiles[], next: readonly number[]): number | undefined {
+function bestNext(parts: readonly FilesPart[], next: readonly number[]): number | undefined {
   let best: number | undefined;
   for (let index = 0; index < parts.length; index++) {
     const key = parts[index]!.keys[next[index]!];

@@ -5,6 +5,7 @@ import { parseBody, validator } from '../../api/validate.js';
 import { PeerApplied, PeerAppliedRequest, PeerAuditPage, PeerAuditRequest, PeerSearchRequest } from '../../api/cluster-schemas.js';
 import { APPLIED_WAIT_MS } from '../../cluster/confirm-applied.js';
 import type { PeerSearch } from '../../cluster/fan-out.js';
+import { encodeFiles, PEER_FILES_TYPE } from '../../cluster/peer-files.js';
 import { encodeFailure, encodeFinal, encodePart, PEER_PARTS_OPENING, PEER_PARTS_TYPE } from '../../cluster/peer-parts.js';
 import type { RepositoryConfig } from '../../config/config.js';
 import { checkClusterKey } from '../access.js';
@@ -44,7 +45,7 @@ export const peerSearchRoute: Route = {
   operationId: 'peerSearch',
   tag: 'Cluster',
   summary:
-    "A node's search of some of this node's partitions, ranked, for a search across the cluster (exhaustive: its parts as they come, `application/x-trawl-parts`); nodes only (the cluster key)",
+    "A node's search of some of this node's partitions, ranked, for a search across the cluster (`files`: its files with their ranks, `application/x-trawl-files`; exhaustive: its parts as they come, `application/x-trawl-parts`); nodes only (the cluster key)",
   access: 'public',
   body: PeerSearchRequest,
   response: { status: 200, schema: SearchResponse, description: 'The ranked results of those partitions' },
@@ -69,6 +70,10 @@ export const peerSearchRoute: Route = {
         paced: true,
         search: (onPart, { signal, ready }) => context.pool.stream(search.query, search.request, { visible, signal, ready }, onPart),
       });
+    }
+    if (search.files) {
+      const { parts } = await context.pool.searchFiles(search.query, search.request, { visible, signal: signalFor(request) });
+      return { status: 200, text: encodeFiles(parts), contentType: PEER_FILES_TYPE };
     }
     const json = await context.pool.searchJson(search.query, search.request, { visible, signal: signalFor(request) });
     return { status: 200, text: json.body, contentType: JSON_TYPE, release: json.release };
