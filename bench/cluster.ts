@@ -30,6 +30,8 @@ const LINUX_ROUNDS = 3;
 /** Rounds of the throughput, alternating one node and the replicas. */
 const THROUGHPUT_ROUNDS = 3;
 const QUERIES = ['ReadFull', 'MustCompile', 'QZXJ_IN_NO_FILE_WK'].map((query) => JSON.stringify({ query, matches: 100, isCaseSensitivityEnabled: true }));
+/** A large answer: 3,000 results with a line of context, merged from the nodes' files (docs/cluster.md, "Search"). */
+const LARGE = JSON.stringify({ query: 'return err', matches: 3000, contextLines: 1, isCaseSensitivityEnabled: true });
 
 if (!fs.existsSync(GO_SOURCE)) {
   console.error(`${GO_SOURCE} is missing: apt-get install golang-1.19-src`);
@@ -191,9 +193,15 @@ try {
     const daemons = await cluster(`p${partitions}`, etcdUrl, nodes, partitions, 1);
     // The node asked serves no partition, or one of four: every result, or three quarters, come from the others.
     const asked = await leastServing(etcdUrl, `p${partitions}`, partitions, daemons);
-    const { alone, fanned, added } = await addedLatency(single, [asked, ...daemons.filter((daemon) => daemon !== asked)]);
+    const ordered = [asked, ...daemons.filter((daemon) => daemon !== asked)];
+    const { alone, fanned, added } = await addedLatency(single, ordered);
     rows.push(`| ${name} | ${format(alone)} | ${format(fanned)} | +${format(added)} |`);
     console.error(rows.at(-1));
+    if (partitions > 1) {
+      const large = await addedLatency(single, ordered, wrkScript('cluster-large', '/api/search', [LARGE]));
+      rows.push(`| ${name}, 3,000 results with context | ${format(large.alone)} | ${format(large.fanned)} | +${format(large.added)} |`);
+      console.error(rows.at(-1));
+    }
     for (const daemon of daemons) await stop(daemon);
   }
   const replicas = await cluster('two', etcdUrl, 2, 4, 2);
@@ -211,7 +219,7 @@ try {
     : `The Linux comparison needs ${LINUX_TARBALL} (apt-get install linux-source-6.1).`;
   body = `One node against clusters of nodes on this machine, in the same run: Go 1.19's \`src\`, each of its ${repos.length} top-level
 directories a repository, every node with one search worker, one etcd member. Queries: \`ReadFull\`, \`MustCompile\` and a literal in no
-file, \`matches: 100\`, one client (\`wrk\`): ${ROUNDS} rounds of ${ROUND_SECONDS} s alternating one node and the cluster, the medians (added: of the
+file, \`matches: 100\` (the large answer: \`return err\`, \`matches: 3000\`, \`contextLines: 1\`), one client (\`wrk\`): ${ROUNDS} rounds of ${ROUND_SECONDS} s alternating one node and the cluster, the medians (added: of the
 rounds' differences). Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
 
 | fan-out, one client, p50 ms | one node | cluster | added |

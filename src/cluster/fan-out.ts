@@ -14,6 +14,7 @@ import { resultTypeOf } from '../query/plan.js';
 import type { SearchCall, SearchPool } from '../search/pool.js';
 import { cancelSearch, createSignal } from '../search/signal.js';
 import type { StreamPart, StreamSummary } from '../search/sinks.js';
+import { buildsOnFrontEnd } from '../search/response/build.js';
 import { accumulateStats, emptyStats } from '../search/response/stats.js';
 import type { Member } from './membership.js';
 import type { ClusterNode, Routes } from './node.js';
@@ -153,7 +154,8 @@ export class ClusterSearch {
     const started = performance.now();
     const routes = this.node.route(scope.partitions.keys());
     const alone = routes.local.length === 0 && routes.missing.length === 0 && routes.remote.size === 1;
-    if (!alone && resultTypeOf(query) === undefined) {
+    // A small answer is decoded at less cost than its files are built for merging (docs/cluster.md, "Search").
+    if (!alone && resultTypeOf(query) === undefined && !buildsOnFrontEnd(request, query, request.matches)) {
       const { answers, missing } = await this.cover(routes, new Set(), { query, request, call, scope, files: true });
       return mergeFiles(request, answers as NodeFiles[], missing, started);
     }
