@@ -45,6 +45,16 @@ async function search(daemon: Daemon, body: object): Promise<{ status: number; m
   return { status: reply.status, missing: reply.headers.get('x-trawl-missing-partitions'), response: (await reply.json()) as SearchResponse };
 }
 
+/** The requests `nodes` have sent other nodes (their metrics). */
+async function peerRequests(nodes: readonly Daemon[]): Promise<number> {
+  let sum = 0;
+  for (const node of nodes) {
+    for (const [, count] of (await (await node.fetch('/metrics')).text()).matchAll(/^trawl_cluster_peer_requests_total\{[^}]*\} (\d+)$/gm))
+      sum += Number(count);
+  }
+  return sum;
+}
+
 /** Every match of `router`. */
 const EVERY = { query: 'router', matches: Number.MAX_SAFE_INTEGER, exhaustive: true };
 
@@ -143,15 +153,7 @@ t.test('three nodes answer every search as one node over the same repositories, 
   }
 
   // A search of one repository asks only for its partition: of the three nodes, the one not serving it asks one peer.
-  const peerRequests = async () => {
-    let sum = 0;
-    for (const node of nodes) {
-      for (const [, count] of (await (await node.fetch('/metrics')).text()).matchAll(/^trawl_cluster_peer_requests_total\{[^}]*\} (\d+)$/gm))
-        sum += Number(count);
-    }
-    return sum;
-  };
-  const before = await peerRequests();
+  const before = await peerRequests(nodes);
   const scoped = { query: 'repo:^example\\.com/acme/r1$ router', matches: 50 };
   // The node not serving it passes the peer's answer on as it came: every member of every file as one node's.
   for (const request of [scoped, { ...scoped, ranked: true }]) {
@@ -162,7 +164,7 @@ t.test('three nodes answer every search as one node over the same repositories, 
       t.same(essence(got), essence(expected));
     }
   }
-  t.equal((await peerRequests()) - before, 2, 'one request between the nodes a search');
+  t.equal((await peerRequests(nodes)) - before, 2, 'one request between the nodes a search');
 
   // The symbol routes search every partition too.
   const references = { symbolName: 'handler' };
@@ -229,6 +231,31 @@ t.test('three nodes answer every search as one node over the same repositories, 
   }
   t.same(everyMatch((await search(nodes[1]!, EVERY)).response), expectedEvery, 'exhaustive with node a dead');
   await waitFor(async () => (await status(nodes[1]!.configFile)).status?.members.length === 2, 10_000, 'node a out of the members');
+});
+
+t.test('nodes that serve every partition (replicas of all of it) answer alone, asking no other', async (t) => {
+  const etcd = await startEtcd(t);
+  const repos = repositories(t, 6);
+  const base = { repos, publicUrl: 'http://trawl.test', auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
+  const cluster = { etcd: etcd.endpoints, keyFile: keyFile(t), partitions: PARTITIONS, replicas: 2 };
+  const single = await startDaemon(t, base);
+  const nodes = await Promise.all(['a', 'b'].map((node) => startDaemon(t, { ...base, cluster: { ...cluster, node } })));
+  await waitFor(
+    async () => {
+      const { exit, status: now } = await status(nodes[0]!.configFile);
+      return exit === 0 && now !== null && now.members.length === 2 && now.members.every((member) => member.serves === PARTITIONS);
+    },
+    60_000,
+    'both nodes serve every partition',
+  );
+  for (const request of [
+    { query: 'router', matches: 17, contextLines: 1 },
+    { query: 'handler', matches: 10_000 },
+  ]) {
+    const expected = essence((await search(single, request)).response);
+    for (const node of nodes) t.same(essence((await search(node, request)).response), expected, `${JSON.stringify(request)}: one node's answer`);
+  }
+  t.equal(await peerRequests(nodes), 0, 'no node asked another');
 });
 
 t.test('a partition no live node serves: a partial answer that says so, or 503 with cluster.strict', async (t) => {
