@@ -5,7 +5,9 @@
  * and the front end interleaves the tasks' lists as buildResponse ranks and
  * cuts one list, as views of the tasks' bytes (no copy: a task's files that
  * stay neighbours, commas included, stay one view); the one file `matches`
- * cuts in the middle is rendered again from its match.
+ * cuts in the middle is rendered again from its match. A cluster's front end
+ * merges the nodes' files so too (docs/cluster.md, "Search"), a file of
+ * another node's cut from its JSON.
  */
 import type { FileResult, RepositoryInfo, SearchRequest, SearchStats } from '../../api/types.js';
 import { matchRangesOf, withinRanges } from '../../api/ranked-files.js';
