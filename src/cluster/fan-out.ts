@@ -18,7 +18,7 @@ import { buildsOnFrontEnd } from '../search/response/build.js';
 import { accumulateStats, emptyStats } from '../search/response/stats.js';
 import type { Member } from './membership.js';
 import type { ClusterNode, Routes } from './node.js';
-import { inOwnIds, mergeFiles, mergeRanked, statsOf, type ClusterJson, type NodeFiles } from './merge.js';
+import { inOwnIds, mergeFiles, mergeRanked, settleAcross, statsOf, type ClusterJson, type NodeFiles } from './merge.js';
 import { decodeFiles } from './peer-files.js';
 import { PEER_PARTS_TYPE, readParts } from './peer-parts.js';
 
@@ -175,8 +175,7 @@ export class ClusterSearch {
       'json' in answer ? inOwnIds(JSON.parse(answer.json.toString()) as SearchResponse, this.options.repositoryIds) : answer,
     );
     const response = mergeRanked(decoded, request, resultTypeOf(query) !== undefined, missing.length === 0);
-    response.stats.duration = Math.round((performance.now() - started) * 1e6);
-    response.stats.crashes += missing.length; // a partition unanswered counts as a failing shard does
+    response.isSearchExhaustive = settleAcross(response.stats, response.isSearchExhaustive, missing, started);
     return { response, missing: missing.sort((a, b) => a - b) };
   }
 
@@ -193,10 +192,12 @@ export class ClusterSearch {
     const missing = await this.coverParts([...search.scope.partitions.keys()], new Set(), { ...search, onPart, summaries });
     const accumulatedStats = emptyStats();
     for (const summary of summaries) accumulateStats(accumulatedStats, summary.accumulatedStats);
-    accumulatedStats.duration = Math.round((performance.now() - started) * 1e6);
-    accumulatedStats.crashes += missing.length; // a partition unanswered counts as a failing shard does
-    const isSearchExhaustive = missing.length === 0 && summaries.every((summary) => summary.isSearchExhaustive);
-    if (!isSearchExhaustive && accumulatedStats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') accumulatedStats.flushReason = 'FLUSH_REASON_MAX_SIZE';
+    const isSearchExhaustive = settleAcross(
+      accumulatedStats,
+      summaries.every((summary) => summary.isSearchExhaustive),
+      missing,
+      started,
+    );
     return { summary: { accumulatedStats, isSearchExhaustive }, missing: missing.sort((a, b) => a - b) };
   }
 

@@ -35,12 +35,22 @@ export function mergeFiles(request: SearchRequest, answers: readonly NodeFiles[]
   }
   const merged = mergeRenderedFiles(parts, request, (part, file, budget) => redrafts[part]!(file, budget))!; // every file can be drafted again
   const { stats } = merged;
-  stats.duration = Math.round((performance.now() - started) * 1e6);
-  stats.crashes += missing.length; // a partition unanswered counts as a failing shard does
-  const isSearchExhaustive = merged.isSearchExhaustive && missing.length === 0;
-  if (!isSearchExhaustive && stats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') stats.flushReason = 'FLUSH_REASON_MAX_SIZE';
+  const isSearchExhaustive = settleAcross(stats, merged.isSearchExhaustive, missing, started);
   const json = responsePieces({ stats, files: merged.files, repositoryInfo: merged.repositoryInfo, isSearchExhaustive });
   return { json, stats, missing: missing.sort((a, b) => a - b) };
+}
+
+/**
+ * `stats` of an answer across the cluster that began at `started` and lacks the partitions `missing`, each counted
+ * as a failing shard is: its duration, its crashes, and its flush reason when it is not exhaustive. Whether it is:
+ * `exhaustive` (its nodes' answers were) and none missing.
+ */
+export function settleAcross(stats: SearchStats, exhaustive: boolean, missing: readonly number[], started: number): boolean {
+  stats.duration = Math.round((performance.now() - started) * 1e6);
+  stats.crashes += missing.length;
+  const isSearchExhaustive = exhaustive && missing.length === 0;
+  if (!isSearchExhaustive && stats.flushReason === 'FLUSH_REASON_FINAL_FLUSH') stats.flushReason = 'FLUSH_REASON_MAX_SIZE';
+  return isSearchExhaustive;
 }
 
 const STATS_OPENING = Buffer.from('{"stats":{');
