@@ -99,3 +99,26 @@ export const PeerAuditPage = Type.Object({
     }),
   ),
 });
+
+/** A shard file's name as the indexer gives it (indexer/run-index.ts): never a path. */
+const SHARD_FILE = Type.String({ pattern: '^[A-Za-z0-9._-]{1,200}\\.trawl$' });
+
+/** POST /api/cluster/shards: a node asks for the shards this one built of `repository`, to copy them (docs/cluster.md, "Indexing"). */
+export const PeerShardsRequest = Type.Object({ repository: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false });
+
+/** The shards of a repository a node offers: what they were built from, and each file's length and sha256. */
+export const PeerShardOffer = Type.Object({
+  id: Type.Integer({ minimum: 1 }),
+  fingerprint: Type.String({ maxLength: 64, description: 'What in the config and the format shaped the shards, without where the repository is' }),
+  branches: Type.Array(Type.Object({ name: Type.String({ maxLength: 1024 }), commit: Type.String({ maxLength: 64 }) }), { maxItems: 1024 }),
+  shards: Type.Array(
+    Type.Object({ file: SHARD_FILE, bytes: Type.Integer({ minimum: 1, maximum: 0xffffffff }), sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }) }),
+    { minItems: 1, maxItems: 100_000 },
+  ),
+  documents: Type.Integer({ minimum: 0 }),
+  contentBytes: Type.Integer({ minimum: 0 }),
+  warnings: Type.Array(Type.String({ maxLength: 1 << 16 }), { maxItems: 1000 }),
+});
+
+/** POST /api/cluster/shard: one of the files of an offer, its bytes. */
+export const PeerShardRequest = Type.Object({ file: SHARD_FILE }, { additionalProperties: false });

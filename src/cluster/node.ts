@@ -12,7 +12,7 @@ import { openEtcd, readClusterKey, unreachable } from './etcd.js';
 import { Membership, type Member } from './membership.js';
 import { heldBy, ownedBy, ownersOf, partitionOf } from './placement.js';
 import { sharedRepositoryIds } from './repository-ids.js';
-import { askPeer, CLUSTER_KEY_HEADER, openPeer, type PeerRequest } from './peer-client.js';
+import { askPeer, openPeer, postedJson } from './peer-client.js';
 
 export interface ClusterNodeOptions {
   config: ClusterConfig;
@@ -102,27 +102,18 @@ export class ClusterNode {
 
   /** Like `ask`, its answer's bytes, not decoded. */
   async askBytes(member: Member, path: string, body: unknown, signal: AbortSignal): Promise<Buffer> {
-    const answer = await askPeer(`${member.url}${path}`, this.posted(body, signal));
+    const answer = await askPeer(`${member.url}${path}`, postedJson(body, this.peerKey, signal));
     if (answer.status !== 200) throw new Error(`${member.node} answered ${answer.status}: ${answer.body.subarray(0, 200).toString()}`);
     return answer.body;
   }
 
   /** Like `ask`, its answer (of `contentType`) to be read as it comes; rejects when the answer is another. */
   async askStream(member: Member, path: string, body: unknown, contentType: string, signal: AbortSignal): Promise<http.IncomingMessage> {
-    const answer = await openPeer(`${member.url}${path}`, this.posted(body, signal));
+    const answer = await openPeer(`${member.url}${path}`, postedJson(body, this.peerKey, signal));
     if (answer.statusCode === 200 && answer.headers['content-type'] === contentType) return answer;
     const { value } = await answer[Symbol.asyncIterator]().next(); // the start of the error, to say why
     answer.destroy();
     throw new Error(`${member.node} answered ${answer.statusCode}: ${String(value ?? '').slice(0, 200)}`);
-  }
-
-  private posted(body: unknown, signal: AbortSignal): PeerRequest {
-    return {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [CLUSTER_KEY_HEADER]: this.peerKey },
-      body: Buffer.from(JSON.stringify(body)),
-      signal,
-    };
   }
 
   /** The partition of `repository` (remembered: a search asks it of every repository the caller may see). */

@@ -30,6 +30,11 @@ export interface PeerRequest {
   signal: AbortSignal;
 }
 
+/** `body` POSTed as JSON with the cluster key. */
+export function postedJson(body: unknown, key: string, signal: AbortSignal): PeerRequest {
+  return { method: 'POST', headers: { 'content-type': 'application/json', [CLUSTER_KEY_HEADER]: key }, body: Buffer.from(JSON.stringify(body)), signal };
+}
+
 /**
  * `request` sent to `url`, its answer read whole; rejects when the peer cannot be reached, the signal aborts, or the
  * answer is too large.

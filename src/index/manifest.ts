@@ -18,6 +18,8 @@ export interface RepositoryEntry {
   id: number;
   /** Shard file names, relative to the shard directory. */
   shards: string[];
+  /** Each shard's sha256 (hex), as built: recorded in a cluster, where a replica may copy the shards (docs/cluster.md). */
+  sha256?: string[];
   branches: IndexedBranch[];
   /** The branch HEAD names ('HEAD' when detached or a plain directory). */
   defaultBranch?: string;

@@ -9,15 +9,16 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { native } from '../../native/index.js';
 import type { Config, RepositoryConfig } from '../config/config.js';
-import { SHARD_FORMAT_VERSION } from '../index/format.js';
 import { shardDirectory } from '../index/data-directory.js';
 import type { RepositoryMeta } from '../index/model.js';
 import { SymbolExtractor } from './symbol-extractor.js';
-import { buildShards, type BuildProgress } from './build-shards.js';
+import { buildShards, type BuildProgress, type BuildResult } from './build-shards.js';
+import { placeFreeFingerprint, repositoryFingerprint } from './fingerprint.js';
 import { assignRepositoryIds } from './repository-ids.js';
+import { copyShards, sha256Of } from './shard-copy.js';
 import { readManifest, writeManifest, type Manifest, type RepositoryEntry } from '../index/manifest.js';
-import { takeSnapshot } from './source.js';
-import type { RepositoryOutcome } from '../worker/index-protocol.js';
+import { takeSnapshot, type Snapshot } from './source.js';
+import type { NotCopied, RepositoryOutcome, ShardSources } from '../worker/index-protocol.js';
 
 const LOCK_FILE = 'index.lock';
 
@@ -39,6 +40,8 @@ export interface IndexOptions {
   only?: readonly string[];
   /** Runs the addon's shard building, unless the thread is being stopped (worker/index-protocol.ts); default: at once. */
   uninterrupted?: <T>(run: () => T) => T;
+  /** In a cluster: the nodes to copy each repository's shards from before building them here. */
+  replicas?: ShardSources;
 }
 
 /** Indexes the repositories of the config into config.dataDir and returns one outcome per repository indexed. */
@@ -62,7 +65,7 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}, opt
       const repos = options.only ? config.repos.filter((repo) => options.only!.includes(repo.name)) : config.repos;
       for (const [i, repo] of repos.entries()) {
         reporter.repositoryStarted?.(repo.name, i, repos.length);
-        const outcome = await indexRepository(config, repo, ids.get(repo.name)!, manifest, shards, symbols, reporter, options.uninterrupted);
+        const outcome = await indexRepository(config, repo, ids.get(repo.name)!, manifest, shards, symbols, reporter, options);
         outcomes.push(outcome);
         reporter.repositoryFinished?.(outcome);
       }
@@ -85,7 +88,7 @@ async function indexRepository(
   shardDirectory: string,
   symbols: SymbolExtractor | null,
   reporter: IndexReporter,
-  uninterrupted: IndexOptions['uninterrupted'],
+  options: IndexOptions,
 ): Promise<RepositoryOutcome> {
   const started = performance.now();
   const previous = manifest.repositories[repo.name];
@@ -100,27 +103,28 @@ async function indexRepository(
         publish(manifest, config.dataDir, repo.name, { ...previous, ...head });
       return { name: repo.name, status: 'unchanged' };
     }
-    const generation = manifest.generation + 1;
-    const result = await buildShards({
-      repository: repositoryMeta(repo, id),
-      snapshot,
-      shardDirectory,
-      fileStem: `${fileSlug(repo.name)}.g${generation}`,
-      index: config.index,
-      symbols,
-      onProgress: (progress) => reporter.progress?.(repo.name, progress),
-      ...(uninterrupted ? { uninterrupted } : {}),
-    }).finally(() => snapshot.close());
-    const warnings = [...snapshot.warnings, ...result.warnings];
+    const target = { shardDirectory, fileStem: `${fileSlug(repo.name)}.g${manifest.generation + 1}` };
+    const notCopied: NotCopied[] = [];
+    let result: BuildResult & { sha256?: string[]; from?: string };
+    try {
+      // A plain directory's "commit" fingerprints this disk's files: only a git repository's shards are copied.
+      const replicas = snapshot.head ? (options.replicas?.nodes[repo.name] ?? []) : [];
+      const wanted = { repository: repo.name, id, fingerprint: placeFreeFingerprint(config, repo), branches: snapshot.branches };
+      const copied = replicas.length > 0 ? await copyShards(wanted, replicas, options.replicas!.key, target, notCopied) : undefined;
+      result = copied ?? (await build(config, repo, id, snapshot, target, symbols, reporter, options.uninterrupted));
+    } finally {
+      snapshot.close();
+    }
     publish(manifest, config.dataDir, repo.name, {
       id,
       shards: result.shards,
+      ...(result.sha256 ? { sha256: result.sha256 } : {}),
       branches: snapshot.branches,
       ...head,
       fingerprint,
       state: 'ready',
       indexedAt: new Date().toISOString(),
-      warnings,
+      warnings: result.warnings,
       documents: result.documents,
       contentBytes: result.contentBytes,
     });
@@ -131,7 +135,9 @@ async function indexRepository(
       sourceBytes: result.sourceBytes,
       shardBytes: result.shardBytes,
       seconds: (performance.now() - started) / 1000,
-      warnings,
+      warnings: result.warnings,
+      ...(result.from ? { copiedFrom: result.from } : {}),
+      ...(notCopied.length > 0 ? { notCopied } : {}),
     };
   } catch (error) {
     const message = (error as Error).message;
@@ -213,13 +219,29 @@ function repositoryMeta(repo: RepositoryConfig, id: number): RepositoryMeta {
   return meta;
 }
 
-/** Changes to any of these rebuild the repository's shards even when no branch moved. */
-function repositoryFingerprint(config: Config, repo: RepositoryConfig): string {
-  const { maxFileBytes, ctagsCommand } = config.index;
-  return createHash('sha256')
-    .update(JSON.stringify({ format: SHARD_FORMAT_VERSION, repo, maxFileBytes, symbols: ctagsCommand !== '' }))
-    .digest('hex')
-    .slice(0, 16);
+/** The repository's shards built here from `snapshot`, with the snapshot's warnings; in a cluster, with their sha256 for replicas to copy them. */
+async function build(
+  config: Config,
+  repo: RepositoryConfig,
+  id: number,
+  snapshot: Snapshot,
+  target: { shardDirectory: string; fileStem: string },
+  symbols: SymbolExtractor | null,
+  reporter: IndexReporter,
+  uninterrupted: IndexOptions['uninterrupted'],
+): Promise<BuildResult & { sha256?: string[] }> {
+  const result = await buildShards({
+    repository: repositoryMeta(repo, id),
+    snapshot,
+    ...target,
+    index: config.index,
+    symbols,
+    onProgress: (progress) => reporter.progress?.(repo.name, progress),
+    ...(uninterrupted ? { uninterrupted } : {}),
+  });
+  const warnings = [...snapshot.warnings, ...result.warnings];
+  if (!config.cluster) return { ...result, warnings };
+  return { ...result, warnings, sha256: result.shards.map((shard) => sha256Of(path.join(target.shardDirectory, shard))) };
 }
 
 /** A file-name-safe, collision-free stem for a repository name. */

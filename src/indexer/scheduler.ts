@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { FSWatcher } from 'chokidar';
 import type { Config, RepositoryConfig } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
-import { stopOutsideNative, stopWord, type IndexReply, type IndexRequest, type RepositoryOutcome } from '../worker/index-protocol.js';
+import { stopOutsideNative, stopWord, type IndexReply, type IndexRequest, type RepositoryOutcome, type ShardSources } from '../worker/index-protocol.js';
 import { threadUrl } from '../worker/thread-url.js';
 import { watchRepository } from './watch.js';
 
@@ -26,6 +26,8 @@ export interface SchedulerOptions {
   threadIdleMs: number;
   /** Called after each pass, from the main thread. */
   onPublished(outcomes: RepositoryOutcome[]): void;
+  /** In a cluster: the other nodes serving each of `names`, to copy shards from (indexer/shard-copy.ts). */
+  replicas?: (names: readonly string[]) => ShardSources;
 }
 
 /** A stop waits this long, at most, for the index thread to leave the addon (one shard's postings take seconds). */
@@ -142,9 +144,11 @@ export class IndexScheduler {
     } else {
       return;
     }
+    const names = request.only ?? this.options.config.repos.map((repo) => repo.name);
+    if (this.options.replicas) request.replicas = this.options.replicas(names);
     this.running = request;
     // Changes seen from now on need another pass; the ones seen so far are covered by this one.
-    for (const name of request.only ?? this.options.config.repos.map((repo) => repo.name)) {
+    for (const name of names) {
       const since = this.dirtySince.get(name);
       if (since === undefined) continue;
       this.covered.set(name, since);
@@ -201,7 +205,10 @@ export class IndexScheduler {
         if (outcome.status === 'failed') this.options.logger.warn({ repo: outcome.name, error: outcome.error }, 'repository failed to index');
         else if (outcome.status === 'indexed') {
           for (const warning of outcome.warnings) this.options.logger.warn({ repo: outcome.name, warning }, 'indexing warning');
-          this.options.logger.info({ repo: outcome.name, documents: outcome.documents, seconds: outcome.seconds }, 'repository indexed');
+          for (const { node, reason, damaged } of outcome.notCopied ?? [])
+            this.options.logger[damaged ? 'warn' : 'info']({ repo: outcome.name, node, reason }, "a replica's shards not copied");
+          const { documents, seconds, copiedFrom } = outcome;
+          this.options.logger.info({ repo: outcome.name, documents, seconds, ...(copiedFrom ? { copiedFrom } : {}) }, 'repository indexed');
         }
       }
       this.options.onPublished(reply.outcomes);

@@ -34,3 +34,11 @@ export function heldConfig(config: Config, cluster: ClusterNode | null): Config 
   const here = (repo: RepositoryConfig) => cluster!.holds(repo.name) && (repo.connection === undefined || fs.existsSync(repo.path));
   return cluster ? { ...config, repos: config.repos.filter(here) } : config;
 }
+
+/** The other nodes serving each of `names`: the indexer copies a repository's shards from one of them (indexer/shard-copy.ts). */
+export function shardSources(cluster: ClusterNode) {
+  return (names: readonly string[]) => ({
+    key: cluster.peerKey,
+    nodes: Object.fromEntries(names.map((name) => [name, cluster.peersServing(name).map((member) => member.url)])),
+  });
+}

@@ -9,7 +9,7 @@ import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
 import { ClusterSearch } from '../cluster/fan-out.js';
 import type { ClusterNode } from '../cluster/node.js';
-import { heldConfig, shareRepositoryIds, startClusterNode } from './daemon-cluster.js';
+import { heldConfig, shardSources, shareRepositoryIds, startClusterNode } from './daemon-cluster.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
 import { contextsOver, listenUrl, type Config, type OidcConfig } from '../config/config.js';
 import { ConnectionSyncer } from '../connections/syncer.js';
@@ -123,6 +123,7 @@ export class Daemon {
         catalog.publish(loadCatalog(daemon?.config ?? config));
         void daemon?.clusterPublished();
       },
+      ...(cluster ? { replicas: shardSources(cluster) } : {}),
     });
     const singleSignOn = new SingleSignOn(() => daemon?.config ?? config, auth.store.keyFor('oidc sign-in state'));
     try {

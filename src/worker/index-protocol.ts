@@ -13,13 +13,40 @@ export const INDEX_NICE_INCREMENT = 15;
 export interface IndexRequest {
   config: Config;
   only?: string[];
+  /** In a cluster: the other nodes serving each repository, to copy its shards from instead of building them. */
+  replicas?: ShardSources;
+}
+
+/** Where a repository's shards may be copied from (indexer/shard-copy.ts): nodes' base URLs, and the cluster key. */
+export interface ShardSources {
+  key: string;
+  nodes: Record<string, string[]>;
 }
 
 /** What a pass did with one repository. */
 export type RepositoryOutcome =
   | { name: string; status: 'unchanged' }
-  | { name: string; status: 'indexed'; documents: number; sourceBytes: number; shardBytes: number; seconds: number; warnings: string[] }
+  | {
+      name: string;
+      status: 'indexed';
+      documents: number;
+      sourceBytes: number;
+      shardBytes: number;
+      seconds: number;
+      warnings: string[];
+      /** The node whose shards were copied (its URL); absent when they were built here. */
+      copiedFrom?: string;
+      /** Why the shards of the nodes asked were not copied. */
+      notCopied?: NotCopied[];
+    }
   | { name: string; status: 'failed'; error: string };
+
+/** Why a node's shards were not copied: `damaged` when they were what was wanted but did not arrive whole. */
+export interface NotCopied {
+  node: string;
+  reason: string;
+  damaged: boolean;
+}
 
 export type IndexReply =
   | { type: 'started'; name: string }

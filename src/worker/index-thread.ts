@@ -16,7 +16,11 @@ os.setPriority(0, Math.min(19, os.getPriority(0) + INDEX_NICE_INCREMENT));
 
 port.on('message', (request: IndexRequest) => {
   const reply = (message: IndexReply) => port.postMessage(message);
-  const options = { ...(request.only ? { only: request.only } : {}), uninterrupted: <T>(run: () => T) => uninterrupted(stop, run) };
+  const options = {
+    ...(request.only ? { only: request.only } : {}),
+    ...(request.replicas ? { replicas: request.replicas } : {}),
+    uninterrupted: <T>(run: () => T) => uninterrupted(stop, run),
+  };
   runIndex(request.config, { repositoryStarted: (name) => reply({ type: 'started', name }) }, options).then(
     (outcomes) => reply({ type: 'done', outcomes }),
     (error: unknown) => reply({ type: 'failed', error: (error as Error).message }),

@@ -1,15 +1,32 @@
-/** What the nodes of a cluster ask each other: a search of this node's partitions, and whether it applied the credential log that far (docs/cluster.md). */
+/**
+ * What the nodes of a cluster ask each other: a search of this node's partitions, whether it applied the credential log
+ * that far, its audit records, and the shards it built, for a replica to copy (docs/cluster.md).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
 import { ApiError } from '../../api/errors.js';
 import { LIMITS, SearchResponse } from '../../api/schemas.js';
 import { parseBody, validator } from '../../api/validate.js';
-import { PeerApplied, PeerAppliedRequest, PeerAuditPage, PeerAuditRequest, PeerSearchRequest } from '../../api/cluster-schemas.js';
+import {
+  PeerApplied,
+  PeerAppliedRequest,
+  PeerAuditPage,
+  PeerAuditRequest,
+  PeerSearchRequest,
+  PeerShardOffer,
+  PeerShardRequest,
+  PeerShardsRequest,
+} from '../../api/cluster-schemas.js';
 import { APPLIED_WAIT_MS } from '../../cluster/confirm-applied.js';
 import type { PeerSearch } from '../../cluster/fan-out.js';
 import { encodeFiles, PEER_FILES_TYPE } from '../../cluster/peer-files.js';
 import { encodeFailure, encodeFinal, encodePart, PEER_PARTS_OPENING, PEER_PARTS_TYPE } from '../../cluster/peer-parts.js';
-import type { RepositoryConfig } from '../../config/config.js';
+import type { Config, RepositoryConfig } from '../../config/config.js';
+import { shardDirectory } from '../../index/data-directory.js';
+import { readManifest } from '../../index/manifest.js';
+import { placeFreeFingerprint, repositoryFingerprint } from '../../indexer/fingerprint.js';
 import { checkClusterKey } from '../access.js';
-import { JSON_TYPE, type Request } from '../http.js';
+import { JSON_TYPE, type Request, type StreamSink } from '../http.js';
 import { partsReply, type PartsFormat, type PartsReader } from '../parts-reply.js';
 import type { Route, ServerContext } from '../route.js';
 import { signalFor } from '../request-signal.js';
@@ -17,6 +34,8 @@ import { signalFor } from '../request-signal.js';
 const body = validator(PeerSearchRequest);
 const appliedBody = validator(PeerAppliedRequest);
 const auditBody = validator(PeerAuditRequest);
+const shardsBody = validator(PeerShardsRequest);
+const shardBody = validator(PeerShardRequest);
 
 /** The cluster this request's peer belongs to: refused unless this node is in a cluster and the request presents its key. */
 function clusterOf(context: ServerContext, request: Request) {
@@ -116,3 +135,84 @@ export const peerAuditRoute: Route = {
     return { status: 200, body: await context.audit.page(since, until, 0, limit) };
   },
 };
+
+export const peerShardsRoute: Route = {
+  method: 'post',
+  path: '/api/cluster/shards',
+  operationId: 'peerShards',
+  tag: 'Cluster',
+  summary:
+    'The shards this node built of a repository, what they were built from and their sha256, for a replica to copy instead of building them; nodes only (the cluster key)',
+  access: 'public',
+  body: PeerShardsRequest,
+  response: { status: 200, schema: PeerShardOffer, description: 'The shards offered' },
+  errors: ['INVALID_REQUEST_BODY', 'NOT_AUTHENTICATED', 'NOT_FOUND'],
+  async handle(request, _caller, context) {
+    clusterOf(context, request);
+    const { repository } = parseBody(shardsBody, request.body);
+    const { config } = context;
+    const repo = config.repos.find((candidate) => candidate.name === repository);
+    const entry = readManifest(config.dataDir).repositories[repository];
+    // Only shards built here for the config as it is now, with the sums recorded as they were built.
+    if (!repo || entry?.state !== 'ready' || entry.sha256?.length !== entry.shards.length || entry.fingerprint !== repositoryFingerprint(config, repo))
+      throw new ApiError('NOT_FOUND', `this node offers no shards of ${repository}`);
+    const shards = entry.shards.map((file, i) => ({ file, bytes: shardBytes(config, file), sha256: entry.sha256![i]! }));
+    const { id, branches, documents, contentBytes, warnings } = entry;
+    return { status: 200, body: { id, fingerprint: placeFreeFingerprint(config, repo), branches, shards, documents, contentBytes, warnings } };
+  },
+};
+
+export const peerShardRoute: Route = {
+  method: 'post',
+  path: '/api/cluster/shard',
+  operationId: 'peerShard',
+  tag: 'Cluster',
+  summary: 'The bytes of a shard file this node offers (POST /api/cluster/shards); nodes only (the cluster key)',
+  access: 'public',
+  body: PeerShardRequest,
+  response: { status: 200, contentType: 'application/octet-stream', description: 'The shard file' },
+  errors: ['INVALID_REQUEST_BODY', 'NOT_AUTHENTICATED', 'NOT_FOUND'],
+  async handle(request, _caller, context) {
+    clusterOf(context, request);
+    const { file } = parseBody(shardBody, request.body);
+    const { config } = context;
+    const offered = Object.values(readManifest(config.dataDir).repositories).some((entry) => entry.sha256 && entry.shards.includes(file));
+    if (!offered) throw new ApiError('NOT_FOUND', `${file} is not a shard this node offers`);
+    const bytes = shardBytes(config, file);
+    return { contentType: 'application/octet-stream', stream: (sink) => sendFile(path.join(shardDirectory(config.dataDir), file), bytes, sink) };
+  },
+};
+
+/** A shard file's length; NOT_FOUND when it is gone (replaced by a newer build since the manifest was read). */
+function shardBytes(config: Config, file: string): number {
+  try {
+    return fs.statSync(path.join(shardDirectory(config.dataDir), file)).size;
+  } catch {
+    throw new ApiError('NOT_FOUND', `${file} is no longer on this node`);
+  }
+}
+
+/** Reads a MiB at a time, each sent before the next is read; a file that cannot be read cuts the response off (the receiver checks the length). */
+async function sendFile(file: string, bytes: number, sink: StreamSink): Promise<void> {
+  let handle: fs.promises.FileHandle | undefined;
+  try {
+    handle = await fs.promises.open(file);
+    for (let at = 0; at < bytes && !sink.isClosed();) {
+      const { bytesRead, buffer } = await handle.read(
+        Buffer.allocUnsafe(Math.min(SEND_CHUNK_BYTES, bytes - at)),
+        0,
+        Math.min(SEND_CHUNK_BYTES, bytes - at),
+        at,
+      );
+      if (bytesRead === 0) throw new Error(`${file} ended at ${at} of ${bytes} bytes`);
+      at += bytesRead;
+      await sink.write(buffer.subarray(0, bytesRead));
+    }
+  } catch {
+    sink.cut();
+  } finally {
+    await handle?.close();
+  }
+}
+
+const SEND_CHUNK_BYTES = 1 << 20;

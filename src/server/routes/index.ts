@@ -26,7 +26,7 @@ import {
   tokenRoute,
 } from './oauth.js';
 import { oidcCallbackRoute, oidcStartRoute, providersRoute } from './oidc.js';
-import { peerAppliedRoute, peerAuditRoute, peerSearchRoute } from './cluster.js';
+import { peerAppliedRoute, peerAuditRoute, peerSearchRoute, peerShardRoute, peerShardsRoute } from './cluster.js';
 import { searchRoute, streamSearchRoute } from './search.js';
 import { endOtherSessionsRoute, endSessionRoute, getSessionRoute, listSessionsRoute, setPasswordRoute, signInRoute, signOutRoute } from './sessions.js';
 import { findDefinitionsRoute, findReferencesRoute } from './symbols.js';
@@ -106,6 +106,8 @@ export const ROUTES: readonly Route[] = [
   tokenRoute,
   revokeRoute,
   peerSearchRoute,
+  peerShardsRoute,
+  peerShardRoute,
   peerAppliedRoute,
   peerAuditRoute,
 ];
