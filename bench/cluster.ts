@@ -2,8 +2,8 @@
  * What a cluster costs and gives (docs/cluster.md), on Go 1.19's source tree with each top-level directory a
  * repository, beside one node in the same run: the added latency of the fan-out (one client's p50) with every
  * result on one other node (one partition) and spread over four nodes (four partitions), and the selective
- * literals' throughput of two replicas against one node, per CPU-second used; then the Linux tree four times on
- * four nodes against one node holding it once. One etcd member (Debian's `etcd-server`) is started for the run.
+ * literals' throughput of two replicas against one node, per CPU-second used; then a replica joining (the Linux tree
+ * copied, not built) and the Linux tree four times on four nodes against one node holding it once. One etcd member (Debian's `etcd-server`) is started for the run.
  * Written to docs/benchmarks.md.
  *
  *   npm run bench:cluster   (apt-get install etcd-server wrk golang-1.19-src linux-source-6.1)
@@ -15,7 +15,18 @@ import { ownedBy, partitionOf } from '../src/cluster/placement.js';
 import { readClusterStatus } from '../src/cluster/status.js';
 import { validateConfig } from '../src/config/config.js';
 import { ensureLinuxCorpus, LINUX_TARBALL } from './corpus.js';
-import { formatMs as format, removeScratch, runWrk, scratch, searchBody, startDaemon, threadCpuSeconds, wrkScript, type Daemon } from './http-harness.js';
+import {
+  formatMs as format,
+  processCost,
+  removeScratch,
+  runWrk,
+  scratch,
+  searchBody,
+  startDaemon,
+  threadCpuSeconds,
+  wrkScript,
+  type Daemon,
+} from './http-harness.js';
 import { QUERY_CLASSES } from './queries.js';
 import { loadAverage, writeReportBlock } from './report.js';
 import { startEtcd } from '../test/cluster/etcd.js';
@@ -58,13 +69,40 @@ async function cluster(name: string, etcd: string, nodes: number, partitions: nu
   const daemons = await Promise.all(
     Array.from({ length: nodes }, (_, i) => node(`${name}-${i}`, { repos: repositories, cluster: { ...settings, node: `${name}-${i}` } })),
   );
-  const config = validateConfig({ repos: repositories, cluster: { ...settings, node: 'status' } }, 'bench');
+  await served(name, etcd, nodes, partitions, replicas, repositories);
+  return daemons;
+}
+
+/** Resolves once the `nodes` nodes of cluster `name` serve every partition as often as they can. */
+async function served(name: string, etcd: string, nodes: number, partitions: number, replicas: number, repositories: typeof repos): Promise<void> {
+  const config = validateConfig({ repos: repositories, cluster: { etcd: [etcd], keyFile, partitions, replicas, node: 'status' } }, 'bench');
   for (;;) {
     const status = await readClusterStatus(config.cluster!, config.repos);
     const mine = status.members.filter((member) => member.node.startsWith(`${name}-`));
-    if (mine.length === nodes && mine.reduce((sum, member) => sum + member.serves, 0) === partitions * Math.min(replicas, nodes)) return daemons;
+    if (mine.length === nodes && mine.reduce((sum, member) => sum + member.serves, 0) === partitions * Math.min(replicas, nodes)) return;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
+}
+
+/**
+ * A replica joining: the Linux tree's shards built by the first node of a cluster of two replicas, then copied from it
+ * by the second (docs/cluster.md, "Indexing"); each node's time from its start to serving, and the CPU it used.
+ */
+async function replicaJoins(etcd: string): Promise<string> {
+  const repositories = [{ name: 'kernel.org/linux', path: ensureLinuxCorpus(), public: true }];
+  const settings = { etcd: [etcd], keyFile, partitions: 1, replicas: 2 };
+  const joins = async (i: number) => {
+    const started = performance.now();
+    const daemon = await node(`join-${i}`, { repos: repositories, cluster: { ...settings, node: `join-${i}` } });
+    await served('join', etcd, i + 1, 1, 2, repositories);
+    return { daemon, seconds: (performance.now() - started) / 1000, cpuSeconds: processCost(daemon.child.pid!).cpuSeconds };
+  };
+  console.error('indexing Linux: one node builds it, a replica copies it …');
+  const built = await joins(0);
+  const copied = await joins(1);
+  for (const { daemon } of [built, copied]) await stop(daemon);
+  const cost = (run: typeof built) => `${run.seconds.toFixed(1)} s (${run.cpuSeconds.toFixed(1)} CPU-s)`;
+  return `- A replica joins (the Linux 6.1 tree, one repository, no symbols; start to serving): the first node built its shards in ${cost(built)}, the second copied them from it, each file checked against its sha256, in ${cost(copied)}: ${(built.seconds / copied.seconds).toFixed(1)}× sooner.`;
 }
 
 async function stop(daemon: Daemon): Promise<void> {
@@ -215,8 +253,8 @@ try {
   const two = medians(rounds.two);
   for (const daemon of [single, ...replicas]) await stop(daemon);
   const linux = fs.existsSync(LINUX_TARBALL)
-    ? await linuxFourTimes(etcdUrl)
-    : `The Linux comparison needs ${LINUX_TARBALL} (apt-get install linux-source-6.1).`;
+    ? `${await replicaJoins(etcdUrl)}\n\n${await linuxFourTimes(etcdUrl)}`
+    : `The Linux rows need ${LINUX_TARBALL} (apt-get install linux-source-6.1).`;
   body = `One node against clusters of nodes on this machine, in the same run: Go 1.19's \`src\`, each of its ${repos.length} top-level
 directories a repository, every node with one search worker, one etcd member. Queries: \`ReadFull\`, \`MustCompile\` and a literal in no
 file, \`matches: 100\` (the large answer: \`return err\`, \`matches: 3000\`, \`contextLines: 1\`), one client (\`wrk\`): ${ROUNDS} rounds of ${ROUND_SECONDS} s alternating one node and the cluster, the medians (added: of the

@@ -15,7 +15,7 @@ import { startFixture } from '../test/connections/fixtures/server.js';
 import { commitAll, git, writeFiles } from '../test/helpers/git.js';
 import { createServedRepository, startGitHttpHost } from '../test/helpers/git-host.js';
 import type { Teardown } from '../test/helpers/tmp.js';
-import { formatMs, median, removeScratch, scratch, startDaemon, type Daemon } from './http-harness.js';
+import { formatMs, median, processCost, removeScratch, scratch, startDaemon, type Daemon } from './http-harness.js';
 import { writeReportBlock } from './report.js';
 
 const REPOSITORIES = Number(process.env.TRAWL_BENCH_REPOSITORIES ?? 1000);
@@ -39,14 +39,6 @@ function makeRepositories(root: string, count: number): void {
     execFileSync('git', ['fast-import', '--quiet'], { cwd: bare, input: stream });
     git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
   }
-}
-
-/** CPU seconds of `pid` and its waited-for children (git), and its peak RSS in MiB. */
-function processCost(pid: number): { cpuSeconds: number; peakRssMiB: number } {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const ticks = [11, 12, 13, 14].reduce((sum, index) => sum + Number(fields[index]), 0); // utime stime cutime cstime
-  const peak = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return { cpuSeconds: ticks / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })), peakRssMiB: Number(peak) / 1024 };
 }
 
 async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 3_600_000): Promise<void> {

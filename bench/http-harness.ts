@@ -3,7 +3,7 @@
  * on a config file, port 0) and wrk driving it with a Lua script, its report
  * parsed.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -238,6 +238,14 @@ function failures(out: string): number {
 
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 export const formatMs = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
+
+/** CPU seconds of `pid` (every thread, ended ones too) and its waited-for children (git), and its peak RSS in MiB. */
+export function processCost(pid: number): { cpuSeconds: number; peakRssMiB: number } {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const ticks = [11, 12, 13, 14].reduce((sum, index) => sum + Number(fields[index]), 0); // utime stime cutime cstime
+  const peak = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return { cpuSeconds: ticks / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })), peakRssMiB: Number(peak) / 1024 };
+}
 
 /** CPU seconds used so far by the daemon's main thread and by all its other threads (workers, indexer, GC helpers). */
 export function threadCpuSeconds(pid: number): { main: number; workers: number } {
