@@ -5,6 +5,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type * as authSchemas from './auth-schemas.js';
+import type * as gitSchemas from './git-schemas.js';
 import type * as schemas from './schemas.js';
 
 /** byteOffset 0-based from the start of the file; lineNumber and column (code points) 1-based. */
@@ -30,9 +31,9 @@ export type ConnectionListing = Static<typeof schemas.ConnectionList>[number];
 export type TreeNode = Static<typeof schemas.TreeNode>;
 
 /** A commit of GET /api/commits and GET /api/commit (which adds `parents`); a file's blame; a diff. */
-export type Commit = Static<typeof schemas.Commit>;
-export type BlameResponse = Static<typeof schemas.BlameResponse>;
-export type DiffResponse = Static<typeof schemas.DiffResponse>;
+export type Commit = Static<typeof gitSchemas.Commit>;
+export type BlameResponse = Static<typeof gitSchemas.BlameResponse>;
+export type DiffResponse = Static<typeof gitSchemas.DiffResponse>;
 
 /** The auth endpoints' shapes the web app's Settings area shows (auth-schemas.ts). */
 export type SessionState = Static<typeof authSchemas.SessionState>;

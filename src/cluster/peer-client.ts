@@ -20,6 +20,7 @@ const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agen
 export interface PeerAnswer {
   status: number;
   contentType: string | undefined;
+  headers: http.IncomingHttpHeaders;
   body: Buffer;
 }
 
@@ -48,7 +49,7 @@ export async function askPeer(url: string, request: PeerRequest): Promise<PeerAn
     if (bytes > MAX_ANSWER_BYTES) throw new Error(`the answer of ${new URL(url).host} is over ${MAX_ANSWER_BYTES >> 20} MiB`);
     chunks.push(chunk);
   }
-  return { status: response.statusCode ?? 0, contentType: response.headers['content-type'], body: Buffer.concat(chunks) };
+  return { status: response.statusCode ?? 0, contentType: response.headers['content-type'], headers: response.headers, body: Buffer.concat(chunks) };
 }
 
 /**

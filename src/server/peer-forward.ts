@@ -22,6 +22,9 @@ export class RepositoryElsewhere extends Error {
   }
 }
 
+/** The headers of the other node's answer that are part of the read's answer: a listing's page (pagination.ts), a 503's advice. */
+const RELAYED_HEADERS = ['x-total-count', 'link', 'retry-after'] as const;
+
 /** `request` answered by the first of the peers that answers; SERVICE_UNAVAILABLE when none does. */
 export async function forwardToPeer(context: ServerContext, request: Request, caller: Caller, elsewhere: RepositoryElsewhere): Promise<Reply> {
   const cluster = context.cluster!;
@@ -37,7 +40,8 @@ export async function forwardToPeer(context: ServerContext, request: Request, ca
         body: request.method === 'get' || request.method === 'head' ? undefined : request.body,
         signal: AbortSignal.timeout(context.config.server.searchTimeBudgetMs + PEER_GRACE_MS),
       });
-      return { status: answer.status, text: answer.body, contentType: answer.contentType ?? JSON_TYPE };
+      const headers = Object.fromEntries(RELAYED_HEADERS.flatMap((name) => (typeof answer.headers[name] === 'string' ? [[name, answer.headers[name]]] : [])));
+      return { status: answer.status, text: answer.body, contentType: answer.contentType ?? JSON_TYPE, headers };
     } catch (error) {
       context.logger.warn({ node: peer.node, requestId: request.requestId, err: error }, 'cluster: a node did not answer a forwarded read; trying the next');
     }

@@ -313,8 +313,14 @@ t.test('a partition no live node serves: a partial answer that says so, or 503 w
     content: { text: string }[];
     isError?: boolean;
   };
-  t.ok(branches.isError, 'list_branches, which reads the disk only, refuses');
-  t.match(branches.content[0]!.text, /SERVICE_UNAVAILABLE: another node of the cluster holds/, 'and says where to ask');
+  t.notOk(branches.isError, 'list_branches of a repository held by another node');
+  t.match(branches.content[0]!.text, /^1 branches, newest first\n(main|master) {2}\S+ {2}\[isDefault, isIndexed\]\n$/, 'as its holder has them');
+  // A forwarded listing keeps its page headers.
+  const commits = `/api/commits?repo=${encodeURIComponent(repos[0]!.name)}&perPage=1`;
+  const listedHere = await holder.fetch(commits);
+  const listedThere = await lenient.fetch(commits);
+  t.equal(listedThere.headers.get('x-total-count'), listedHere.headers.get('x-total-count'), 'X-Total-Count of a forwarded read');
+  t.same(await listedThere.json(), await listedHere.json());
   const asPeer = await holder.fetch(source, { headers: { 'x-trawl-cluster-key': 'x'.repeat(40) } });
   t.equal(asPeer.status, 401, 'a read presenting a wrong cluster key is refused');
 

@@ -1,7 +1,8 @@
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CommitDetail, CommitList, DiffResponse, SourceResponse, TreeResponse } from '../../src/api/schemas.js';
+import { CommitDetail, CommitList, DiffResponse } from '../../src/api/git-schemas.js';
+import { SourceResponse, TreeResponse } from '../../src/api/schemas.js';
 import { commitAll, git, makeRepository, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startDaemon } from '../helpers/daemon.js';

@@ -209,45 +209,85 @@ t.test('MCP sessions are bounded: per caller, in all, and by idle time', async (
   t.equal(stale.status, 404, 'an expired session is gone');
 });
 
-t.test('MCP: list_branches newest first with isDefault and isIndexed; a repository that does not exist is not found, not "No matches."', async (t) => {
-  const repo = fixtureRepository(t);
-  const hidden = { ...fixtureRepository(t, 'example.com/acme/secret').config, public: false };
-  const commitOn = (branch: string, date: string) => {
-    git(repo.root, 'checkout', '-q', '-b', branch, 'main');
-    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', branch], {
-      cwd: repo.root,
-      env: { ...process.env, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date },
+t.test(
+  'MCP: list_branches (GET /api/branches) newest first with isDefault and isIndexed; a repository that does not exist is not found, not "No matches."',
+  async (t) => {
+    const repo = fixtureRepository(t);
+    const hidden = { ...fixtureRepository(t, 'example.com/acme/secret').config, public: false };
+    const commitOn = (branch: string, date: string) => {
+      git(repo.root, 'checkout', '-q', '-b', branch, 'main');
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', branch], {
+        cwd: repo.root,
+        env: { ...process.env, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date },
+      });
+      git(repo.root, 'checkout', '-q', 'main');
+    };
+    commitOn('stale', '2001-01-01T00:00:00Z');
+    commitOn('fresh', '2090-01-01T00:00:00Z');
+    const daemon = await startDaemon(t, {
+      repos: [{ ...repo.config, branches: ['fresh'] }, hidden],
+      auth: { anonymousAccess: true },
+      index: { ctagsCommand: '' },
     });
-    git(repo.root, 'checkout', '-q', 'main');
-  };
-  commitOn('stale', '2001-01-01T00:00:00Z');
-  commitOn('fresh', '2090-01-01T00:00:00Z');
-  const daemon = await startDaemon(t, {
-    repos: [{ ...repo.config, branches: ['fresh'] }, hidden],
-    auth: { anonymousAccess: true },
-    index: { ctagsCommand: '' },
-  });
-  const client = new Client({ name: 'trawl-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${daemon.url}/api/mcp`)));
-  t.teardown(() => client.close());
+    const client = new Client({ name: 'trawl-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${daemon.url}/api/mcp`)));
+    t.teardown(() => client.close());
 
-  const listed = text(await client.callTool({ name: 'list_branches', arguments: { repo: repo.config.name } }));
-  t.match(
-    listed,
-    /^3 branches, newest first\nfresh {2}2090-01-01T00:00:00\.000Z {2}\[isIndexed\]\nmain {2}[^\n]+ {2}\[isDefault, isIndexed\]\nstale {2}2001-01-01T00:00:00\.000Z\n$/,
-  );
+    const listed = text(await client.callTool({ name: 'list_branches', arguments: { repo: repo.config.name } }));
+    t.match(
+      listed,
+      /^3 branches, newest first\nfresh {2}2090-01-01T00:00:00\.000Z {2}\[isIndexed\]\nmain {2}[^\n]+ {2}\[isDefault, isIndexed\]\nstale {2}2001-01-01T00:00:00\.000Z\n$/,
+    );
+    t.match(
+      text(await client.callTool({ name: 'list_branches', arguments: { repo: repo.config.name, perPage: 1, page: 2 } })),
+      /^3 branches, newest first\nmain {2}[^\n]+ {2}\[isDefault, isIndexed\]\n\n\[1 more: ask for page 3\.\]$/,
+      'a page of them says how many are left',
+    );
 
-  for (const [name, args] of [
-    ['grep', { pattern: 'parse_expression' }],
-    ['glob', { pattern: '**/*.c' }],
-    ['search_code', { query: 'parse_expression' }],
-  ] as const) {
-    for (const missing of ['example.com/acme/widgetz', 'example.com/acme/secret']) {
-      const result = (await client.callTool({ name, arguments: { ...args, repo: missing } })) as TextResult;
-      t.ok(result.isError, `${name} in ${missing}: an error`);
-      t.equal(text(result), `NOT_FOUND: repository "${missing}" not found`, `${name} in ${missing}: says the repository is not found`);
+    // The tool's route: GET /api/branches, paged as every listing is.
+    const branches = `/api/branches?repo=${encodeURIComponent(repo.config.name)}`;
+    const first = await daemon.fetch(`${branches}&perPage=2`);
+    t.equal(first.status, 200);
+    t.equal(first.headers.get('x-total-count'), '3');
+    t.match(first.headers.get('link'), /[?&]perPage=2&page=2>; rel="next"/);
+    t.same(await first.json(), [
+      { name: 'fresh', committedAt: '2090-01-01T00:00:00.000Z', isDefault: false, isIndexed: true },
+      {
+        name: 'main',
+        committedAt: ((await (await daemon.fetch(`${branches}&query=MAI`)).json()) as { committedAt: string }[])[0]!.committedAt,
+        isDefault: true,
+        isIndexed: true,
+      },
+    ]);
+    t.same(
+      ((await (await daemon.fetch(`${branches}&query=ale`)).json()) as { name: string }[]).map((branch) => branch.name),
+      ['stale'],
+      'query: a substring of the name, any case',
+    );
+    for (const [query, status, errorCode] of [
+      [`repo=${encodeURIComponent(hidden.name)}`, 404, 'NOT_FOUND'],
+      ['repo=example.com%2Facme%2Fwidgetz', 404, 'NOT_FOUND'],
+      ['query=main', 400, 'MISSING_REQUIRED_QUERY_PARAMETER'],
+      [`repo=${encodeURIComponent(repo.config.name)}&perPage=1000`, 400, 'INVALID_QUERY_PARAMS'],
+      [`repo=${encodeURIComponent(repo.config.name)}&page=0`, 400, 'INVALID_QUERY_PARAMS'],
+    ] as const) {
+      const reply = await daemon.fetch(`/api/branches?${query}`);
+      t.equal(reply.status, status, query);
+      t.match(await reply.json(), { statusCode: status, errorCode }, query);
     }
-    const found = (await client.callTool({ name, arguments: { ...args, repo: repo.config.name } })) as TextResult;
-    t.notOk(found.isError, `${name} in the repository that exists answers`);
-  }
-});
+
+    for (const [name, args] of [
+      ['grep', { pattern: 'parse_expression' }],
+      ['glob', { pattern: '**/*.c' }],
+      ['search_code', { query: 'parse_expression' }],
+    ] as const) {
+      for (const missing of ['example.com/acme/widgetz', 'example.com/acme/secret']) {
+        const result = (await client.callTool({ name, arguments: { ...args, repo: missing } })) as TextResult;
+        t.ok(result.isError, `${name} in ${missing}: an error`);
+        t.equal(text(result), `NOT_FOUND: repository "${missing}" not found`, `${name} in ${missing}: says the repository is not found`);
+      }
+      const found = (await client.callTool({ name, arguments: { ...args, repo: repo.config.name } })) as TextResult;
+      t.notOk(found.isError, `${name} in the repository that exists answers`);
+    }
+  },
+);

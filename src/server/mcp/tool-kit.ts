@@ -26,13 +26,13 @@ export interface ToolCaller {
   readonly remoteAddress: string;
 }
 
-/** Runs a route in process for the session's caller; the JSON body on success, an ApiError otherwise. */
+/** Runs a route in process for the session's caller; the JSON body and the headers on success, an ApiError otherwise. */
 async function call(
   route: Route,
   { caller, remoteAddress }: ToolCaller,
   context: ServerContext,
   input: { query?: Record<string, string | undefined>; body?: unknown },
-): Promise<unknown> {
+): Promise<{ body: unknown; headers: Record<string, string> }> {
   const params = Object.entries(input.query ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined);
   const request: Request = {
     method: route.method,
@@ -50,13 +50,13 @@ async function call(
       if (error instanceof RepositoryElsewhere) return forwardToPeer(context, request, caller, error);
       throw error;
     });
-    if (!('text' in reply)) return (reply as JsonReply).body;
+    if (!('text' in reply)) return { body: (reply as JsonReply).body, headers: reply.headers ?? {} };
     // The search route answers its JSON already serialized (built by a worker), maybe in memory it reuses.
     try {
       const parsed = JSON.parse(typeof reply.text === 'string' || Buffer.isBuffer(reply.text) ? reply.text.toString() : Buffer.concat(reply.text).toString());
       // A forwarded read's refusal comes as the other node's error object.
       if (reply.status >= 400) throw new ApiError((parsed as ErrorBody).errorCode, (parsed as ErrorBody).message);
-      return parsed;
+      return { body: parsed, headers: reply.headers ?? {} };
     } finally {
       reply.release?.();
     }
@@ -128,6 +128,8 @@ export interface ToolKit {
   session: ToolCaller;
   context: ServerContext;
   route(target: Route, input: RouteInput): Promise<unknown>;
+  /** A paged listing's page (`route`'s body) and how many items it has in all (its X-Total-Count). */
+  listing(target: Route, input: RouteInput): Promise<{ items: unknown[]; total: number }>;
   /** The filters of a scope; NOT_FOUND (as Sourcebot's tools) for a repository the caller cannot see, so a misspelt name is no empty result. */
   scopeFilters(scope: { repo?: string; path?: string; ref?: string }): string[];
   /** Registers a read-only tool whose arguments are exactly `shape` (an unknown one is an error result naming it). */
@@ -139,7 +141,12 @@ export function toolKit(server: McpServer, session: ToolCaller, context: ServerC
   return {
     session,
     context,
-    route: (target, input) => call(target, session, context, input),
+    route: async (target, input) => (await call(target, session, context, input)).body,
+    listing: async (target, input) => {
+      const { body, headers } = await call(target, session, context, input);
+      const total = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-total-count')?.[1];
+      return { items: body as unknown[], total: Number(total) };
+    },
     scopeFilters: (scope) => {
       if (scope.repo !== undefined) visibleRepository(context, session.caller, scope.repo);
       return queryFilters(scope);

@@ -10,16 +10,11 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { ApiError } from '../../api/errors.js';
 import { LIMITS } from '../../api/schemas.js';
 import type { TreeNode } from '../../api/types.js';
 import type { Blame } from '../../git/blame.js';
-import { localBranchesByDate } from '../../git/repository.js';
-import { gitRepository, repositoryHere } from '../repositories.js';
-import { RepositoryElsewhere } from '../peer-forward.js';
-import type { Caller } from '../access.js';
 import type { ServerContext } from '../route.js';
-import { authorsRoute, blameRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from '../routes/git.js';
+import { authorsRoute, blameRoute, branchesRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from '../routes/git.js';
 import { connectionsRoute, reposRoute } from '../routes/repos.js';
 import { registerSearchTools } from './search-tools.js';
 import { bounded, page, perPage, toolKit, type ToolCaller } from './tool-kit.js';
@@ -31,7 +26,7 @@ const MAX_TREE_ENTRIES = 10_000;
 export function registerTools(server: McpServer, session: ToolCaller, context: ServerContext): void {
   const kit = toolKit(server, session, context);
   registerSearchTools(kit);
-  const { route, tool } = kit;
+  const { listing, route, tool } = kit;
 
   tool(
     'list_repos',
@@ -64,21 +59,17 @@ export function registerTools(server: McpServer, session: ToolCaller, context: S
     'The branches of a repository (all of them, indexed or not), newest commit first, each with its last commit date and whether it is the default branch and whether it is indexed (searchable).',
     { repo: z.string(), query: z.string().optional().describe('Substring of the branch name (case-insensitive)'), page, perPage: perPage(50) },
     async ({ repo, query, page: number, perPage: size }) => {
-      const config = branchesHere(context, session.caller, repo);
-      const repository = await gitRepository(config);
-      const entry = context.catalog().repositories.find((candidate) => candidate.config.name === config.name)?.entry;
-      const indexed = new Set((entry?.branches ?? []).map((branch) => branch.name));
-      const needle = query?.toLowerCase();
-      const branches = (await localBranchesByDate(repository)).filter(({ name }) => needle === undefined || name.toLowerCase().includes(needle));
-      const first = ((number ?? 1) - 1) * (size ?? 50);
-      const shown = branches.slice(first, first + (size ?? 50));
-      if (shown.length === 0) return branches.length === 0 ? 'No branches.' : `No branches on this page (${branches.length} in all).`;
-      const more = first + shown.length < branches.length ? `\n[${branches.length - first - shown.length} more: ask for page ${(number ?? 1) + 1}.]` : '';
-      const line = ({ name, committedAt }: { name: string; committedAt: Date }) => {
-        const marks = [name === entry?.defaultBranch ? 'isDefault' : '', indexed.has(name) ? 'isIndexed' : ''].filter(Boolean);
-        return `${name}  ${committedAt.toISOString()}${marks.length > 0 ? `  [${marks.join(', ')}]` : ''}\n`;
+      const params = { repo, query, page: (number ?? 1).toString(), perPage: (size ?? 50).toString() };
+      const { items, total } = await listing(branchesRoute, { query: params });
+      const shown = items as { name: string; committedAt: string; isDefault: boolean; isIndexed: boolean }[];
+      if (shown.length === 0) return total === 0 ? 'No branches.' : `No branches on this page (${total} in all).`;
+      const left = total - ((number ?? 1) - 1) * (size ?? 50) - shown.length;
+      const more = left > 0 ? `\n[${left} more: ask for page ${(number ?? 1) + 1}.]` : '';
+      const line = ({ name, committedAt, isDefault, isIndexed }: (typeof shown)[number]) => {
+        const marks = [isDefault ? 'isDefault' : '', isIndexed ? 'isIndexed' : ''].filter(Boolean);
+        return `${name}  ${committedAt}${marks.length > 0 ? `  [${marks.join(', ')}]` : ''}\n`;
       };
-      return `${branches.length} branches, newest first\n${shown.map(line).join('')}${more}`;
+      return `${total} branches, newest first\n${shown.map(line).join('')}${more}`;
     },
   );
 
@@ -250,14 +241,4 @@ function nodeAt(tree: TreeNode, directory: string): TreeNode | undefined {
   let node: TreeNode | undefined = tree;
   for (const segment of directory ? directory.split('/') : []) node = node?.children.find((child) => child.name === segment);
   return node;
-}
-
-/** The repository whose branches list_branches reads: from this node's disk only (no HTTP route lists branches to forward to). */
-function branchesHere(context: ServerContext, caller: Caller, repo: string) {
-  try {
-    return repositoryHere(context, caller, repo);
-  } catch (error) {
-    if (!(error instanceof RepositoryElsewhere)) throw error;
-    throw new ApiError('SERVICE_UNAVAILABLE', `another node of the cluster holds ${JSON.stringify(repo)}: list its branches through that node`);
-  }
 }

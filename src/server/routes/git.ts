@@ -1,20 +1,19 @@
-/** The git endpoints (spec/api.md §4): tree, source, blame, commits, commit authors, commit, diff. */
+/** The git endpoints (spec/api.md §4): tree, source, blame, commits, commit authors, commit, diff; and branches. */
 import {
   AuthorList,
   AuthorsQuery,
   BlameQuery,
   BlameResponse,
+  BranchesQuery,
+  BranchList,
   CommitDetail,
   CommitList,
   CommitQuery,
   CommitsQuery,
   DiffQuery,
   DiffResponse,
-  SourceQuery,
-  SourceResponse,
-  TreeRequest,
-  TreeResponse,
-} from '../../api/schemas.js';
+} from '../../api/git-schemas.js';
+import { SourceQuery, SourceResponse, TreeRequest, TreeResponse } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
 import { parseBody, parseQuery, validator } from '../../api/validate.js';
 import { blameFile } from '../../git/blame.js';
@@ -25,14 +24,14 @@ import { InvalidRefError, readLimit, type ReadLimit } from '../../git/errors.js'
 import { commitDetail, listAuthors, listCommits, type CommitFilter, type CommitSummary, type TextMatcher } from '../../git/history.js';
 import { normalizeTreePath, resolveCommit } from '../../git/refs.js';
 import { directoryFileAt, directoryTreeOf } from '../../git/plain-directory.js';
-import { isGitRepository, type GitCommit } from '../../git/repository.js';
+import { isGitRepository, localBranchesByDate, type GitCommit } from '../../git/repository.js';
 import { treeOf } from '../../git/tree.js';
 import type { RepositoryConfig } from '../../config/config.js';
 import { detectLanguage } from '../../language/languages.js';
 import { browseUrl, externalUrl } from '../../search/links.js';
 import { audit, type Caller } from '../access.js';
 import type { Request } from '../http.js';
-import { pageHeaders, requestedPage } from '../pagination.js';
+import { pageHeaders, paginate, requestedPage } from '../pagination.js';
 import { callerKey } from '../rate-limit.js';
 import { gitRepository, repositoryHere } from '../repositories.js';
 import type { Route, ServerContext } from '../route.js';
@@ -45,6 +44,7 @@ const commitQuery = validator(CommitQuery);
 const diffQuery = validator(DiffQuery);
 const authorsQuery = validator(AuthorsQuery);
 const blameQuery = validator(BlameQuery);
+const branchesQuery = validator(BranchesQuery);
 
 /** The repository and the commit `ref` names in it, as the caller may see them. */
 async function commitIn(context: ServerContext, caller: Caller, name: string, ref: string) {
@@ -271,5 +271,35 @@ export const diffRoute: Route = {
     const { commit: base } = await commitIn(context, caller, params.repo, params.base);
     const filePath = params.path === undefined ? undefined : normalizeTreePath(params.path);
     return { status: 200, body: { files: await diffCommits(repository, base, head, filePath || undefined, requestLimit(request, context)) } };
+  },
+};
+
+export const branchesRoute: Route = {
+  method: 'get',
+  path: '/api/branches',
+  operationId: 'listBranches',
+  tag: 'Git',
+  summary: "A repository's branches (indexed or not), newest commit first, each with whether it is the default and whether it is searchable",
+  access: 'read',
+  query: BranchesQuery,
+  response: { status: 200, schema: BranchList, description: 'One page of branches', headers: ['X-Total-Count', 'Link'] },
+  errors: ['INVALID_QUERY_PARAMS', 'MISSING_REQUIRED_QUERY_PARAMETER', 'SERVICE_UNAVAILABLE', 'NOT_FOUND', 'NOT_AUTHENTICATED'],
+  async handle(request: Request, caller: Caller, context: ServerContext) {
+    const params = parseQuery(branchesQuery, request.query);
+    const repo = repositoryHere(context, caller, params.repo);
+    const repository = await gitRepository(repo);
+    const entry = context.catalog().repositories.find((candidate) => candidate.config.name === repo.name)?.entry;
+    const indexed = new Set((entry?.branches ?? []).map((branch) => branch.name));
+    const needle = params.query?.toLowerCase();
+    const branches = (await localBranchesByDate(repository))
+      .filter(({ name }) => needle === undefined || name.toLowerCase().includes(needle))
+      .map(({ name, committedAt }) => ({
+        name,
+        committedAt: committedAt.toISOString(),
+        isDefault: name === entry?.defaultBranch,
+        isIndexed: indexed.has(name),
+      }));
+    const { items, headers } = paginate(branches, params, context.config.publicUrl, '/api/branches', request.query);
+    return { status: 200, body: items, headers };
   },
 };

@@ -1,7 +1,7 @@
 /** The route table: every endpoint the daemon serves, in the order the OpenAPI document lists them. */
 import { openApiDocument } from '../../api/openapi.js';
 import type { Route } from '../route.js';
-import { authorsRoute, blameRoute, commitRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from './git.js';
+import { authorsRoute, blameRoute, branchesRoute, commitRoute, commitsRoute, diffRoute, sourceRoute, treeRoute } from './git.js';
 import {
   addGrantRoute,
   createApiKeyRoute,
@@ -61,6 +61,7 @@ export const ROUTES: readonly Route[] = [
   connectionSyncRoute,
   commitsRoute,
   authorsRoute,
+  branchesRoute,
   commitRoute,
   diffRoute,
   healthRoute,
