@@ -71,9 +71,12 @@ export class ClusterNode {
     }
   }
 
-  /** The cluster's id of each of `names`, given now to those without one (`local`: this node's own ids, preferred: repository-ids.ts). */
-  repositoryIds(names: readonly string[], local: ReadonlyMap<string, number>): Promise<Map<string, number>> {
-    return sharedRepositoryIds(this.etcd, names, local);
+  /**
+   * The cluster's id of each of `names`, given now to those without one (`local`: this node's own ids, preferred;
+   * `renamed`: a renamed repository's former name, whose id it takes: repository-ids.ts).
+   */
+  repositoryIds(names: readonly string[], local: ReadonlyMap<string, number>, renamed: ReadonlyMap<string, string>): Promise<Map<string, number>> {
+    return sharedRepositoryIds(this.etcd, names, local, renamed);
   }
 
   /** The key this node's peers send (X-Trawl-Cluster-Key), checked in constant time. */

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { writeFileAtomicSync } from '../index/atomic-file.js';
 import { stateDirectory } from '../index/data-directory.js';
 import type { Manifest } from '../index/manifest.js';
+import type { RepositoryConfig } from '../config/config.js';
 
 const IDS_FILE = 'repository-ids.json';
 const IDS_VERSION = 1;
@@ -21,6 +22,11 @@ interface RepositoryIds {
   /** The next id to give: above every id ever given. */
   nextId: number;
   ids: Record<string, number>;
+}
+
+/** The former name of each repository of `repos` its host renamed (new name → old). */
+export function formerNames(repos: readonly RepositoryConfig[]): Map<string, string> {
+  return new Map(repos.flatMap((repo) => (repo.renamedFrom ? [[repo.name, repo.renamedFrom] as const] : [])));
 }
 
 /**

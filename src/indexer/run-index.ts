@@ -14,7 +14,7 @@ import type { RepositoryMeta } from '../index/model.js';
 import { SymbolExtractor } from './symbol-extractor.js';
 import { buildShards, type BuildProgress, type BuildResult } from './build-shards.js';
 import { placeFreeFingerprint, repositoryFingerprint } from './fingerprint.js';
-import { assignRepositoryIds } from './repository-ids.js';
+import { assignRepositoryIds, formerNames } from './repository-ids.js';
 import { copyShards, sha256Of } from './shard-copy.js';
 import { readManifest, writeManifest, type Manifest, type RepositoryEntry } from '../index/manifest.js';
 import { takeSnapshot, type Snapshot } from './source.js';
@@ -52,12 +52,11 @@ export async function runIndex(config: Config, reporter: IndexReporter = {}, opt
   try {
     if (!native.tryLockExclusive(lock)) throw new DataDirectoryLockedError(config.dataDir);
     const manifest = readManifest(config.dataDir);
-    const renamed = new Map(config.repos.flatMap((repo) => (repo.renamedFrom ? [[repo.name, repo.renamedFrom] as const] : [])));
     const ids = assignRepositoryIds(
       config.dataDir,
       config.repos.map((repo) => repo.name),
       manifest,
-      renamed,
+      formerNames(config.repos),
     );
     const symbols = config.index.ctagsCommand ? new SymbolExtractor(config.index) : null;
     const outcomes: RepositoryOutcome[] = [];

@@ -5,7 +5,7 @@ import { confirmApplied } from '../cluster/confirm-applied.js';
 import { ClusterNode } from '../cluster/node.js';
 import type { Config, RepositoryConfig } from '../config/config.js';
 import { readManifest } from '../index/manifest.js';
-import { adoptRepositoryIds, assignRepositoryIds } from '../indexer/repository-ids.js';
+import { adoptRepositoryIds, assignRepositoryIds, formerNames } from '../indexer/repository-ids.js';
 import type { Logger } from '../obs/logger.js';
 
 /** Watches the cluster (the node joins once it listens) and has revocations confirmed by the other nodes. */
@@ -23,8 +23,9 @@ export async function shareRepositoryIds(node: ClusterNode, config: Config, ids:
   const names = config.repos.map((repo) => repo.name);
   if (names.every((name) => ids.has(name))) return;
   const manifest = readManifest(config.dataDir);
-  const local = assignRepositoryIds(config.dataDir, names, manifest);
-  const shared = await node.repositoryIds(names, local);
+  const renamed = formerNames(config.repos);
+  const local = assignRepositoryIds(config.dataDir, names, manifest, renamed);
+  const shared = await node.repositoryIds(names, local, renamed);
   adoptRepositoryIds(config.dataDir, shared, manifest);
   for (const [name, id] of shared) ids.set(name, id);
 }

@@ -224,9 +224,7 @@ export class Daemon {
       this.logger.error({ err: error }, 'SIGHUP: auth.oidc not applied; single sign-on stays as it was');
     }
     this.pool.configure(searchSettings(this.config));
-    this.catalog.publish(loadCatalog(this.config));
-    forgetRepositoriesExcept(this.config.repos);
-    await this.indexHeld();
+    await this.applyRepositories();
     this.logger.info({ repositories: this.config.repos.length }, 'SIGHUP: configuration reloaded');
     warnEmptyContexts(this.config, this.logger);
   }
@@ -235,14 +233,17 @@ export class Daemon {
   private async connectionsChanged(): Promise<void> {
     if (this.status === 'stopping') return;
     this.config = withConnectionRepositories(this.config, this.configured, this.syncer);
-    this.catalog.publish(loadCatalog(this.config));
-    forgetRepositoriesExcept(this.config.repos);
-    await this.indexHeld();
+    await this.applyRepositories();
   }
 
-  /** The indexer takes the repositories this node holds, a new one once the cluster has given it its id. */
-  private async indexHeld(): Promise<void> {
+  /**
+   * Lists the repositories of `config` and gives the indexer those this node holds. In a cluster, a new name is given
+   * the cluster's id first: it is never listed, nor indexed, without the id it keeps.
+   */
+  private async applyRepositories(): Promise<void> {
     if (this.cluster) await shareRepositoryIds(this.cluster, this.config, this.clusterIds);
+    this.catalog.publish(loadCatalog(this.config));
+    forgetRepositoriesExcept(this.config.repos);
     await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
   }
 
@@ -250,7 +251,7 @@ export class Daemon {
   private async heldChanged(): Promise<void> {
     if (this.status === 'stopping') return;
     for (const connection of this.config.connections) this.syncer.syncNow(connection.name);
-    await this.indexHeld();
+    await this.applyRepositories();
   }
 
   /** The index published: the held partitions now fully indexed are served to the cluster. */

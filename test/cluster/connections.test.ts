@@ -7,6 +7,7 @@ import { ownersOf, partitionOf } from '../../src/cluster/placement.js';
 import { trawlAsync } from '../helpers/cli.js';
 import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
+import { githubHost } from '../connections/helpers.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startEtcd } from './etcd.js';
 
@@ -74,5 +75,59 @@ t.test("each node fetches only its share of the connections' repositories, and e
   for (const daemon of [a!, b!, c]) {
     const answer = (await (await daemon.post('/api/search', { query: 'harbor', matches: 100 })).json()) as SearchResponse;
     t.equal(answer.files.length, REPOSITORIES, 'a search on any node finds every repository');
+  }
+});
+
+t.test('a repository its host renames keeps its id on every node, and so its grants', async (t) => {
+  const token = 'ghs_fixture_token_0123456789';
+  const etcd = await startEtcd(t, 1);
+  const { fixture, host } = await githubHost(t, token, [
+    { id: 701, owner: 'acme', name: 'api', files: { 'api.go': 'package api // trawl_api_marker\n' } },
+    { id: 702, owner: 'acme', name: 'web', files: { 'web.ts': 'export const trawl_web_marker = 1;\n' } },
+  ]);
+  const keyFile = path.join(tempDir(t, 'trawl-cluster-key-'), 'cluster.key');
+  fs.writeFileSync(keyFile, 'k'.repeat(40), { mode: 0o600 });
+  const env = { GHE_TOKEN: token };
+  const config = (node: string) => ({
+    auth: { anonymousAccess: true },
+    index: { ctagsCommand: '' },
+    server: { workers: 1 },
+    connections: { ghe: { type: 'github', url: host.origin, orgs: ['acme'], token: { env: 'GHE_TOKEN' }, publicRepos: ['*/acme/*'] } },
+    cluster: { etcd: etcd.endpoints, keyFile, partitions: 4, replicas: 2, node },
+  });
+  const listing = async (daemon: Daemon) =>
+    ((await (await daemon.fetch('/api/repos')).json()) as { repoName: string; repoId: number; indexState: string }[]).map(
+      (repo) => `${repo.repoName.replace(/^[^/]+\//, '')} ${repo.repoId} ${repo.indexState}`,
+    );
+  const nodes = [await startDaemon(t, config('a'), { env }), await startDaemon(t, config('b'), { env })];
+  for (const daemon of nodes)
+    await waitFor(
+      async () => (await listing(daemon)).every((line) => line.endsWith(' ready')) && (await listing(daemon)).length === 2,
+      60_000,
+      'both repositories ready',
+    );
+  const before = await listing(nodes[0]!);
+  t.same(await listing(nodes[1]!), before, 'one id each, the same on both nodes');
+  const apiId = Number(before.find((line) => line.startsWith('acme/api '))!.split(' ')[1]);
+
+  // The host renames acme/api (same id); each node lists it again on SIGHUP.
+  fixture.state.repos[0]!.name = 'api-v2';
+  fs.renameSync(path.join(host.root, 'acme', 'api.git'), path.join(host.root, 'acme', 'api-v2.git'));
+  for (const daemon of nodes) daemon.process.kill('SIGHUP');
+  for (const daemon of nodes) {
+    await waitFor(async () => (await listing(daemon)).some((line) => line.startsWith('acme/api-v2 ')), 60_000, 'the rename listed');
+    const after = await listing(daemon);
+    t.same(
+      after.map((line) => line.split(' ').slice(0, 2).join(' ')),
+      [
+        `acme/api-v2 ${apiId}`,
+        before
+          .find((line) => line.startsWith('acme/web '))!
+          .split(' ')
+          .slice(0, 2)
+          .join(' '),
+      ],
+      'the renamed repository keeps its id; the other its own',
+    );
   }
 });

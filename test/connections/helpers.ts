@@ -2,6 +2,9 @@
 import type { Test } from 'tap';
 import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startGitHttpHost } from '../helpers/git-host.js';
+import { github } from './fixtures/github.js';
+import { startFixture, type FixtureState } from './fixtures/server.js';
 
 export interface ConnectionStatus {
   id: number;
@@ -60,4 +63,16 @@ export async function repositoryNames(daemon: Daemon, user: SeededUser): Promise
 export async function searchFiles(daemon: Daemon, user: SeededUser, query: string): Promise<FoundFile[]> {
   const response = await daemon.fetch('/api/search', { method: 'POST', headers: bearer(user.key), body: JSON.stringify({ query, matches: 50 }) });
   return ((await response.json()) as { files?: FoundFile[] }).files ?? [];
+}
+
+/**
+ * A GitHub Enterprise-like host: its API (the fixture) listing `repos`, and git over http behind the same origin
+ * with the token as password; each repository is created with `files`.
+ */
+export async function githubHost(t: Test, token: string, repos: (FixtureState['repos'][number] & { files: Record<string, string> })[]) {
+  const fixture = await startFixture(t, github, { token, repos: repos.map(({ files: _files, ...repo }) => repo) });
+  const host = await startGitHttpHost(t, { user: 'x-access-token', password: token }, fixture.port);
+  fixture.state.gitOrigin = host.origin;
+  for (const repo of repos) host.createRepository(`${repo.owner}/${repo.name}`, repo.files);
+  return { fixture, host };
 }

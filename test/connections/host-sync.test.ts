@@ -3,10 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bearer, type SeededUser } from '../helpers/auth.js';
 import { waitFor, type Daemon } from '../helpers/daemon.js';
-import { startGitHttpHost } from '../helpers/git-host.js';
-import { github } from './fixtures/github.js';
-import { startFixture } from './fixtures/server.js';
-import { connectionStatuses, daemonWithUsers, searchFiles, type ConnectionStatus } from './helpers.js';
+import { connectionStatuses, daemonWithUsers, githubHost, searchFiles, type ConnectionStatus } from './helpers.js';
 
 // A GitHub Enterprise-like host end to end: its API (the fixture, behind the same nginx) lists the
 // repositories, git http-backend serves them with the token as password, the daemon mirrors and indexes them.
@@ -22,19 +19,11 @@ interface Repo {
 }
 
 t.test('a github connection: listed through the API, cloned with the token, renamed and vanished repositories', async (t) => {
-  const fixture = await startFixture(t, github, {
-    token: TOKEN,
-    repos: [
-      { id: 501, owner: 'acme', name: 'api' },
-      { id: 502, owner: 'acme', name: 'web' },
-      { id: 503, owner: 'acme', name: 'gone' },
-    ],
-  });
-  const host = await startGitHttpHost(t, { user: 'x-access-token', password: TOKEN }, fixture.port);
-  fixture.state.gitOrigin = host.origin;
-  host.createRepository('acme/api', { 'api.go': 'package api // trawl_api_marker\n' });
-  host.createRepository('acme/web', { 'web.ts': 'export const trawl_web_marker = 1;\n' });
-  host.createRepository('acme/gone', { 'gone.txt': 'trawl_gone_marker\n' });
+  const { fixture, host } = await githubHost(t, TOKEN, [
+    { id: 501, owner: 'acme', name: 'api', files: { 'api.go': 'package api // trawl_api_marker\n' } },
+    { id: 502, owner: 'acme', name: 'web', files: { 'web.ts': 'export const trawl_web_marker = 1;\n' } },
+    { id: 503, owner: 'acme', name: 'gone', files: { 'gone.txt': 'trawl_gone_marker\n' } },
+  ]);
 
   const { daemon, owner } = await daemonWithUsers(
     t,
@@ -94,10 +83,7 @@ t.test('a github connection: listed through the API, cloned with the token, rena
 });
 
 t.test('a listing that fails keeps every repository already mirrored', async (t) => {
-  const fixture = await startFixture(t, github, { token: TOKEN, repos: [{ id: 601, owner: 'acme', name: 'kept' }] });
-  const host = await startGitHttpHost(t, { user: 'x-access-token', password: TOKEN }, fixture.port);
-  fixture.state.gitOrigin = host.origin;
-  host.createRepository('acme/kept', { 'kept.txt': 'trawl_kept_marker\n' });
+  const { fixture, host } = await githubHost(t, TOKEN, [{ id: 601, owner: 'acme', name: 'kept', files: { 'kept.txt': 'trawl_kept_marker\n' } }]);
   const { daemon, owner } = await daemonWithUsers(
     t,
     { sync: { removeAfterHours: 0 }, connections: { ghe: { type: 'github', url: host.origin, orgs: ['acme'], token: { env: 'GHE_TOKEN' } } } },
