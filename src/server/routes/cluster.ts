@@ -21,9 +21,7 @@ import { APPLIED_WAIT_MS } from '../../cluster/confirm-applied.js';
 import type { PeerSearch } from '../../cluster/fan-out.js';
 import { encodeFiles, PEER_FILES_TYPE } from '../../cluster/peer-files.js';
 import { encodeFailure, encodeFinal, encodePart, PEER_PARTS_OPENING, PEER_PARTS_TYPE } from '../../cluster/peer-parts.js';
-import type { Config, RepositoryConfig } from '../../config/config.js';
-import { shardDirectory } from '../../index/data-directory.js';
-import { readManifest } from '../../index/manifest.js';
+import type { RepositoryConfig } from '../../config/config.js';
 import { placeFreeFingerprint, repositoryFingerprint } from '../../indexer/fingerprint.js';
 import { checkClusterKey } from '../access.js';
 import { JSON_TYPE, type Request, type StreamSink } from '../http.js';
@@ -150,15 +148,20 @@ export const peerShardsRoute: Route = {
   async handle(request, _caller, context) {
     clusterOf(context, request);
     const { repository } = parseBody(shardsBody, request.body);
-    const { config } = context;
-    const repo = config.repos.find((candidate) => candidate.name === repository);
-    const entry = readManifest(config.dataDir).repositories[repository];
-    // Only shards built here for the config as it is now, with the sums recorded as they were built.
-    if (!repo || entry?.state !== 'ready' || entry.sha256?.length !== entry.shards.length || entry.fingerprint !== repositoryFingerprint(config, repo))
+    const listed = context.catalog().repositories.find((candidate) => candidate.config.name === repository);
+    const entry = listed?.entry;
+    // Only shards built here for the config as it is now, with the sums recorded as they were built, all on disk.
+    if (
+      !listed ||
+      entry?.state !== 'ready' ||
+      entry.sha256?.length !== entry.shards.length ||
+      entry.fingerprint !== repositoryFingerprint(context.config, listed.config) ||
+      listed.shards.some((shard) => shard.bytes === 0)
+    )
       throw new ApiError('NOT_FOUND', `this node offers no shards of ${repository}`);
-    const shards = entry.shards.map((file, i) => ({ file, bytes: shardBytes(config, file), sha256: entry.sha256![i]! }));
+    const shards = entry.shards.map((file, i) => ({ file, bytes: listed.shards[i]!.bytes, sha256: entry.sha256![i]! }));
     const { id, branches, documents, contentBytes, warnings } = entry;
-    return { status: 200, body: { id, fingerprint: placeFreeFingerprint(config, repo), branches, shards, documents, contentBytes, warnings } };
+    return { status: 200, body: { id, fingerprint: placeFreeFingerprint(context.config, listed.config), branches, shards, documents, contentBytes, warnings } };
   },
 };
 
@@ -175,22 +178,14 @@ export const peerShardRoute: Route = {
   async handle(request, _caller, context) {
     clusterOf(context, request);
     const { file } = parseBody(shardBody, request.body);
-    const { config } = context;
-    const offered = Object.values(readManifest(config.dataDir).repositories).some((entry) => entry.sha256 && entry.shards.includes(file));
+    const offered = context
+      .catalog()
+      .repositories.flatMap((listed) => (listed.entry?.sha256 ? listed.shards : []))
+      .find((shard) => shard.bytes > 0 && path.basename(shard.path) === file);
     if (!offered) throw new ApiError('NOT_FOUND', `${file} is not a shard this node offers`);
-    const bytes = shardBytes(config, file);
-    return { contentType: 'application/octet-stream', stream: (sink) => sendFile(path.join(shardDirectory(config.dataDir), file), bytes, sink) };
+    return { contentType: 'application/octet-stream', stream: (sink) => sendFile(offered.path, offered.bytes, sink) };
   },
 };
-
-/** A shard file's length; NOT_FOUND when it is gone (replaced by a newer build since the manifest was read). */
-function shardBytes(config: Config, file: string): number {
-  try {
-    return fs.statSync(path.join(shardDirectory(config.dataDir), file)).size;
-  } catch {
-    throw new ApiError('NOT_FOUND', `${file} is no longer on this node`);
-  }
-}
 
 /** Reads a MiB at a time, each sent before the next is read; a file that cannot be read cuts the response off (the receiver checks the length). */
 async function sendFile(file: string, bytes: number, sink: StreamSink): Promise<void> {
@@ -198,12 +193,8 @@ async function sendFile(file: string, bytes: number, sink: StreamSink): Promise<
   try {
     handle = await fs.promises.open(file);
     for (let at = 0; at < bytes && !sink.isClosed();) {
-      const { bytesRead, buffer } = await handle.read(
-        Buffer.allocUnsafe(Math.min(SEND_CHUNK_BYTES, bytes - at)),
-        0,
-        Math.min(SEND_CHUNK_BYTES, bytes - at),
-        at,
-      );
+      const length = Math.min(SEND_CHUNK_BYTES, bytes - at);
+      const { bytesRead, buffer } = await handle.read(Buffer.allocUnsafe(length), 0, length, at);
       if (bytesRead === 0) throw new Error(`${file} ended at ${at} of ${bytes} bytes`);
       at += bytesRead;
       await sink.write(buffer.subarray(0, bytesRead));
