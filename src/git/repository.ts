@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type NodeGit from 'nodegit';
-import { GitObjectMissingError, missingObjectError } from './errors.js';
+import { checkReadLimit, GitObjectMissingError, missingObjectError, type ReadLimit } from './errors.js';
 import { nodegit } from './nodegit.js';
 import { globToRegExp } from '../config/glob.js';
 
@@ -107,11 +107,25 @@ export async function resolveBranches(
   return { branches, head: headInfo, warnings };
 }
 
-/** The repository's local branches with the time of their last commit, newest first (then by name). */
-export async function localBranchesByDate(repository: GitRepository): Promise<{ name: string; committedAt: Date }[]> {
-  const branches = await Promise.all(
-    (await localBranchNames(repository)).map(async (name) => ({ name, committedAt: (await repository.getBranchCommit(name)).date() })),
-  );
+/** Commits read at once by localBranchesByDate, between checks of its limit. */
+const BRANCH_COMMITS_AT_ONCE = 256;
+
+/**
+ * The repository's local branches whose names `wanted` takes, with the time of their last commit, newest first (then
+ * by name); GitReadStoppedError once `limit` fires (a repository of very many branches).
+ */
+export async function localBranchesByDate(
+  repository: GitRepository,
+  wanted: (name: string) => boolean,
+  limit: ReadLimit,
+): Promise<{ name: string; committedAt: Date }[]> {
+  const names = (await localBranchNames(repository)).filter(wanted);
+  const branches: { name: string; committedAt: Date }[] = [];
+  for (let at = 0; at < names.length; at += BRANCH_COMMITS_AT_ONCE) {
+    checkReadLimit(limit, 'the branch listing', 'narrow it with `query`');
+    const batch = names.slice(at, at + BRANCH_COMMITS_AT_ONCE);
+    branches.push(...(await Promise.all(batch.map(async (name) => ({ name, committedAt: (await repository.getBranchCommit(name)).date() })))));
+  }
   return branches.sort((a, b) => b.committedAt.getTime() - a.committedAt.getTime() || (a.name < b.name ? -1 : 1));
 }
 

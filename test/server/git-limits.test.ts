@@ -54,7 +54,7 @@ t.test('git reads past their bounds are refused, and the daemon keeps serving', 
   t.ok((await treeOf(head, ['docs/a/b'], { signal: new AbortController().signal, budgetMs: 10_000 })).children.length > 0, 'unfired, the same listing answers');
 });
 
-t.test('a commit walk past the time budget is stopped: 503, the daemon keeps serving', async (t) => {
+t.test('a commit walk or a branch listing past the time budget is stopped: 503, the daemon keeps serving', async (t) => {
   // 5,000 commits in one fast-import: walking them all takes tens of milliseconds at the least, the budget here is 1 ms.
   const root = path.join(tempDir(t, 'trawl-long-history-'), 'repo');
   execFileSync('git', ['init', '-q', root]);
@@ -67,6 +67,9 @@ t.test('a commit walk past the time budget is stopped: 503, the daemon keeps ser
   execFileSync('git', ['fast-import', '--quiet'], { cwd: root, input: stream });
   execFileSync('git', ['symbolic-ref', 'HEAD', 'refs/heads/main'], { cwd: root });
   execFileSync('git', ['reset', '-q', '--hard'], { cwd: root });
+  // And 5,000 branches: listing them reads 5,000 commits.
+  const refs = Array.from({ length: 5_000 }, (_, i) => `create refs/heads/topic-${i} HEAD\n`).join('');
+  execFileSync('git', ['update-ref', '--stdin'], { cwd: root, input: refs });
   const daemon = await startDaemon(t, {
     repos: [{ name: 'example.com/acme/history', path: root, public: true }],
     auth: { anonymousAccess: true },
@@ -77,6 +80,8 @@ t.test('a commit walk past the time budget is stopped: 503, the daemon keeps ser
   const stopped = await daemon.fetch('/api/commits?repo=example.com/acme/history&query=no+such+message');
   t.equal(stopped.headers.get('retry-after'), '1');
   await expectError(t, stopped, 503, 'SERVICE_UNAVAILABLE', /walking the history ran past the 1 ms time budget/);
+  const branches = await daemon.fetch('/api/branches?repo=example.com/acme/history');
+  await expectError(t, branches, 503, 'SERVICE_UNAVAILABLE', /the branch listing ran past the 1 ms time budget.*narrow it with `query`/);
   t.equal((await daemon.fetch('/api/health')).status, 200);
 });
 

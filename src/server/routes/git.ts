@@ -291,14 +291,13 @@ export const branchesRoute: Route = {
     const entry = context.catalog().repositories.find((candidate) => candidate.config.name === repo.name)?.entry;
     const indexed = new Set((entry?.branches ?? []).map((branch) => branch.name));
     const needle = params.query?.toLowerCase();
-    const branches = (await localBranchesByDate(repository))
-      .filter(({ name }) => needle === undefined || name.toLowerCase().includes(needle))
-      .map(({ name, committedAt }) => ({
-        name,
-        committedAt: committedAt.toISOString(),
-        isDefault: name === entry?.defaultBranch,
-        isIndexed: indexed.has(name),
-      }));
+    const wanted = (name: string) => needle === undefined || name.toLowerCase().includes(needle);
+    const branches = (await localBranchesByDate(repository, wanted, requestLimit(request, context))).map(({ name, committedAt }) => ({
+      name,
+      committedAt: committedAt.toISOString(),
+      isDefault: name === entry?.defaultBranch,
+      isIndexed: indexed.has(name),
+    }));
     const { items, headers } = paginate(branches, params, context.config.publicUrl, '/api/branches', request.query);
     return { status: 200, body: items, headers };
   },
