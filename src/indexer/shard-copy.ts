@@ -63,10 +63,18 @@ export async function copyShards(
     try {
       return await copy(node, offer, key, target);
     } catch (error) {
-      refused.push({ node, reason: (error as Error).message, damaged: true });
+      refused.push({ node, reason: (error as Error).message, damaged: error instanceof ShardDamagedError });
     }
   }
   return undefined;
+}
+
+/** A shard that came other than offered, in length or sha256: damaged on the offering node's disk, or on the way. */
+export class ShardDamagedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ShardDamagedError';
+  }
 }
 
 /** The sha256 (hex) of a file, read a MiB at a time. */
@@ -141,12 +149,12 @@ async function download(node: string, key: string, shard: ShardOffer['shards'][n
     const hash = createHash('sha256');
     for await (const chunk of answer as AsyncIterable<Buffer>) {
       timer.refresh();
-      if (writer.position + chunk.length > shard.bytes) throw new Error(`${shard.file} is longer than the ${shard.bytes} bytes offered`);
+      if (writer.position + chunk.length > shard.bytes) throw new ShardDamagedError(`${shard.file} is longer than the ${shard.bytes} bytes offered`);
       hash.update(chunk);
       writer.write(chunk);
     }
-    if (writer.position !== shard.bytes) throw new Error(`${writer.position} bytes of ${shard.file}'s ${shard.bytes} came`);
-    if (hash.digest('hex') !== shard.sha256) throw new Error(`${shard.file} does not match the sha256 recorded when it was built`);
+    if (writer.position !== shard.bytes) throw new ShardDamagedError(`${writer.position} bytes of ${shard.file}'s ${shard.bytes} came`);
+    if (hash.digest('hex') !== shard.sha256) throw new ShardDamagedError(`${shard.file} does not match the sha256 recorded when it was built`);
     writer.commit();
   } catch (error) {
     writer.abort();

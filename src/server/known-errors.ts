@@ -50,6 +50,7 @@ export const HANDLED_ELSEWHERE: Record<string, string> = {
   ForeignStateError: 'refused at start: the state directory is not the cluster’s (auth/etcd-journal.ts)',
   StaleConnectionError: 'a kept-alive connection to a peer closed under a request: sent again once (cluster/peer-client.ts)',
   PeerFilesError: "a peer's answer that is not its files: its partitions asked of another node, or counted missing (cluster/fan-out.ts)",
+  ShardDamagedError: "a replica's shard refused as it is copied: the repository built instead (indexer/shard-copy.ts); never at a request",
   PeerPartsError: "a peer's exhaustive answer cut short or failed: its partitions asked of another node, or counted missing (cluster/fan-out.ts)",
 };
 

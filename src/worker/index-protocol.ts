@@ -41,7 +41,7 @@ export type RepositoryOutcome =
     }
   | { name: string; status: 'failed'; error: string };
 
-/** Why a node's shards were not copied: `damaged` when they were what was wanted but did not arrive whole. */
+/** Why a node's shards were not copied: `damaged` when they were what was wanted but came other than offered (indexer/shard-copy.ts). */
 export interface NotCopied {
   node: string;
   reason: string;
