@@ -108,8 +108,16 @@ async function indexRepository(
     try {
       // A plain directory's "commit" fingerprints this disk's files: only a git repository's shards are copied.
       const replicas = snapshot.head ? (options.replicas?.nodes[repo.name] ?? []) : [];
-      const wanted = { repository: repo.name, id, fingerprint: placeFreeFingerprint(config, repo), branches: snapshot.branches };
-      const copied = replicas.length > 0 ? await copyShards(wanted, replicas, options.replicas!.key, target, notCopied) : undefined;
+      const copied =
+        replicas.length > 0
+          ? await copyShards(
+              { repository: repo.name, id, fingerprint: placeFreeFingerprint(config, repo), branches: snapshot.branches },
+              replicas,
+              options.replicas!.key,
+              target,
+              notCopied,
+            )
+          : undefined;
       result = copied ?? (await build(config, repo, id, snapshot, target, symbols, reporter, options.uninterrupted));
     } finally {
       snapshot.close();

@@ -27,6 +27,11 @@ export interface Catalog {
   repositories: CatalogRepository[];
 }
 
+/** The repository named `name` in `catalog`, if it is configured. */
+export function listedRepository(catalog: Catalog, name: string): CatalogRepository | undefined {
+  return catalog.repositories.find((repo) => repo.config.name === name);
+}
+
 export function loadCatalog(config: Config): Catalog {
   const manifest = readManifest(config.dataDir);
   const directory = shardDirectory(config.dataDir);

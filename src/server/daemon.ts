@@ -18,7 +18,7 @@ import { Backlogs } from './stream-backlog.js';
 import { IndexScheduler } from '../indexer/scheduler.js';
 import type { Logger } from '../obs/logger.js';
 import { Metrics } from '../obs/metrics.js';
-import { loadCatalog, type Catalog } from '../search/catalog.js';
+import { listedRepository, loadCatalog, type Catalog } from '../search/catalog.js';
 import { SearchPool } from '../search/pool.js';
 import { startWorkerThreads, workerOptions } from '../search/workers.js';
 import { HttpServer } from './app.js';
@@ -398,7 +398,7 @@ function serverContext(
     indexState: (name) => {
       // A repository another node holds is ready once a live node serves its partition.
       if (cluster && !cluster.holds(name)) return cluster.peersServing(name).length > 0 ? 'ready' : 'pending';
-      return scheduler.isIndexing(name) ? 'indexing' : (catalog.current.repositories.find((repo) => repo.config.name === name)?.entry?.state ?? 'pending');
+      return scheduler.isIndexing(name) ? 'indexing' : (listedRepository(catalog.current, name)?.entry?.state ?? 'pending');
     },
   };
 }

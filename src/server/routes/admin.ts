@@ -16,6 +16,7 @@ import {
   Success,
 } from '../../api/auth-schemas.js';
 import { ApiError } from '../../api/errors.js';
+import { listedRepository } from '../../search/catalog.js';
 import { parseBody, parseQuery, validator } from '../../api/validate.js';
 import { apiKeyView } from '../../auth/views.js';
 import { audit, type Caller } from '../access.js';
@@ -104,7 +105,7 @@ function grantRoute(method: 'post' | 'delete'): Route {
     errors: [granted ? 'INVALID_REQUEST_BODY' : 'INVALID_QUERY_PARAMS', 'NOT_FOUND', ...CREDENTIAL_ERRORS],
     async handle(request: Request, caller: Caller, context: ServerContext) {
       const { userId, repo } = granted ? parseBody(grantBody, request.body) : parseQuery(grantQuery, request.query);
-      const entry = context.catalog().repositories.find((candidate) => candidate.config.name === repo)?.entry;
+      const entry = listedRepository(context.catalog(), repo)?.entry;
       if (!entry) throw new ApiError('NOT_FOUND', `repository ${JSON.stringify(repo)} is not configured or not indexed yet`);
       await context.auth.setGrant(userId, entry.id, granted);
       audit(context, caller, granted ? 'grant.added' : 'grant.removed', { id: userId, type: 'user' }, { repo });

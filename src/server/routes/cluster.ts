@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../../api/errors.js';
+import { listedRepository } from '../../search/catalog.js';
 import { LIMITS, SearchResponse } from '../../api/schemas.js';
 import { parseBody, validator } from '../../api/validate.js';
 import {
@@ -148,7 +149,7 @@ export const peerShardsRoute: Route = {
   async handle(request, _caller, context) {
     clusterOf(context, request);
     const { repository } = parseBody(shardsBody, request.body);
-    const listed = context.catalog().repositories.find((candidate) => candidate.config.name === repository);
+    const listed = listedRepository(context.catalog(), repository);
     const entry = listed?.entry;
     // Only shards built here for the config as it is now, with the sums recorded as they were built, all on disk.
     if (

@@ -15,6 +15,7 @@ import {
 } from '../../api/git-schemas.js';
 import { SourceQuery, SourceResponse, TreeRequest, TreeResponse } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
+import { listedRepository } from '../../search/catalog.js';
 import { parseBody, parseQuery, validator } from '../../api/validate.js';
 import { blameFile } from '../../git/blame.js';
 import { blobAt } from '../../git/blob.js';
@@ -288,7 +289,7 @@ export const branchesRoute: Route = {
     const params = parseQuery(branchesQuery, request.query);
     const repo = repositoryHere(context, caller, params.repo);
     const repository = await gitRepository(repo);
-    const entry = context.catalog().repositories.find((candidate) => candidate.config.name === repo.name)?.entry;
+    const entry = listedRepository(context.catalog(), repo.name)?.entry;
     const indexed = new Set((entry?.branches ?? []).map((branch) => branch.name));
     const needle = params.query?.toLowerCase();
     const wanted = (name: string) => needle === undefined || name.toLowerCase().includes(needle);
