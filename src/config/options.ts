@@ -222,7 +222,8 @@ export const OPTIONS = {
     default: 24,
     min: 0,
     max: 8_760,
-    meaning: 'a repository gone from its host (deleted, excluded, no longer visible to the token) stays searchable this long, then is dropped with its mirror',
+    meaning:
+      'a repository gone from its host (deleted, excluded, no longer visible to the token) stays searchable this long, then is dropped with its mirror; in a cluster, a node removes its mirror of a repository it has not held this long',
   },
   'contexts.NAME': { kind: 'object', meaning: 'a named search context (`context:NAME` in queries)' },
   'contexts.NAME.include': { kind: 'strings', default: [], meaning: 'repository name globs the context includes' },

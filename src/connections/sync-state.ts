@@ -32,6 +32,8 @@ export interface MirroredRepository {
   error?: string;
   /** When the host stopped listing it; it is dropped `sync.removeAfterHours` later. */
   goneSince?: string;
+  /** In a cluster: since when this node has not held it, while it has a mirror here; the mirror goes `sync.removeAfterHours` later. */
+  releasedSince?: string;
   /** Its former trawl name, until the index has moved its id to the new one. */
   renamedFrom?: string;
 }

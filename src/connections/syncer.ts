@@ -16,6 +16,7 @@ import { ConnectionError, RateLimitedError } from './errors.js';
 import { discover, gitUser } from './hosts/index.js';
 import type { ListedRepository } from './listing.js';
 import { fetchMirror, writeAskpass } from './mirror.js';
+import { departures } from './retention.js';
 import { FetchSlots } from './fetch-slots.js';
 import { mirroredRepositories, mirrorName, mirrorPath } from './mirrored-repositories.js';
 import { SyncState, type ConnectionRecord, type MirroredRepository } from './sync-state.js';
@@ -268,7 +269,7 @@ export class ConnectionSyncer {
           ),
       );
       if (this.closing.signal.aborted) return;
-      this.dropGone(connection.name, record);
+      this.dropDeparted(connection.name, record);
       record.lastSyncedAt = new Date().toISOString();
       this.state.save();
       this.publishSoon();
@@ -369,15 +370,14 @@ export class ConnectionSyncer {
     }
   }
 
-  /** Drops the repositories gone from the host for longer than `sync.removeAfterHours`, and their mirrors. */
-  private dropGone(connection: string, record: ConnectionRecord): void {
-    const cutoff = Date.now() - this.config.sync.removeAfterHours * 3_600_000;
-    const dropped = new Set(record.repos.filter((repo) => repo.goneSince !== undefined && Date.parse(repo.goneSince) <= cutoff));
-    if (dropped.size === 0) return;
-    record.repos = record.repos.filter((repo) => !dropped.has(repo));
+  /** Drops the repositories that left this node for `sync.removeAfterHours` (retention.ts `departures`), and their mirrors. */
+  private dropDeparted(connection: string, record: ConnectionRecord): void {
+    const { gone, released } = departures(record, this.options.holds, this.config.sync.removeAfterHours);
+    if (gone.length + released.length === 0) return;
+    const names = (repos: MirroredRepository[]) => repos.map((repo) => repo.name);
+    this.options.logger.info({ connection, gone: names(gone), released: names(released) }, 'repositories gone from the host or not held here: mirrors removed');
     this.holders = null;
-    this.options.logger.info({ connection, repositories: [...dropped].map((repo) => repo.name) }, 'repositories gone from their host dropped');
-    this.removeMirrors([...dropped].map((repo) => this.mirrorPath(connection, repo)));
+    this.removeMirrors([...gone, ...released].map((repo) => this.mirrorPath(connection, repo)));
   }
 
   private dropUnconfigured(): void {

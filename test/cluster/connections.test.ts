@@ -36,7 +36,8 @@ t.test("each node fetches only its share of the connections' repositories, and e
   }
   const keyFile = path.join(tempDir(t, 'trawl-cluster-key-'), 'cluster.key');
   fs.writeFileSync(keyFile, 'k'.repeat(40), { mode: 0o600 });
-  const base = { repos: [], connections, auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
+  // removeAfterHours 0: a node removes its mirror of a repository at its first sync after it stopped holding it.
+  const base = { repos: [], connections, auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 }, sync: { removeAfterHours: 0 } };
   // Node c lists the connections in the other order: the ids it gives must still be the cluster's.
   const reversed = Object.fromEntries(Object.entries(connections).reverse());
   const node = (name: string) =>
@@ -53,14 +54,25 @@ t.test("each node fetches only its share of the connections' repositories, and e
 
   const names = ((await (await c.fetch('/api/repos?perPage=100')).json()) as { repoName: string }[]).map((repo) => repo.repoName).sort();
   t.equal(names.length, REPOSITORIES, 'c lists every repository, fetched here or not');
-  const ownedByC = names.filter((name) => ownersOf(partitionOf(name, PARTITIONS), ['a', 'b', 'c'], 1)[0] === 'c');
-  const mirrors = path.join(path.dirname(c.configFile), 'data', 'mirrors');
-  const fetchedByC = names.filter((name) => {
-    const connection = `c${/(\d+)$/.exec(name)![1]}`;
-    return fs.existsSync(path.join(mirrors, connection)) && fs.readdirSync(path.join(mirrors, connection)).length > 0;
-  });
-  t.ok(ownedByC.length > 0 && ownedByC.length < REPOSITORIES, `c owns some repositories, not all (${ownedByC.join(', ')})`);
-  t.same(fetchedByC, ownedByC, 'c fetched exactly the repositories of its partitions');
+  const ownedBy = (node: string) => names.filter((name) => ownersOf(partitionOf(name, PARTITIONS), ['a', 'b', 'c'], 1)[0] === node);
+  /** The repositories with a mirror on `daemon`'s disk. */
+  const mirroredOn = (daemon: Daemon) => {
+    const mirrors = path.join(path.dirname(daemon.configFile), 'data', 'mirrors');
+    return names.filter((name) => {
+      const connection = path.join(mirrors, `c${/(\d+)$/.exec(name)![1]}`);
+      return fs.existsSync(connection) && fs.readdirSync(connection).length > 0;
+    });
+  };
+  t.ok(ownedBy('c').length > 0 && ownedBy('c').length < REPOSITORIES, `c owns some repositories, not all (${ownedBy('c').join(', ')})`);
+  t.same(mirroredOn(c), ownedBy('c'), 'c fetched exactly the repositories of its partitions');
+  // a and b held c's partitions until c served them; their mirrors of those go at their next sync.
+  for (const [node, daemon] of [
+    ['a', a!],
+    ['b', b!],
+  ] as const) {
+    await waitFor(async () => mirroredOn(daemon).join() === ownedBy(node).join(), 60_000, `${node} keeps only the mirrors of what it holds`);
+    t.same(mirroredOn(daemon), ownedBy(node), `${node} removed its mirrors of the repositories it no longer holds`);
+  }
 
   // Grants and scoped tokens, shared by the nodes, name repositories by id: every node gives each the same one.
   const ids = async (daemon: Daemon) =>
