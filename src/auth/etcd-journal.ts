@@ -9,8 +9,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
+import type { IKeyValue, Watcher } from 'etcd3';
+import type { EtcdKeys } from '../cluster/etcd.js';
 import type { Logger } from '../obs/logger.js';
+import { ClusterStateCorruptError, ClusterStateUnavailableError, ForeignStateError } from './cluster-errors.js';
 import { StaleDecisionError, type Journal, type JournalHost } from './journal.js';
 import { derivedKey, loadInstanceKey, seal, storeInstanceKey, unseal } from './secrets.js';
 import { STATE_LOG_FILE, StateLog, type TailRepair } from './state-log.js';
@@ -39,34 +41,10 @@ const BEAT_MS = 500;
 const FRESH_MS = 1_500;
 const BEAT_CALL_MS = 1_000;
 
-/** etcd did not confirm a change in time: it may or may not be saved. */
-export class ClusterStateUnavailableError extends Error {
-  constructor(what: string, cause?: unknown) {
-    super(`the change was not confirmed: ${what}; the cluster's credential log on etcd must be reachable for changes (reads go on)`, { cause });
-    this.name = 'ClusterStateUnavailableError';
-  }
-}
-
-/** The local state is not a checkpoint of the cluster's log: joining would lose its users and keys, or mix two sets. */
-export class ForeignStateError extends Error {
-  constructor(file: string, why: string) {
-    super(`${file} ${why}: move the state directory away to join with the cluster’s users and keys`);
-    this.name = 'ForeignStateError';
-  }
-}
-
 const NOT_OURS = "holds users and keys that are not this cluster's, and the cluster's credential log already exists (another node started it)";
 
-/** A commit in etcd whose bytes do not decode (its checksums fail): nothing after it is applied. */
-export class ClusterStateCorruptError extends Error {
-  constructor(key: string, problem: string) {
-    super(`the cluster's credential log is damaged at ${key} (${problem}): changes after it are not applied; restore etcd from a backup`);
-    this.name = 'ClusterStateCorruptError';
-  }
-}
-
 export interface EtcdJournalOptions {
-  etcd: Etcd3;
+  etcd: EtcdKeys;
   /** The state directory: the checkpoint (state.log) and the instance key. */
   directory: string;
   /** The key the nodes share (cluster.keyFile): the instance key is sealed under it in etcd. */
@@ -385,14 +363,14 @@ export class EtcdJournal implements Journal {
 }
 
 /** The revision of the log's last commit (head's), as etcd has it now; `deadline` bounds the call (default: every call's bound). */
-async function headRevision(etcd: Etcd3, deadline?: number): Promise<number> {
+async function headRevision(etcd: EtcdKeys, deadline?: number): Promise<number> {
   const read = etcd.get(HEAD_KEY);
   const found = await (deadline === undefined ? read : read.options({ deadline })).exec();
   return Number(found.kvs[0]?.mod_revision ?? 0);
 }
 
 /** The cluster's state id and instance key, or null when the log has not been started. */
-async function readIdentity(etcd: Etcd3, sealingKey: Buffer): Promise<{ id: string; instanceKey: Buffer } | null> {
+async function readIdentity(etcd: EtcdKeys, sealingKey: Buffer): Promise<{ id: string; instanceKey: Buffer } | null> {
   const value = await etcd.get(IDENTITY_KEY).string();
   if (value === null) return null;
   const { id, key } = JSON.parse(value) as { id: string; key: string };

@@ -18,7 +18,7 @@ export interface OpenedAuth {
 function clusterJournal(cluster: NonNullable<Config['cluster']>, directory: string, logger: Logger): AuthStoreOptions['openJournal'] {
   return async (host) => {
     const clusterKey = readClusterKey(cluster);
-    const etcd = openEtcd(cluster.etcd);
+    const etcd = openEtcd(cluster);
     try {
       return await EtcdJournal.open({ etcd, directory, clusterKey, node: cluster.node, logger }, host);
     } catch (error) {

@@ -1,10 +1,11 @@
 /**
  * The one way trawl opens etcd, and reads the key the nodes share. etcd: the etcd3 client with its silent retries and circuit breaker off (a retried write
  * could be stored twice, and an open breaker kept a client failing after etcd came back), every call bounded in
- * time, and a receive limit large enough for a watch over a long backlog (docs/cluster.md, "etcd").
+ * time, and a receive limit large enough for a watch over a long backlog (docs/cluster.md, "etcd"); its keys
+ * under the cluster's `keyPrefix`, which the callers never see.
  */
 import { ConstantBackoff, noop } from 'cockatiel';
-import { Etcd3 } from 'etcd3';
+import { Etcd3, type Namespace } from 'etcd3';
 import type { ClusterConfig } from '../config/config.js';
 import { readSecretFile } from '../config/secret-file.js';
 
@@ -13,14 +14,18 @@ export const ETCD_CALL_MS = 2_000;
 /** A watch that catches up over a long backlog receives messages this large. */
 const RECEIVE_BYTES = 64 << 20;
 
-export function openEtcd(endpoints: readonly string[]): Etcd3 {
-  return new Etcd3({
-    hosts: [...endpoints],
+/** A cluster's keys in etcd: every key read, written or watched is under the cluster's prefix. */
+export type EtcdKeys = Namespace & { close(): void };
+
+export function openEtcd(config: Pick<ClusterConfig, 'etcd' | 'keyPrefix'>): EtcdKeys {
+  const client = new Etcd3({
+    hosts: [...config.etcd],
     dialTimeout: ETCD_CALL_MS,
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + ETCD_CALL_MS }),
     faultHandling: { host: () => noop, global: noop, watchBackoff: new ConstantBackoff(250).next() },
     grpcOptions: { 'grpc.max_receive_message_length': RECEIVE_BYTES },
   });
+  return Object.assign(client.namespace(config.keyPrefix), { close: () => client.close() });
 }
 
 /** The cluster key is at least this long: it is all that stands between a node's search endpoint and the network. */

@@ -4,7 +4,8 @@
  * dies or stops answering loses its lease and its key within the lease's time; every node watches the keys and
  * sees it go (docs/cluster.md, "Membership").
  */
-import type { Etcd3, IKeyValue, Lease, Watcher } from 'etcd3';
+import type { IKeyValue, Lease, Watcher } from 'etcd3';
+import type { EtcdKeys } from './etcd.js';
 import type { Logger } from '../obs/logger.js';
 
 export const MEMBERS_PREFIX = 'trawl/members/';
@@ -30,7 +31,7 @@ export class Membership {
   private readonly self: Member;
 
   private constructor(
-    private readonly etcd: Etcd3,
+    private readonly etcd: EtcdKeys,
     node: string,
     private readonly logger: Logger,
     private readonly onChange: (members: Member[]) => void,
@@ -39,7 +40,7 @@ export class Membership {
   }
 
   /** Starts watching the members (`onChange`: a member came, went or changed); rejects when etcd cannot be reached. `node` joins with `join`. */
-  static async watch(etcd: Etcd3, node: string, logger: Logger, onChange: (members: Member[]) => void): Promise<Membership> {
+  static async watch(etcd: EtcdKeys, node: string, logger: Logger, onChange: (members: Member[]) => void): Promise<Membership> {
     const membership = new Membership(etcd, node, logger, onChange);
     try {
       await membership.watchMembers();

@@ -5,10 +5,9 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
-import type { Etcd3 } from 'etcd3';
 import type { ClusterConfig, RepositoryConfig } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
-import { openEtcd, readClusterKey, unreachable } from './etcd.js';
+import { openEtcd, readClusterKey, unreachable, type EtcdKeys } from './etcd.js';
 import { Membership, type Member } from './membership.js';
 import { heldBy, ownedBy, ownersOf, partitionOf } from './placement.js';
 import { sharedRepositoryIds } from './repository-ids.js';
@@ -43,7 +42,7 @@ export class ClusterNode {
   private constructor(
     readonly config: ClusterConfig,
     private readonly key: Buffer,
-    private readonly etcd: Etcd3,
+    private readonly etcd: EtcdKeys,
     private readonly logger: Logger,
     private readonly onHeld: (held: readonly number[]) => void,
   ) {}
@@ -51,7 +50,7 @@ export class ClusterNode {
   /** Watches the cluster's members (the node joins with `join`); rejects (having closed what it opened) when the key file or etcd fails. */
   static async start({ config, logger, onHeld }: ClusterNodeOptions): Promise<ClusterNode> {
     const key = readClusterKey(config);
-    const etcd = openEtcd(config.etcd);
+    const etcd = openEtcd(config);
     const node = new ClusterNode(config, key, etcd, logger, onHeld);
     try {
       node.membership = await Membership.watch(etcd, config.node, logger, (members) => node.membersChanged(members));

@@ -7,7 +7,7 @@
  * id, else the next. A name the host renamed takes its former name's id, in the same transaction that deletes the
  * former name's key, while the former name is not configured: the grants bound to the id move with the name.
  */
-import type { Etcd3 } from 'etcd3';
+import type { EtcdKeys } from './etcd.js';
 
 const IDS_PREFIX = 'trawl/repository-ids/';
 const NEXT_KEY = 'trawl/repository-ids-next';
@@ -20,7 +20,7 @@ const ATTEMPTS = 20;
  * `renamed`: the former name of each name a host renamed.
  */
 export async function sharedRepositoryIds(
-  etcd: Etcd3,
+  etcd: EtcdKeys,
   names: readonly string[],
   local: ReadonlyMap<string, number>,
   renamed: ReadonlyMap<string, string> = new Map(),

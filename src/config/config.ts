@@ -108,6 +108,8 @@ export interface ClusterConfig {
   partitions: number;
   replicas: number;
   strict: boolean;
+  /** Put before every key of the cluster in etcd ('' for none). */
+  keyPrefix: string;
 }
 
 /** Single sign-on through an OpenID Connect provider (options.ts says what each is). */
@@ -388,6 +390,9 @@ function readCluster(r: Reader, raw: Record<string, Json>): ClusterConfig {
     partitions: r.integerOption('cluster.partitions', raw.partitions),
     replicas: r.integerOption('cluster.replicas', raw.replicas),
     strict: r.booleanOption('cluster.strict', raw.strict),
+    keyPrefix: r.stringOption('cluster.keyPrefix', raw.keyPrefix, 'cluster.keyPrefix', (prefix) =>
+      /^[\x21-\x7e]{0,128}$/.test(prefix) ? null : 'must be at most 128 printable ASCII characters, no spaces',
+    ),
   };
 }
 

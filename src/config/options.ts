@@ -297,6 +297,12 @@ export const OPTIONS = {
     meaning: 'virtual partitions the repositories are hashed into; the same on every node, fixed for the life of the cluster',
   },
   'cluster.replicas': { kind: 'integer', default: 2, min: 1, max: 16, meaning: 'nodes that hold each partition' },
+  'cluster.keyPrefix': {
+    kind: 'string',
+    default: '',
+    meaning:
+      'put before every key the cluster keeps in etcd (`search-a/`, say), so that several clusters, or other programs, share one etcd; the same on every node',
+  },
   'cluster.strict': {
     kind: 'boolean',
     default: false,

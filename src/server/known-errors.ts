@@ -3,7 +3,7 @@ import { ApiError, type ErrorCode } from '../api/errors.js';
 import { AuthError, type AuthErrorCode } from '../auth/errors.js';
 import { LicenseError } from '../auth/license.js';
 import { StateLogWriteError } from '../auth/state-log.js';
-import { ClusterStateCorruptError, ClusterStateUnavailableError } from '../auth/etcd-journal.js';
+import { ClusterStateCorruptError, ClusterStateUnavailableError } from '../auth/cluster-errors.js';
 import { BlameError } from '../git/blame.js';
 import { GitObjectMissingError, GitReadStoppedError, InvalidRefError, missingObjectError, PathNotFoundError } from '../git/errors.js';
 import { GitProcessesBusyError } from '../git/process-slots.js';

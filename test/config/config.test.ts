@@ -161,7 +161,13 @@ t.test('a cluster node: defaults, and its key file resolved against the config f
     partitions: 64,
     replicas: 2,
     strict: false,
+    keyPrefix: '',
   });
+  const prefixed = (keyPrefix: unknown) => () =>
+    validateConfig({ repos: [], cluster: { etcd: ['http://10.0.0.1:2379'], node: 'n', keyFile: '/k', keyPrefix } }, 'prefix.json').cluster!.keyPrefix;
+  t.equal(prefixed('search-a/')(), 'search-a/', 'a key prefix is taken as it is');
+  t.throws(prefixed('a b'), /cluster\.keyPrefix: must be at most 128 printable ASCII characters/, 'a prefix with a space is refused');
+  t.throws(prefixed('x'.repeat(129)), /cluster\.keyPrefix/, 'so is one over 128 characters');
 });
 
 t.test('every problem is reported at once', async (t) => {

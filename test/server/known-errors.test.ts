@@ -15,7 +15,7 @@ import { SearchPoolClosingError } from '../../src/search/workers.js';
 import { UnknownSearchContextError } from '../../src/query/plan.js';
 import { GitObjectMissingError } from '../../src/git/errors.js';
 import { StateLogWriteError } from '../../src/auth/state-log.js';
-import { ClusterStateCorruptError, ClusterStateUnavailableError } from '../../src/auth/etcd-journal.js';
+import { ClusterStateCorruptError, ClusterStateUnavailableError } from '../../src/auth/cluster-errors.js';
 
 /** Every `class X extends …Error` under src/, found in the source rather than listed by hand. */
 function errorClassesOfSource(): string[] {
