@@ -15,7 +15,7 @@ import { SymbolExtractor } from './symbol-extractor.js';
 import { buildShards, type BuildProgress, type BuildResult } from './build-shards.js';
 import { placeFreeFingerprint, repositoryFingerprint } from './fingerprint.js';
 import { assignRepositoryIds, formerNames } from './repository-ids.js';
-import { copyShards, sha256Of } from './shard-copy.js';
+import { copyShards, sha256Of, verifiedSums } from './shard-copy.js';
 import { readManifest, writeManifest, type Manifest, type RepositoryEntry } from '../index/manifest.js';
 import { takeSnapshot, type Snapshot } from './source.js';
 import type { NotCopied, RepositoryOutcome, ShardSources } from '../worker/index-protocol.js';
@@ -97,10 +97,15 @@ async function indexRepository(
     const head = { defaultBranch: snapshot.head?.defaultBranch ?? 'HEAD', ...(snapshot.head ? { pushedAt: snapshot.head.committedAt } : {}) };
     // Shards carry the id: ones written under another id (a manifest older than the id file) are rebuilt.
     if (previous?.id === id && isUnchanged(previous, snapshot.branches, fingerprint, shardDirectory)) {
-      // HEAD may name another branch at the same commit: the entry changes, the shards do not.
-      if (previous.defaultBranch !== head.defaultBranch || previous.pushedAt !== head.pushedAt)
-        publish(manifest, config.dataDir, repo.name, { ...previous, ...head });
-      return { name: repo.name, status: 'unchanged' };
+      // In a cluster, shards built before sums were recorded get theirs once they pass the full check, so that
+      // replicas can copy them; shards that fail it are built again.
+      const sums = config.cluster && !previous.sha256 ? verifiedSums(shardDirectory, previous.shards) : undefined;
+      if (sums !== null) {
+        // HEAD may name another branch at the same commit: the entry changes, the shards do not.
+        if (sums || previous.defaultBranch !== head.defaultBranch || previous.pushedAt !== head.pushedAt)
+          publish(manifest, config.dataDir, repo.name, { ...previous, ...head, ...(sums ? { sha256: sums } : {}) });
+        return { name: repo.name, status: 'unchanged' };
+      }
     }
     const target = { shardDirectory, fileStem: `${fileSlug(repo.name)}.g${manifest.generation + 1}` };
     const notCopied: NotCopied[] = [];

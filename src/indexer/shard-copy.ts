@@ -11,7 +11,9 @@ import { PeerShardOffer } from '../api/cluster-schemas.js';
 import { validator } from '../api/validate.js';
 import { askPeer, openPeer, postedJson } from '../cluster/peer-client.js';
 import { AtomicFileWriter } from '../index/atomic-file.js';
+import { ShardFormatError } from '../index/errors.js';
 import { SHARD_FILE_EXTENSION } from '../index/format.js';
+import { Shard } from '../index/shard-reader.js';
 import type { IndexedBranch } from '../index/model.js';
 import type { NotCopied } from '../worker/index-protocol.js';
 import type { BuildResult } from './build-shards.js';
@@ -88,6 +90,26 @@ export function sha256Of(file: string): string {
     fs.closeSync(fd);
   }
   return hash.digest('hex');
+}
+
+/**
+ * The sha256 of each of `files` in `shardDirectory`, each taken only after the file passed the shard format's full
+ * check (every section's checksum): sums for shards built before sums were recorded, which vouch for nothing the
+ * checksums do not. Null when a file fails the check.
+ */
+export function verifiedSums(shardDirectory: string, files: readonly string[]): string[] | null {
+  const sums: string[] = [];
+  for (const file of files) {
+    const bytes = fs.readFileSync(path.join(shardDirectory, file));
+    try {
+      Shard.fromBuffer(bytes, { verify: 'full' });
+    } catch (error) {
+      if (error instanceof ShardFormatError) return null;
+      throw error;
+    }
+    sums.push(createHash('sha256').update(bytes).digest('hex'));
+  }
+  return sums;
 }
 
 async function copy(

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import type { SearchResponse } from '../../src/api/types.js';
+import { validateConfig } from '../../src/config/config.js';
+import { runIndex } from '../../src/indexer/run-index.js';
 import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -141,4 +143,44 @@ t.test('a shard damaged on the disk of the node offering it is refused, and the 
   for (const repo of repos.filter((repo) => repo.name !== damaged)) t.same(copied[repo.name]!.sha256, built[repo.name]!.sha256, `${repo.name}: copied`);
   await b.waitForLog(/"level":40.*does not match the sha256 recorded when it was built.*"msg":"a replica's shards not copied"/, 'the damage reported');
   t.same((await found(b, 'copied')).files.length, 15, 'every file found on the node that refused the damaged shard');
+});
+
+t.test('shards indexed before a node joined a cluster get their sums once they pass the full check, and are copied', async (t) => {
+  const { repos, config } = await setUp(t);
+  // a's index is built as a single node builds it: no cluster, no sums.
+  const withoutSums = async (configFile: string) => {
+    const { cluster: _, ...single } = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+    await runIndex(validateConfig(single, configFile));
+  };
+  let before: Record<string, Entry> = {};
+  const damaged = repos[2]!.name;
+  const a = await startDaemon(t, config('a'), {
+    prepare: async (configFile) => {
+      await withoutSums(configFile);
+      const data = path.join(path.dirname(configFile), 'data');
+      before = (JSON.parse(fs.readFileSync(path.join(data, 'manifest.json'), 'utf8')) as { repositories: Record<string, Entry> }).repositories;
+      // One bit flipped in the last repository's shard: its sections' checksums no longer hold.
+      const file = path.join(data, 'shards', before[damaged]!.shards[0]!);
+      const bytes = fs.readFileSync(file);
+      bytes[bytes.length >> 1]! ^= 0x20;
+      fs.writeFileSync(file, bytes);
+    },
+  });
+  await servesAll(a);
+  const after = manifest(a);
+  for (const repo of repos) {
+    t.equal(before[repo.name]!.sha256, undefined, `${repo.name}: indexed without sums`);
+    if (repo.name === damaged) t.notSame(after[repo.name]!.shards, before[repo.name]!.shards, `${repo.name}: failed the check, built again`);
+    else t.same(after[repo.name]!.shards, before[repo.name]!.shards, `${repo.name}: its shards kept, not built again`);
+    t.same(
+      after[repo.name]!.sha256,
+      after[repo.name]!.shards.map((file) => sha256Of(shardFile(a, file))),
+      `${repo.name}: sums recorded, the files'`,
+    );
+  }
+
+  const b = await startDaemon(t, config('b'));
+  await servesAll(b);
+  for (const repo of repos) t.same(manifest(b)[repo.name]!.sha256, after[repo.name]!.sha256, `${repo.name}: copied from a`);
+  t.same(await found(b, 'copied'), await found(a, 'copied'), 'the copied shards answer as a’s');
 });
