@@ -1,6 +1,6 @@
 /**
  * When a connection's repositories leave this node: one gone from its host is dropped, and in a cluster one this node
- * no longer holds loses its mirror here, each `sync.removeAfterHours` after it went (docs/connections.md, "Sync").
+ * no longer holds loses its mirror here, each `sync.removeAfterHours` after it went (docs/connections.md, "A sync").
  */
 import type { ConnectionRecord, MirroredRepository } from './sync-state.js';
 
