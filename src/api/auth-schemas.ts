@@ -1,6 +1,7 @@
 /** Request and response schemas of the auth endpoints: scoped tokens, users, audit, API keys, grants, settings, license (spec/api.md §5, §6). */
 import { AUTH_LIMITS } from '../auth/limits.js';
-import { Type, type TSchema } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
+import { Type } from './typebox.js';
 import { isoDate, longPerPage, page } from './schemas.js';
 
 /** Passwords: shorter ones are refused when set; longer ones always (the hash's cost must not grow with what a caller sends). */

@@ -2,7 +2,7 @@
  * The schemas of what the nodes of a cluster send each other (docs/cluster.md, "Search"): a search of some
  * partitions, its query already planned (query/ast.ts's shape, checked node by node).
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from './typebox.js';
 import { literals, RepositoryInfo, SearchRequest, SearchStats } from './schemas.js';
 
 const PATTERN_TARGETS = ['contentOrPath', 'content', 'path', 'symbol', 'repository', 'branch'] as const;

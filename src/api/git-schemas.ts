@@ -1,5 +1,5 @@
 /** The schemas of the history endpoints (spec/api.md §4): commits, their authors, branches, blame, diff. */
-import { Type } from '@sinclair/typebox';
+import { Type } from './typebox.js';
 import { isoDate, longPerPage, name, nullable, page } from './schemas.js';
 
 const gitRef = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 1024, default: 'HEAD', description }));

@@ -6,7 +6,8 @@
  *
  * Over 300 lines: the API's schemas in one table, referenced by one another by $id.
  */
-import { Type, type Static, type TLiteral, type TSchema } from '@sinclair/typebox';
+import type { Static, TLiteral, TSchema } from '@sinclair/typebox';
+import { Type } from './typebox.js';
 import { CODE_HOST_TYPES, CONNECTION_TYPES } from '../index/code-host.js';
 
 /** spec/api.md §9 defaults. */

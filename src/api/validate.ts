@@ -3,8 +3,7 @@
  * ApiErrors whose message names the field and what was expected.
  */
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { Value } from '@sinclair/typebox/value';
+import { TypeCompiler, Value, type TypeCheck } from './typebox.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import { SHARED_SCHEMAS } from './references.js';
 

@@ -2,7 +2,6 @@
 import { AuditTrail } from './audit.js';
 import { TEST_LICENSE_KEY_VARIABLE, trustedLicenseKeys } from './license.js';
 import { AuthStore, stateDirectory, type AuthStoreOptions } from './store.js';
-import { EtcdError } from 'etcd3';
 import { EtcdJournal } from './etcd-journal.js';
 import { openEtcd, readClusterKey, unreachable } from '../cluster/etcd.js';
 import type { Config } from '../config/config.js';
@@ -18,11 +17,12 @@ export interface OpenedAuth {
 function clusterJournal(cluster: NonNullable<Config['cluster']>, directory: string, logger: Logger): AuthStoreOptions['openJournal'] {
   return async (host) => {
     const clusterKey = readClusterKey(cluster);
-    const etcd = openEtcd(cluster);
+    const etcd = await openEtcd(cluster);
     try {
       return await EtcdJournal.open({ etcd, directory, clusterKey, node: cluster.node, logger }, host);
     } catch (error) {
       etcd.close();
+      const { EtcdError } = await import('etcd3'); // loaded by openEtcd
       throw error instanceof EtcdError ? unreachable(cluster, error) : error;
     }
   };

@@ -2,10 +2,10 @@
  * The one way trawl opens etcd, and reads the key the nodes share. etcd: the etcd3 client with its silent retries and circuit breaker off (a retried write
  * could be stored twice, and an open breaker kept a client failing after etcd came back), every call bounded in
  * time, and a receive limit large enough for a watch over a long backlog (docs/cluster.md, "etcd"); its keys
- * under the cluster's `keyPrefix`, which the callers never see.
+ * under the cluster's `keyPrefix`, which the callers never see. The client's modules (gRPC, protobuf) load at the
+ * first `openEtcd`: a daemon outside a cluster never loads them (docs/design.md, "Start").
  */
-import { ConstantBackoff, noop } from 'cockatiel';
-import { Etcd3, type Namespace } from 'etcd3';
+import type { Namespace } from 'etcd3';
 import type { ClusterConfig } from '../config/config.js';
 import { readSecretFile } from '../config/secret-file.js';
 
@@ -17,7 +17,8 @@ const RECEIVE_BYTES = 64 << 20;
 /** A cluster's keys in etcd: every key read, written or watched is under the cluster's prefix. */
 export type EtcdKeys = Namespace & { close(): void };
 
-export function openEtcd(config: Pick<ClusterConfig, 'etcd' | 'keyPrefix'>): EtcdKeys {
+export async function openEtcd(config: Pick<ClusterConfig, 'etcd' | 'keyPrefix'>): Promise<EtcdKeys> {
+  const [{ ConstantBackoff, noop }, { Etcd3 }] = await Promise.all([import('cockatiel'), import('etcd3')]);
   const client = new Etcd3({
     hosts: [...config.etcd],
     dialTimeout: ETCD_CALL_MS,

@@ -50,7 +50,7 @@ export class ClusterNode {
   /** Watches the cluster's members (the node joins with `join`); rejects (having closed what it opened) when the key file or etcd fails. */
   static async start({ config, logger, onHeld }: ClusterNodeOptions): Promise<ClusterNode> {
     const key = readClusterKey(config);
-    const etcd = openEtcd(config);
+    const etcd = await openEtcd(config);
     const node = new ClusterNode(config, key, etcd, logger, onHeld);
     try {
       node.membership = await Membership.watch(etcd, config.node, logger, (members) => node.membersChanged(members));

@@ -16,7 +16,7 @@ export interface ClusterStatus {
 
 /** The cluster as etcd holds it now; rejects when etcd cannot be reached. */
 export async function readClusterStatus(config: ClusterConfig, repositories: readonly RepositoryConfig[]): Promise<ClusterStatus> {
-  const etcd = openEtcd(config);
+  const etcd = await openEtcd(config);
   try {
     const listed = await etcd.getAll().prefix(MEMBERS_PREFIX).strings();
     const members: Member[] = Object.entries(listed)

@@ -52,7 +52,7 @@ t.test('two clusters with their own key prefixes share one etcd and see nothing 
   t.equal((await x.fetch('/api/repos', { headers: bearer(owner!.key) })).status, 200, "x's owner's key works on x");
   t.equal((await y.fetch('/api/ee/users', { headers: bearer(owner!.key) })).status, 401, "but not on y: y's credential log is its own");
 
-  const everything = openEtcd({ etcd: etcd.endpoints, keyPrefix: '' });
+  const everything = await openEtcd({ etcd: etcd.endpoints, keyPrefix: '' });
   t.teardown(() => everything.close());
   const keys = await everything.getAll().keys();
   t.ok(keys.length > 0, 'the clusters keep keys in etcd');

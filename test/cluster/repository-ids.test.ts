@@ -5,7 +5,7 @@ import { startEtcd } from './etcd.js';
 
 t.test("a renamed repository takes its former name's id across the cluster, only while the former name is gone", async (t) => {
   const { endpoints } = await startEtcd(t, 1);
-  const etcd = openEtcd({ etcd: endpoints, keyPrefix: '' });
+  const etcd = await openEtcd({ etcd: endpoints, keyPrefix: '' });
   t.teardown(() => etcd.close());
   const none = new Map<string, number>();
   const first = await sharedRepositoryIds(etcd, ['host/acme/api', 'host/acme/web'], none);

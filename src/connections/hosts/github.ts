@@ -1,8 +1,7 @@
 /**
  * GitHub (github.com and Enterprise Server) through octokit, whose requests go through the connection's
- * HostFetch: `orgs`, `users` and `repos`, paged 100 at a time.
+ * HostFetch: `orgs`, `users` and `repos`, paged 100 at a time. octokit loads at the first listing, not at start.
  */
-import { Octokit } from '@octokit/rest';
 import type { RemoteRepository } from '../listing.js';
 import type { HostListing } from './host.js';
 
@@ -13,6 +12,7 @@ export function githubApiBase(url: string): string {
 }
 
 export async function listGithub({ connection, token, fetch, listing }: HostListing): Promise<void> {
+  const { Octokit } = await import('@octokit/rest');
   const octokit = new Octokit({
     baseUrl: githubApiBase(connection.url),
     auth: token,

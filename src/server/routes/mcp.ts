@@ -1,5 +1,5 @@
 /** /api/mcp (spec/api.md §8): MCP Streamable HTTP — POST for JSON-RPC, DELETE to end a session, GET answered 405. */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../api/typebox.js';
 import type { Route } from '../route.js';
 import { MCP_RESOURCE_PATH } from '../mcp/resource.js';
 import { handleMcp } from '../mcp/sessions.js';

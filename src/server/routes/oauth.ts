@@ -7,7 +7,7 @@
  * Errors carry both the API's error object and RFC 6749's `error` and
  * `error_description`, so OAuth clients and API clients each read theirs.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../api/typebox.js';
 import { ApiError, type ErrorCode } from '../../api/errors.js';
 import { parseBody, validator } from '../../api/validate.js';
 import { OAUTH_SCOPE, OAuthFailure, type OAuthServer } from '../../auth/oauth.js';

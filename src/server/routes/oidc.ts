@@ -6,7 +6,7 @@
  * the person was going). Failures send the browser to the sign-in page with
  * a reason code, never a provider's text.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../api/typebox.js';
 import { ApiError } from '../../api/errors.js';
 import { parseQuery, validator } from '../../api/validate.js';
 import { memberFor, OidcError, PENDING_SECONDS, type OidcSignIn } from '../../auth/oidc.js';
