@@ -74,7 +74,8 @@ export class SearchPool {
 
   /**
    * Switches to a new manifest generation. Every worker maps its shards
-   * (workers.ts), and so does this thread, in the background, one per turn of
+   * (workers.ts), and so does this thread once they have (their mappings are
+   * noted then: docs/design.md, "Start"), in the background, one per turn of
    * the event loop (docs/design.md, "Shards and generations"). A search that
    * needs a shard not yet mapped maps it itself.
    */
@@ -92,7 +93,7 @@ export class SearchPool {
       this.mapping = setImmediate(mapNext);
     };
     clearImmediate(this.mapping); // a newer generation replaces what was left of the last one
-    this.mapping = setImmediate(mapNext);
+    this.workers.afterMapping(() => (this.mapping = setImmediate(mapNext)));
   }
 
   /** New link base or contexts (the port bound for `listen.port` 0, a reloaded config); the pool's size stays. */

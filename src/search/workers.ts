@@ -7,7 +7,7 @@
  */
 import { Piscina, queueOptionsSymbol, type PiscinaTask } from 'piscina';
 import type { Config } from '../config/config.js';
-import type { MapShardTask, RenderSlotsShare, SearchWorkerData } from '../worker/search-protocol.js';
+import type { MapShardsResult, MapShardsTask, RenderSlotsShare, SearchWorkerData } from '../worker/search-protocol.js';
 import { threadUrl } from '../worker/thread-url.js';
 import { CallerTaskQueue, type QueueOptions } from './caller-queue.js';
 import { CallerContention } from './contention.js';
@@ -54,7 +54,7 @@ export function startWorkerThreads(options: { workers: number; maxQueuedSearches
 }
 
 /** The functions search-thread.ts exports besides its default (a search task). */
-export type TaskName = 'mapShard' | 'checkRegexes' | 'matchTexts' | 'renderMerged' | 'renderPart' | 'ping';
+export type TaskName = 'mapShards' | 'checkRegexes' | 'matchTexts' | 'renderMerged' | 'renderPart' | 'ping';
 
 export class SearchWorkers {
   private readonly piscina: Piscina;
@@ -68,8 +68,11 @@ export class SearchWorkers {
   private answeredAtLastProbe = 0;
   /** The shard files every worker maps ahead of searches, and the generation they belong to. */
   private shardFiles: { generation: number; files: readonly string[] } = { generation: -1, files: [] };
-  /** Shards each worker had mapped when it last answered a MapShardTask of the current generation, by thread id. */
+  /** Shards each worker had mapped when it last answered a MapShardsTask of the current generation, by thread id. */
   private readonly workerShards = new Map<number, number>();
+  /** The workers (thread ids) that have gone through the current shard files, and who waits for all of them (`afterMapping`). */
+  private readonly workersThrough = new Set<number>();
+  private mappingWaiters: (() => void)[] = [];
   /** The callers with tasks given to the workers, which the workers read. */
   private readonly contention = new CallerContention();
 
@@ -107,15 +110,31 @@ export class SearchWorkers {
   }
 
   /**
-   * Has every worker map `files` (a new manifest generation), one shard per task so that searches interleave
-   * with them; the files they map already are not asked again.
+   * Has every worker map `files` (a new manifest generation), a slice of them per task so that searches interleave
+   * with them (MapShardsTask); the files they map already are not asked again.
    */
   mapShards(generation: number, files: readonly string[]): void {
     const current = this.shardFiles;
     if (generation === current.generation && files.length === current.files.length && files.every((file, i) => file === current.files[i])) return;
     this.shardFiles = { generation, files };
     this.workerShards.clear();
+    this.workersThrough.clear();
+    this.mappingWaiters = [];
     for (const { threadId } of this.piscina.threads) this.warm(threadId);
+  }
+
+  /**
+   * Calls `then` once every worker has gone through the current shard files (at once if they have), unless a newer
+   * generation comes first: so the front end maps them after the workers, its mappings noted (docs/design.md, "Start").
+   */
+  afterMapping(then: () => void): void {
+    if (this.everyWorkerThrough()) then();
+    else this.mappingWaiters.push(then);
+  }
+
+  private everyWorkerThrough(): boolean {
+    const { threads } = this.piscina;
+    return threads.length > 0 && threads.every(({ threadId }) => this.workersThrough.has(threadId));
   }
 
   /** The fewest shards any worker has mapped of the current generation (0 until each has mapped one). */
@@ -130,17 +149,33 @@ export class SearchWorkers {
    */
   private warm(threadId: number): void {
     const current = this.shardFiles;
+    // Each worker starts at another shard: the first thread to open a mapping validates it for all (docs/design.md, "Start").
+    const threads = this.piscina.threads;
+    const start = Math.floor(
+      (Math.max(
+        0,
+        threads.findIndex((thread) => thread.threadId === threadId),
+      ) *
+        current.files.length) /
+        Math.max(1, threads.length),
+    );
+    const files = [...current.files.slice(start), ...current.files.slice(0, start)];
     void (async () => {
-      for (const shardFile of current.files) {
+      for (let next = 0; next < files.length;) {
         if (this.shardFiles !== current) return;
-        const task: MapShardTask & QueuedTask = { generation: current.generation, shardFile, [queueOptionsSymbol]: { thread: threadId } };
+        const task: MapShardsTask & QueuedTask = { generation: current.generation, shardFiles: files.slice(next), [queueOptionsSymbol]: { thread: threadId } };
         try {
-          const mapped = (await this.run(task, 'mapShard')) as number;
+          const { through, mapped } = (await this.run(task, 'mapShards')) as MapShardsResult;
+          next += through;
           if (this.shardFiles === current) this.workerShards.set(threadId, mapped);
         } catch {
           return; // the worker failed (Piscina's replacement is warmed as it starts) or the pool closed
         }
       }
+      if (this.shardFiles !== current) return;
+      this.workersThrough.add(threadId);
+      if (!this.everyWorkerThrough()) return;
+      for (const waiter of this.mappingWaiters.splice(0)) waiter();
     })();
   }
 

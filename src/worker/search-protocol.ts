@@ -229,14 +229,23 @@ export interface RenderedPart {
 }
 
 /**
- * Map one shard of a new generation in the worker whose thread id the task
- * names (the pool's load balancer reads it from the queue options), before a
- * search needs it. Answered with how many shards that worker has mapped.
+ * Map shards of a new generation, in order, in the worker whose thread id the task names (the pool's load
+ * balancer reads it from the queue options), before a search needs them: as many as the worker maps in
+ * MAP_SLICE_MS, at least one, so that other tasks interleave with a long list. Answered with how many of
+ * `shardFiles` it went through, and how many shards that worker has mapped.
  */
-export interface MapShardTask {
+export interface MapShardsTask {
   generation: number;
-  shardFile: string;
+  shardFiles: string[];
 }
+
+export interface MapShardsResult {
+  through: number;
+  mapped: number;
+}
+
+/** How long a MapShardsTask maps shards before it answers. */
+export const MAP_SLICE_MS = 100;
 
 /**
  * Compile these regexes (a query's, parser.ts RegexTerm values): answered with their checks in order, up to

@@ -25,7 +25,8 @@ import { isSearchCancelled } from '../search/signal.js';
 import type {
   CheckRegexesResult,
   CheckRegexesTask,
-  MapShardTask,
+  MapShardsResult,
+  MapShardsTask,
   MatchTextsResult,
   MatchTextsTask,
   RenderedPart,
@@ -37,6 +38,7 @@ import type {
   SearchWorkerData,
   ShardsOutcome,
 } from './search-protocol.js';
+import { MAP_SLICE_MS } from './search-protocol.js';
 
 const cache = new ShardCache();
 /**
@@ -134,11 +136,14 @@ function built<T>(files: () => FileSink<T>, spec: RenderSpec, query: QueryNode, 
   return buildResponse(files, spec.request, query, found, outcomes, spec.publicUrl, timings);
 }
 
-/** Maps a shard ahead of the searches that need it; one that cannot be opened is left to them to count. */
-export function mapShard(task: MapShardTask): number {
+/** Maps shards ahead of the searches that need them, for up to MAP_SLICE_MS; one that cannot be opened is left to them to count. */
+export function mapShards(task: MapShardsTask): MapShardsResult {
   cache.advance(task.generation);
-  cache.prefetch(task.shardFile);
-  return cache.size;
+  const until = performance.now() + MAP_SLICE_MS;
+  let through = 0;
+  do cache.prefetch(task.shardFiles[through++]!);
+  while (through < task.shardFiles.length && performance.now() < until);
+  return { through, mapped: cache.size };
 }
 
 /** Compiles a query's regexes off the front end's thread (RE2 can take 100 ms over a 4 KiB pattern). */
