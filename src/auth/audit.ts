@@ -24,8 +24,8 @@ import { AUDIT_LOG_NAME, StateLog, type TailRepair } from './state-log.js';
 import type { StateRecord } from './state-record.js';
 
 const DAY_MS = 86_400_000;
-/** Default size at which the audit log is closed and a new segment begun. */
-export const AUDIT_SEGMENT_BYTES = 64 << 20;
+/** Default size at which the audit log is closed and a new segment begun: the open segment is read whole at start. */
+export const AUDIT_SEGMENT_BYTES = 16 << 20;
 /** A segment is also closed this long after its first record, so that the retention applies to a quiet trail too. */
 const SEGMENT_MAX_AGE_MS = DAY_MS;
 const ARCHIVE_PATTERN = new RegExp(`^${AUDIT_LOG_NAME}-(\\d+)\\.log$`);

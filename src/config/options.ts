@@ -267,7 +267,7 @@ export const OPTIONS = {
     default: 90,
     min: 0,
     max: 36_500,
-    meaning: 'days a closed audit log segment (64 MiB or one day) is kept; `0` keeps all',
+    meaning: 'days a closed audit log segment (16 MiB or one day) is kept; `0` keeps all',
   },
   'auth.auditMaxMegabytes': {
     kind: 'integer',
