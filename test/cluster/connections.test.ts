@@ -118,8 +118,10 @@ t.test('a repository its host renames keeps its id on every node, and so its gra
       60_000,
       'both repositories ready',
     );
+  // Names and ids: a node may show a repository pending again meanwhile (its holders change as the other joins).
   const before = await listing(nodes[0]!);
-  t.same(await listing(nodes[1]!), before, 'one id each, the same on both nodes');
+  const withoutState = (lines: string[]) => lines.map((line) => line.split(' ').slice(0, 2).join(' '));
+  t.same(withoutState(await listing(nodes[1]!)), withoutState(before), 'one id each, the same on both nodes');
   const apiId = Number(before.find((line) => line.startsWith('acme/api '))!.split(' ')[1]);
 
   // The host renames acme/api (same id); each node lists it again on SIGHUP.
@@ -130,15 +132,8 @@ t.test('a repository its host renames keeps its id on every node, and so its gra
     await waitFor(async () => (await listing(daemon)).some((line) => line.startsWith('acme/api-v2 ')), 60_000, 'the rename listed');
     const after = await listing(daemon);
     t.same(
-      after.map((line) => line.split(' ').slice(0, 2).join(' ')),
-      [
-        `acme/api-v2 ${apiId}`,
-        before
-          .find((line) => line.startsWith('acme/web '))!
-          .split(' ')
-          .slice(0, 2)
-          .join(' '),
-      ],
+      withoutState(after),
+      [`acme/api-v2 ${apiId}`, withoutState(before).find((line) => line.startsWith('acme/web '))],
       'the renamed repository keeps its id; the other its own',
     );
   }
