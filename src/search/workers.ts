@@ -72,7 +72,7 @@ export class SearchWorkers {
   private readonly workerShards = new Map<number, number>();
   /** The workers (thread ids) that have gone through the current shard files, and who waits for all of them (`afterMapping`). */
   private readonly workersThrough = new Set<number>();
-  private mappingWaiters: (() => void)[] = [];
+  private mappingWaiter: (() => void) | undefined;
   /** The callers with tasks given to the workers, which the workers read. */
   private readonly contention = new CallerContention();
 
@@ -119,17 +119,19 @@ export class SearchWorkers {
     this.shardFiles = { generation, files };
     this.workerShards.clear();
     this.workersThrough.clear();
-    this.mappingWaiters = [];
+    this.mappingWaiter = undefined;
     for (const { threadId } of this.piscina.threads) this.warm(threadId);
   }
 
   /**
    * Calls `then` once every worker has gone through the current shard files (at once if they have), unless a newer
-   * generation comes first: so the front end maps them after the workers, its mappings noted (docs/design.md, "Start").
+   * generation or a later call comes first: so the front end maps them after the workers, its mappings noted
+   * (docs/design.md, "Start").
    */
   afterMapping(then: () => void): void {
+    this.mappingWaiter = undefined;
     if (this.everyWorkerThrough()) then();
-    else this.mappingWaiters.push(then);
+    else this.mappingWaiter = then;
   }
 
   private everyWorkerThrough(): boolean {
@@ -150,15 +152,12 @@ export class SearchWorkers {
   private warm(threadId: number): void {
     const current = this.shardFiles;
     // Each worker starts at another shard: the first thread to open a mapping validates it for all (docs/design.md, "Start").
-    const threads = this.piscina.threads;
-    const start = Math.floor(
-      (Math.max(
-        0,
-        threads.findIndex((thread) => thread.threadId === threadId),
-      ) *
-        current.files.length) /
-        Math.max(1, threads.length),
+    const { threads } = this.piscina;
+    const worker = Math.max(
+      0,
+      threads.findIndex((thread) => thread.threadId === threadId),
     );
+    const start = Math.floor((worker * current.files.length) / Math.max(1, threads.length));
     const files = [...current.files.slice(start), ...current.files.slice(0, start)];
     void (async () => {
       for (let next = 0; next < files.length;) {
@@ -175,7 +174,9 @@ export class SearchWorkers {
       if (this.shardFiles !== current) return;
       this.workersThrough.add(threadId);
       if (!this.everyWorkerThrough()) return;
-      for (const waiter of this.mappingWaiters.splice(0)) waiter();
+      const waiter = this.mappingWaiter;
+      this.mappingWaiter = undefined;
+      waiter?.();
     })();
   }
 
