@@ -11,8 +11,8 @@ import type { Logger } from '../obs/logger.js';
 export const MEMBERS_PREFIX = 'trawl/members/';
 /** A member whose node stops keeping its lease alive is gone this long after its last keep-alive. */
 export const LEASE_SECONDS = 3;
-/** A lost lease is granted again after this long, until it is. */
-const REGRANT_MS = 250;
+/** A lost lease is granted again, and a failed watch started again, after this long, until it is. */
+const RETRY_MS = 250;
 
 export interface Member {
   node: string;
@@ -94,12 +94,16 @@ export class Membership {
 
   private registerAgain(): void {
     if (this.closed) return;
-    this.register().catch(() => setTimeout(() => this.registerAgain(), REGRANT_MS).unref());
+    this.register().catch(() => setTimeout(() => this.registerAgain(), RETRY_MS).unref());
   }
 
-  /** The members as of one revision, then every change after it, in order. */
+  /**
+   * The members as of one revision, then every change after it, in order; listed again when the watch fails (its
+   * revision compacted away in etcd's history, say).
+   */
   private async watchMembers(): Promise<void> {
     const listed = await this.etcd.getAll().prefix(MEMBERS_PREFIX).exec();
+    this.live.clear();
     for (const kv of listed.kvs) this.apply(kv, true);
     this.onChange(this.members());
     const watcher = await this.etcd
@@ -107,11 +111,22 @@ export class Membership {
       .prefix(MEMBERS_PREFIX)
       .startRevision(String(BigInt(listed.header.revision) + 1n))
       .create();
+    if (this.closed) return void (await watcher.cancel().catch(() => {}));
     watcher.on('put', (kv) => this.changed(kv, true));
     watcher.on('delete', (kv) => this.changed(kv, false));
     watcher.on('disconnected', (error) => this.logger.warn({ err: error }, 'cluster: the members watch lost etcd; it reconnects'));
-    watcher.on('error', (error) => this.logger.warn({ err: error }, 'cluster: the members watch failed'));
+    watcher.on('error', (error) => {
+      this.logger.warn({ err: error }, 'cluster: the members watch failed; listing the members again');
+      if (this.watcher !== watcher) return;
+      this.watcher = null;
+      this.watchAgain();
+    });
     this.watcher = watcher;
+  }
+
+  private watchAgain(): void {
+    if (this.closed) return;
+    this.watchMembers().catch(() => setTimeout(() => this.watchAgain(), RETRY_MS).unref());
   }
 
   private changed(kv: IKeyValue, present: boolean): void {
