@@ -58,6 +58,23 @@ export class AuthState {
 
   constructor(readonly sessionLimits: SessionLimits = DEFAULT_SESSION_LIMITS) {}
 
+  /** Forgets everything applied: the state of an empty log. */
+  clear(): void {
+    const maps = [this.users, this.apiKeys, this.tokens, this.sessions, this.oauthClients, this.oauthGrants, this.passwords, this.grants];
+    const indexes = [
+      this.userByIdentity,
+      this.identityByUser,
+      this.keyByDigest,
+      this.tokenByDigest,
+      this.sessionByDigest,
+      this.grantByAccess,
+      this.grantByRefresh,
+    ];
+    for (const map of [...maps, ...indexes]) map.clear();
+    this.anonymousAccess = undefined;
+    this.licenseKey = undefined;
+  }
+
   /** Applies one record; unknown types are ignored. */
   apply(record: StateRecord): void {
     const r = record as unknown as AuthRecord;

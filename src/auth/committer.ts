@@ -46,7 +46,14 @@ export class Committer {
   /** Opens the journal (by default the state directory's log, taking its lock: StateLogLockedError while another process has it) and replays it into `state`. */
   static async open(state: AuthState, options: CommitterOptions): Promise<{ committer: Committer; repair: TailRepair | null }> {
     const committer = new Committer(state, options);
-    const host: JournalHost = { apply: (records) => committer.applied(records), snapshot: () => state.snapshot(options.now()) };
+    const host: JournalHost = {
+      apply: (records) => committer.applied(records),
+      snapshot: () => state.snapshot(options.now()),
+      reset: (records) => {
+        state.clear();
+        committer.applied(records);
+      },
+    };
     const { journal, repair } = await (options.openJournal ?? ((host: JournalHost) => LocalJournal.open(options.directory, host)))(host);
     committer.journal = journal;
     return { committer, repair };

@@ -9,37 +9,37 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { IKeyValue, Watcher } from 'etcd3';
+import type { IKeyValue, IRangeResponse, Watcher } from 'etcd3';
 import type { EtcdKeys } from '../cluster/etcd.js';
 import type { Logger } from '../obs/logger.js';
 import { ClusterStateCorruptError, ClusterStateUnavailableError, ForeignStateError } from './cluster-errors.js';
+import {
+  HEAD_KEY,
+  headRevision,
+  MAX_COMMIT_BYTES,
+  MAX_KEYS_PER_TRANSACTION,
+  readIdentity,
+  RECORDS_PREFIX,
+  seed,
+  SNAPSHOT_KEY,
+  STATE_PREFIX,
+} from './etcd-log.js';
+import { Freshness } from './etcd-freshness.js';
+import { compactLog, parseSnapshotMeta, readSnapshot, type SnapshotMeta } from './etcd-snapshot.js';
 import { StaleDecisionError, type Journal, type JournalHost } from './journal.js';
-import { derivedKey, loadInstanceKey, seal, storeInstanceKey, unseal } from './secrets.js';
+import { derivedKey, loadInstanceKey, storeInstanceKey } from './secrets.js';
 import { STATE_LOG_FILE, StateLog, type TailRepair } from './state-log.js';
 import { decodeRecords, encodeRecord, type StateRecord } from './state-record.js';
 
-const STATE_PREFIX = 'trawl/state/';
-/** The cluster's state id and its instance key, sealed under the cluster key. */
-const IDENTITY_KEY = `${STATE_PREFIX}identity`;
-const HEAD_KEY = `${STATE_PREFIX}head`;
-const RECORDS_PREFIX = `${STATE_PREFIX}records/`;
 /** The local checkpoint's last record: the cluster and the revision its records were applied through. */
 const CHECKPOINT = 'cluster.applied';
-/** etcd refuses requests over 1.5 MiB and transactions of over 128 operations (its defaults). */
-const MAX_COMMIT_BYTES = 1 << 20;
-const MAX_KEYS_PER_TRANSACTION = 64;
 /** A commit that etcd has not confirmed this long after it was made is refused (503). */
 const COMMIT_BUDGET_MS = 6_000;
 const RETRY_MS = 250;
 /** A watch that failed (its revision compacted away) is started again after this long. */
 const REWATCH_MS = 500;
-/**
- * Every BEAT_MS a node asks etcd for the log's head and, once it has applied that far, counts its state current for
- * FRESH_MS from when it asked. A request that finds it stale (the node was paused, say) asks first (docs/cluster.md).
- */
-const BEAT_MS = 500;
-const FRESH_MS = 1_500;
-const BEAT_CALL_MS = 1_000;
+/** A listing whose snapshot is replaced while its chunks are read is tried again, this many times in all. */
+const SNAPSHOT_READS = 5;
 
 const NOT_OURS = "holds users and keys that are not this cluster's, and the cluster's credential log already exists (another node started it)";
 
@@ -50,6 +50,8 @@ export interface EtcdJournalOptions {
   /** The key the nodes share (cluster.keyFile): the instance key is sealed under it in etcd. */
   clusterKey: Buffer;
   node: string;
+  /** Commits the log on etcd holds before a node compacts it into a snapshot (etcd-snapshot.ts). */
+  snapshotAfterChanges: number;
   logger: Logger;
 }
 
@@ -74,12 +76,10 @@ export class EtcdJournal implements Journal {
   /** False once a checkpoint write failed: the checkpoint stays as it was, and the next start reads the rest from etcd. */
   private checkpointing = true;
   private closed = false;
-  /** Until when the state applied here is known to be current. */
-  private freshUntil = 0;
-  private beating: Promise<void> | null = null;
-  /** Whether the last beat failed to reach etcd: then requests are served with what the node has. */
-  private cutOff = false;
-  private beats: NodeJS.Timeout | null = null;
+  private freshness: Freshness | null = null;
+  /** Commits applied since this node last asked whether the log needs compacting, and that compaction. */
+  private changesSinceCompaction = 0;
+  private compactingLog: Promise<void> | null = null;
 
   private constructor(
     private readonly options: EtcdJournalOptions,
@@ -107,7 +107,7 @@ export class EtcdJournal implements Journal {
       let from = 0;
       if (!identity) {
         identity = { id: randomUUID(), instanceKey: loadInstanceKey(options.directory) };
-        from = await seed(options, sealingKey, identity, host.snapshot());
+        from = await seed(options.etcd, options.node, sealingKey, identity, host.snapshot());
         if (from === 0) {
           // Another node started the log first: join it, if this node has nothing of its own.
           identity = (await readIdentity(options.etcd, sealingKey))!;
@@ -126,7 +126,8 @@ export class EtcdJournal implements Journal {
       // The checkpoint ends at its last cluster.applied record: records after it (a crash between them) come again from etcd.
       if (checkpoint?.clusterId !== identity.id || last !== records.length - 1) await log.compact(() => [...host.snapshot(), journal.checkpoint()]);
       await journal.follow();
-      journal.beats = setInterval(() => void journal.beat(), BEAT_MS).unref();
+      journal.freshness = new Freshness(options.etcd, (revision, timeoutMs) => journal.reached(revision, timeoutMs));
+      journal.compactWhenGrown();
       return { journal, repair };
     } catch (error) {
       await log.close();
@@ -163,24 +164,7 @@ export class EtcdJournal implements Journal {
   }
 
   async current(latest = false): Promise<void> {
-    if (this.cutOff || this.closed || (!latest && Date.now() < this.freshUntil)) return;
-    // A beat in flight may have asked before this request came (before a pause, say): one asked after it counts.
-    await (this.beating?.then(() => this.beat()) ?? this.beat());
-  }
-
-  /** Asks etcd for the log's head and waits (briefly) to have applied it: then the state is current as of the asking. */
-  private beat(): Promise<void> {
-    this.beating ??= (async () => {
-      const askedAt = Date.now();
-      try {
-        const head = await headRevision(this.options.etcd, askedAt + BEAT_CALL_MS);
-        this.cutOff = false;
-        if (await this.reached(head, BEAT_CALL_MS)) this.freshUntil = askedAt + FRESH_MS;
-      } catch {
-        this.cutOff = true;
-      }
-    })().finally(() => (this.beating = null));
-    return this.beating;
+    if (!this.closed) await this.freshness?.current(latest);
   }
 
   compact(snapshot: () => StateRecord[]): Promise<void> {
@@ -193,8 +177,8 @@ export class EtcdJournal implements Journal {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.beats) clearInterval(this.beats);
-    await this.beating;
+    await this.freshness?.stop();
+    await this.compactingLog;
     await this.watcher?.cancel().catch(() => undefined);
     for (const waiter of this.pending.splice(0)) waiter.reject(new ClusterStateUnavailableError('the server is shutting down'));
     await this.applying;
@@ -284,14 +268,23 @@ export class EtcdJournal implements Journal {
     });
   }
 
-  /** Reads every commit after the one applied last, then watches for more from the revision read; again when the watch fails. */
+  /**
+   * Reads every commit after the one applied last (or the log's snapshot, when it covers commits not applied here:
+   * they may be deleted), then watches for more from the revision read; again when the watch fails.
+   */
   private async follow(): Promise<void> {
     const { etcd, logger } = this.options;
-    const listed = await etcd
-      .getAll()
-      .prefix(STATE_PREFIX)
-      .minModRevision(this.head + 1)
-      .exec();
+    let listed: IRangeResponse;
+    for (let attempt = 1; ; attempt++) {
+      listed = await etcd
+        .getAll()
+        .prefix(STATE_PREFIX)
+        .minModRevision(this.head + 1)
+        .exec();
+      const described = listed.kvs.find((kv) => kv.key.toString() === SNAPSHOT_KEY);
+      if (!described || (await this.restoreWhenBehind(described))) break;
+      if (attempt === SNAPSHOT_READS) throw new Error(`the credential log's snapshot was replaced ${attempt} times while it was read`);
+    }
     this.received(listed.kvs);
     await this.applying;
     const watcher = await etcd
@@ -327,72 +320,100 @@ export class EtcdJournal implements Journal {
     if (this.failure) return;
     const records: StateRecord[] = [];
     let head = this.head;
+    let commits = 0;
     // A listing after a failed watch can repeat what the watch had queued.
     for (const kv of received.filter((kv) => Number(kv.mod_revision) > this.head)) {
       head = Math.max(head, Number(kv.mod_revision));
       const key = kv.key.toString();
       if (!key.startsWith(RECORDS_PREFIX)) continue;
       const decoded = decodeRecords(kv.value);
-      if (decoded.problem) {
-        this.failure = new ClusterStateCorruptError(key, decoded.problem);
-        this.options.logger.error({ err: this.failure }, 'cluster: the credential log is damaged');
-        return;
-      }
+      if (decoded.problem) return this.damaged(new ClusterStateCorruptError(key, decoded.problem));
       records.push(...decoded.records);
+      commits++;
     }
     if (head <= this.head) return;
-    if (this.checkpointing) {
-      try {
-        await Promise.all([...records, this.checkpoint(head)].map((record) => this.log.append(record)));
-      } catch (error) {
-        this.checkpointing = false;
-        this.options.logger.error(
-          { err: error },
-          'cluster: the local checkpoint of the credential log could not be written; the next start reads more from etcd',
-        );
-      }
-    }
+    await this.checkpointed(() => Promise.all([...records, this.checkpoint(head)].map((record) => this.log.append(record))));
     this.host.apply(records);
-    // Only now: a commit waiting for this revision, or deciding on it, sees the state with it applied.
+    this.advance(head);
+    this.changesSinceCompaction += commits;
+    if (this.changesSinceCompaction >= this.options.snapshotAfterChanges) this.compactWhenGrown();
+  }
+
+  /**
+   * Queues the restore of the log's snapshot when it covers commits not applied here (they may be gone from etcd);
+   * false when its chunks were replaced while they were read: the log must be listed again.
+   */
+  private async restoreWhenBehind(described: IKeyValue): Promise<boolean> {
+    try {
+      const meta = parseSnapshotMeta(described);
+      if (meta.through <= this.head) return true;
+      const value = await readSnapshot(this.options.etcd, meta);
+      if (value === null) return false;
+      this.applying = this.applying.then(() => this.restore(meta, value));
+    } catch (error) {
+      if (!(error instanceof ClusterStateCorruptError)) throw error;
+      this.damaged(error);
+    }
+    return true;
+  }
+
+  /** Replaces the state applied so far with the snapshot's, and the checkpoint with it. */
+  private async restore(meta: SnapshotMeta, value: Buffer): Promise<void> {
+    if (this.failure || meta.through <= this.head) return;
+    const { records, problem } = decodeRecords(value);
+    if (problem) return this.damaged(new ClusterStateCorruptError(SNAPSHOT_KEY, problem));
+    this.host.reset(records);
+    await this.checkpointed(() => this.log.compact(() => [...records, this.checkpoint(meta.through)]));
+    this.advance(meta.through);
+    this.options.logger.info({ through: meta.through, records: records.length }, "cluster: credentials restored from the log's snapshot");
+  }
+
+  /** The state applied through `head`: a commit waiting for it, or deciding on it, sees it applied. */
+  private advance(head: number): void {
     this.head = head;
     for (const waiter of this.waiters.filter((waiter) => waiter.revision <= head)) {
       this.waiters.splice(this.waiters.indexOf(waiter), 1);
       waiter.resolve();
     }
   }
-}
 
-/** The revision of the log's last commit (head's), as etcd has it now; `deadline` bounds the call (default: every call's bound). */
-async function headRevision(etcd: EtcdKeys, deadline?: number): Promise<number> {
-  const read = etcd.get(HEAD_KEY);
-  const found = await (deadline === undefined ? read : read.options({ deadline })).exec();
-  return Number(found.kvs[0]?.mod_revision ?? 0);
-}
+  /** Writes to the local checkpoint, until a write fails: then it stays as it was (the next start reads more from etcd). */
+  private async checkpointed(write: () => Promise<unknown>): Promise<void> {
+    if (!this.checkpointing) return;
+    try {
+      await write();
+    } catch (error) {
+      this.checkpointing = false;
+      this.options.logger.error({ err: error }, 'cluster: writing the local checkpoint failed; the next start reads more from etcd');
+    }
+  }
 
-/** The cluster's state id and instance key, or null when the log has not been started. */
-async function readIdentity(etcd: EtcdKeys, sealingKey: Buffer): Promise<{ id: string; instanceKey: Buffer } | null> {
-  const value = await etcd.get(IDENTITY_KEY).string();
-  if (value === null) return null;
-  const { id, key } = JSON.parse(value) as { id: string; key: string };
-  const opened = unseal(sealingKey, IDENTITY_KEY, key);
-  if (opened === null) throw new Error(`${IDENTITY_KEY} in etcd is sealed under another cluster key: every node needs the same cluster.keyFile`);
-  return { id, instanceKey: Buffer.from(opened, 'base64') };
-}
+  /** Stops applying the log: every change is refused from now on (docs/cluster.md, "Damage"). */
+  private damaged(error: ClusterStateCorruptError): void {
+    this.failure = error;
+    this.options.logger.error({ err: error }, 'cluster: the credential log is damaged');
+  }
 
-/** Starts the cluster's log with `identity` and `records` (this node's state); its revision, or 0 when another node started it first. */
-async function seed(options: EtcdJournalOptions, sealingKey: Buffer, identity: { id: string; instanceKey: Buffer }, records: StateRecord[]): Promise<number> {
-  const { etcd, node } = options;
-  const value = Buffer.concat(records.map(encodeRecord));
-  if (value.length > MAX_COMMIT_BYTES)
-    throw new RangeError(`this node's state (${value.length} bytes) is over the cluster's limit of ${MAX_COMMIT_BYTES} for one commit`);
-  const sealed = seal(sealingKey, IDENTITY_KEY, identity.instanceKey.toString('base64'));
-  const result = await etcd
-    .if(IDENTITY_KEY, 'Create', '==', 0)
-    .then(
-      etcd.put(IDENTITY_KEY).value(JSON.stringify({ id: identity.id, key: sealed })),
-      ...(records.length > 0 ? [etcd.put(RECORDS_PREFIX + randomUUID()).value(value)] : []),
-      etcd.put(HEAD_KEY).value(node),
-    )
-    .commit();
-  return result.succeeded ? Number(result.header.revision) : 0;
+  /** Compacts the log on etcd into a snapshot, in the background, when it has grown (etcd-snapshot.ts). */
+  private compactWhenGrown(): void {
+    if (this.compactingLog || this.closed) return;
+    this.changesSinceCompaction = 0;
+    const { etcd, node, snapshotAfterChanges, logger } = this.options;
+    this.compactingLog = compactLog(etcd, { node, after: snapshotAfterChanges, take: () => this.taken() })
+      .then(
+        (done) => void (done && logger.info(done, 'cluster: the credential log was compacted into a snapshot')),
+        (error: Error) => logger.warn({ err: error }, 'cluster: compacting the credential log failed; it is tried again later'),
+      )
+      .finally(() => (this.compactingLog = null));
+  }
+
+  /** The state applied so far, encoded as records, between two applied commits: the state through `head`. */
+  private taken(): Promise<{ through: number; value: Buffer }> {
+    const taken = this.applying.then(() => {
+      if (this.failure) throw this.failure;
+      return { through: this.head, value: Buffer.concat(this.host.snapshot().map(encodeRecord)) };
+    });
+    this.applying = taken.then(() => undefined).catch(() => undefined);
+    return taken;
+  }
 }

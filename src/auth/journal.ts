@@ -13,6 +13,8 @@ export interface JournalHost {
   apply(records: StateRecord[]): void;
   /** Records that rebuild the state applied so far (a compaction's, a cluster's first state). */
   snapshot(): StateRecord[];
+  /** Replaces the state applied so far with what `records` rebuild (a cluster log's snapshot: docs/cluster.md). */
+  reset(records: StateRecord[]): void;
 }
 
 export interface Journal {

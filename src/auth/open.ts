@@ -19,7 +19,7 @@ function clusterJournal(cluster: NonNullable<Config['cluster']>, directory: stri
     const clusterKey = readClusterKey(cluster);
     const etcd = await openEtcd(cluster);
     try {
-      return await EtcdJournal.open({ etcd, directory, clusterKey, node: cluster.node, logger }, host);
+      return await EtcdJournal.open({ etcd, directory, clusterKey, node: cluster.node, snapshotAfterChanges: cluster.snapshotAfterChanges, logger }, host);
     } catch (error) {
       etcd.close();
       const { EtcdError } = await import('etcd3'); // loaded by openEtcd

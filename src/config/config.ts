@@ -110,6 +110,7 @@ export interface ClusterConfig {
   strict: boolean;
   /** Put before every key of the cluster in etcd ('' for none). */
   keyPrefix: string;
+  snapshotAfterChanges: number;
 }
 
 /** Single sign-on through an OpenID Connect provider (options.ts says what each is). */
@@ -393,6 +394,7 @@ function readCluster(r: Reader, raw: Record<string, Json>): ClusterConfig {
     keyPrefix: r.stringOption('cluster.keyPrefix', raw.keyPrefix, 'cluster.keyPrefix', (prefix) =>
       /^[\x21-\x7e]{0,128}$/.test(prefix) ? null : 'must be at most 128 printable ASCII characters, no spaces',
     ),
+    snapshotAfterChanges: r.integerOption('cluster.snapshotAfterChanges', raw.snapshotAfterChanges),
   };
 }
 

@@ -303,6 +303,13 @@ export const OPTIONS = {
     meaning:
       'put before every key the cluster keeps in etcd (`search-a/`, say), so that several clusters, or other programs, share one etcd; the same on every node',
   },
+  'cluster.snapshotAfterChanges': {
+    kind: 'integer',
+    default: 10_000,
+    min: 10,
+    max: 1_000_000,
+    meaning: 'changes the credential log on etcd holds before a node replaces them with a snapshot of the state they make; the same on every node',
+  },
   'cluster.strict': {
     kind: 'boolean',
     default: false,

@@ -97,3 +97,34 @@ t.test('unknown record types are skipped; a snapshot rebuilds the same state', a
     'expired tokens are left out of a snapshot',
   );
 });
+
+t.test('clear forgets every record applied: the state of an empty log', async (t) => {
+  const state = stateOf([
+    ...base,
+    [{ type: 'user.identity', userId: 'u-member', issuer: 'https://id.example.com', subject: 's-1' }, T0],
+    [{ type: 'user.password', userId: 'u-owner', hash: 'scrypt$x' }, T0],
+    [{ type: 'session.created', sessionId: 's1', userId: 'u-owner', digest: 'cc'.repeat(32), userAgent: 'test', address: '127.0.0.1' }, T0],
+    [{ type: 'oauth.client.registered', clientId: 'c1', name: 'tool', redirectUris: ['http://127.0.0.1/cb'] }, T0],
+    [
+      {
+        type: 'oauth.grant.issued',
+        grantId: 'g1',
+        userId: 'u-member',
+        clientId: 'c1',
+        accessDigest: 'dd'.repeat(32),
+        refreshDigest: 'ee'.repeat(32),
+        scope: 'search',
+        familyId: 'f1',
+      },
+      T0,
+    ],
+    [{ type: 'settings.anonymousAccess', enabled: false }, T0],
+    [{ type: 'license.installed', key: 'trawl_license_x.y' }, T0],
+  ]);
+  const empty = Object.entries(state).filter(([, value]) => value instanceof Map && value.size === 0);
+  t.same(empty, [], 'every map of the state holds something before');
+  state.clear();
+  t.same(state, new AuthState(), 'and after clear, the state is a new one');
+  state.apply(authRecord(base[0]![0], T0));
+  t.equal(state.users.size, 1, 'which applies records again');
+});

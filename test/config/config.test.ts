@@ -162,6 +162,7 @@ t.test('a cluster node: defaults, and its key file resolved against the config f
     replicas: 2,
     strict: false,
     keyPrefix: '',
+    snapshotAfterChanges: 10_000,
   });
   const prefixed = (keyPrefix: unknown) => () =>
     validateConfig({ repos: [], cluster: { etcd: ['http://10.0.0.1:2379'], node: 'n', keyFile: '/k', keyPrefix } }, 'prefix.json').cluster!.keyPrefix;

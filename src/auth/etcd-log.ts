@@ -1,0 +1,60 @@
+/**
+ * The cluster's credential log as etcd keeps it (docs/cluster.md, "Credentials"), under the cluster's prefix:
+ * `trawl/state/identity` (the log's id and the sealed instance key), `trawl/state/head` (written by every commit),
+ * a key per commit under `trawl/state/records/`, and `trawl/state/snapshot` (etcd-snapshot.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { EtcdKeys } from '../cluster/etcd.js';
+import { seal, unseal } from './secrets.js';
+import { encodeRecord, type StateRecord } from './state-record.js';
+
+export const STATE_PREFIX = 'trawl/state/';
+/** The cluster's state id and its instance key, sealed under the cluster key. */
+const IDENTITY_KEY = `${STATE_PREFIX}identity`;
+export const HEAD_KEY = `${STATE_PREFIX}head`;
+export const RECORDS_PREFIX = `${STATE_PREFIX}records/`;
+/** Under the log's prefix, so that a node listing the log from an old position sees it. */
+export const SNAPSHOT_KEY = `${STATE_PREFIX}snapshot`;
+/** etcd refuses requests over 1.5 MiB and transactions of over 128 operations (its defaults). */
+export const MAX_COMMIT_BYTES = 1 << 20;
+export const MAX_KEYS_PER_TRANSACTION = 64;
+
+/** The revision of the log's last commit (head's), as etcd has it now; `deadline` bounds the call (default: every call's bound). */
+export async function headRevision(etcd: EtcdKeys, deadline?: number): Promise<number> {
+  const read = etcd.get(HEAD_KEY);
+  const found = await (deadline === undefined ? read : read.options({ deadline })).exec();
+  return Number(found.kvs[0]?.mod_revision ?? 0);
+}
+
+/** The cluster's state id and instance key, or null when the log has not been started. */
+export async function readIdentity(etcd: EtcdKeys, sealingKey: Buffer): Promise<{ id: string; instanceKey: Buffer } | null> {
+  const value = await etcd.get(IDENTITY_KEY).string();
+  if (value === null) return null;
+  const { id, key } = JSON.parse(value) as { id: string; key: string };
+  const opened = unseal(sealingKey, IDENTITY_KEY, key);
+  if (opened === null) throw new Error(`${IDENTITY_KEY} in etcd is sealed under another cluster key: every node needs the same cluster.keyFile`);
+  return { id, instanceKey: Buffer.from(opened, 'base64') };
+}
+
+/** Starts the cluster's log with `identity` and `records` (this node's state); its revision, or 0 when another node started it first. */
+export async function seed(
+  etcd: EtcdKeys,
+  node: string,
+  sealingKey: Buffer,
+  identity: { id: string; instanceKey: Buffer },
+  records: StateRecord[],
+): Promise<number> {
+  const value = Buffer.concat(records.map(encodeRecord));
+  if (value.length > MAX_COMMIT_BYTES)
+    throw new RangeError(`this node's state (${value.length} bytes) is over the cluster's limit of ${MAX_COMMIT_BYTES} for one commit`);
+  const sealed = seal(sealingKey, IDENTITY_KEY, identity.instanceKey.toString('base64'));
+  const result = await etcd
+    .if(IDENTITY_KEY, 'Create', '==', 0)
+    .then(
+      etcd.put(IDENTITY_KEY).value(JSON.stringify({ id: identity.id, key: sealed })),
+      ...(records.length > 0 ? [etcd.put(RECORDS_PREFIX + randomUUID()).value(value)] : []),
+      etcd.put(HEAD_KEY).value(node),
+    )
+    .commit();
+  return result.succeeded ? Number(result.header.revision) : 0;
+}
