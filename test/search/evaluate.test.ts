@@ -6,6 +6,7 @@ import { runIndex } from '../../src/indexer/run-index.js';
 import { parseQuery } from '../../src/query/parser.js';
 import { openShardSet } from '../../src/search/shard-set.js';
 import { searchShards } from '../../src/search/shard/evaluate.js';
+import { TaskSlice } from '../../src/search/shard/shard-search.js';
 import { createSignal } from '../../src/search/signal.js';
 import type { ScoredMatch } from '../../src/worker/search-protocol.js';
 import { makeRepository } from '../helpers/git.js';
@@ -55,5 +56,47 @@ t.test('a capped evaluation keeps the best of what every shard found, however th
   t.ok(
     kept.every((name) => split.includes(name)),
     'split in two groups, they keep every file the whole kept',
+  );
+});
+
+t.test('a shard searched over several tasks is counted once, scanned when any of them found a match', async (t) => {
+  const root = tempDir(t);
+  const repoDir = path.join(root, 'r');
+  // Every file a candidate for the literal, only the last one a match of the regex.
+  makeRepository(repoDir, Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`f${i}.c`, i === 7 ? 'needle7\n' : 'needle\n'])));
+  const config = validateConfig(
+    { dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/r', path: repoDir, public: true }], index: { ctagsCommand: '' } },
+    'test',
+  );
+  await runIndex(config);
+  const { shards } = openShardSet(config.dataDir);
+  const query = parseQuery('needle\\d', { regex: true, caseSensitive: true });
+  const limits = () => ({ wanted: 100, deadline: performance.now() + 60_000, signal: createSignal() });
+  const whole = searchShards(query, shards, {}, limits());
+  t.equal(whole.matches.length, 1);
+  t.same([whole.stats.shardsScanned, whole.stats.shardsSkipped], [1, 0], 'in one task: one shard scanned');
+
+  // A slice of one document a task, each task resuming where the last gave up, as the pool does.
+  const slice = () => new TaskSlice(0, () => true);
+  let outcome = searchShards(query, shards, {}, { ...limits(), slice: slice() });
+  const counted = { ...outcome.stats };
+  let tasks = 1;
+  let found = outcome.matches.length;
+  while (outcome.resume) {
+    const { shard, at, found: before } = outcome.resume;
+    outcome = searchShards(query, shards.slice(shard), {}, { ...limits(), slice: slice(), resume: { at, found: before } });
+    tasks++;
+    found += outcome.matches.length;
+    counted.shardsScanned += outcome.stats.shardsScanned;
+    counted.shardsSkipped += outcome.stats.shardsSkipped;
+    counted.shardsSkippedFilter += outcome.stats.shardsSkippedFilter;
+    counted.shardFilesConsidered += outcome.stats.shardFilesConsidered;
+  }
+  t.ok(tasks > 2, `searched over ${tasks} tasks`);
+  t.equal(found, 1, 'the same match');
+  t.same(
+    [counted.shardFilesConsidered, counted.shardsScanned, counted.shardsSkipped, counted.shardsSkippedFilter],
+    [1, 1, 0, 0],
+    'the shard considered once, and scanned, not skipped',
   );
 });

@@ -35,7 +35,8 @@ export interface SearchLimits {
  * The task keeps the best of what it found, by score, up to `wanted`
  * ranges (anything below cannot be in the answer). A corrupt shard, or one
  * whose mapping faulted, is counted in `crashes` and skipped. A shard is
- * counted (considered, scanned or skipped) by the task that started it.
+ * counted considered by the task that started it, and scanned or skipped by
+ * the task that finished it.
  */
 export function searchShards(query: QueryNode, shards: readonly Shard[], contexts: Record<string, SearchContextConfig>, limits: SearchLimits): ShardsOutcome {
   const { wanted, deadline, signal, slice } = limits;
@@ -89,9 +90,9 @@ export function searchShards(query: QueryNode, shards: readonly Shard[], context
     }
     const shardStats = result.stats;
     if (result.matches.length > 0 && resultType === 'repo') repositoriesFound.add(shard.meta.repository.id);
-    // A resumed shard was counted by the task that started it.
-    if (resumed === undefined) {
-      if (result.matches.length > 0) stats.shardsScanned++;
+    // A shard given up mid-way is counted by the task that finishes it, with what the earlier tasks found there.
+    if (result.stopReason !== 'yielded') {
+      if (result.matches.length > 0 || (resumed?.found ?? 0) > 0) stats.shardsScanned++;
       else if (shardStats.ngramLookups === 0 && shardStats.filesConsidered === 0) stats.shardsSkippedFilter++;
       else stats.shardsSkipped++;
     }
