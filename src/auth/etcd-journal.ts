@@ -25,7 +25,7 @@ import {
   STATE_PREFIX,
 } from './etcd-log.js';
 import { Freshness } from './etcd-freshness.js';
-import { compactLog, parseSnapshotMeta, readSnapshot, type SnapshotMeta } from './etcd-snapshot.js';
+import { compactLog, firstState, parseSnapshotMeta, readSnapshot, type SnapshotMeta } from './etcd-snapshot.js';
 import { StaleDecisionError, type Journal, type JournalHost } from './journal.js';
 import { derivedKey, loadInstanceKey, storeInstanceKey } from './secrets.js';
 import { STATE_LOG_FILE, StateLog, type TailRepair } from './state-log.js';
@@ -107,7 +107,8 @@ export class EtcdJournal implements Journal {
       let from = 0;
       if (!identity) {
         identity = { id: randomUUID(), instanceKey: loadInstanceKey(options.directory) };
-        from = await seed(options.etcd, options.node, sealingKey, identity, host.snapshot());
+        const state = await firstState(options.etcd, Buffer.concat(host.snapshot().map(encodeRecord)));
+        from = await seed(options.etcd, options.node, sealingKey, identity, state);
         if (from === 0) {
           // Another node started the log first: join it, if this node has nothing of its own.
           identity = (await readIdentity(options.etcd, sealingKey))!;

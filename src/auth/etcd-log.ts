@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EtcdKeys } from '../cluster/etcd.js';
 import { seal, unseal } from './secrets.js';
-import { encodeRecord, type StateRecord } from './state-record.js';
 
 export const STATE_PREFIX = 'trawl/state/';
 /** The cluster's state id and its instance key, sealed under the cluster key. */
@@ -36,25 +35,28 @@ export async function readIdentity(etcd: EtcdKeys, sealingKey: Buffer): Promise<
   return { id, instanceKey: Buffer.from(opened, 'base64') };
 }
 
-/** Starts the cluster's log with `identity` and `records` (this node's state); its revision, or 0 when another node started it first. */
+/**
+ * Starts the cluster's log with `identity` and this node's state: its records as the first commit, or, when they are
+ * over one commit's limit, the description of a snapshot whose chunks are written (etcd-snapshot.ts). Its revision,
+ * or 0 when another node started the log first.
+ */
 export async function seed(
   etcd: EtcdKeys,
   node: string,
   sealingKey: Buffer,
   identity: { id: string; instanceKey: Buffer },
-  records: StateRecord[],
+  state: { records: Buffer } | { snapshot: object },
 ): Promise<number> {
-  const value = Buffer.concat(records.map(encodeRecord));
-  if (value.length > MAX_COMMIT_BYTES)
-    throw new RangeError(`this node's state (${value.length} bytes) is over the cluster's limit of ${MAX_COMMIT_BYTES} for one commit`);
   const sealed = seal(sealingKey, IDENTITY_KEY, identity.instanceKey.toString('base64'));
+  const first =
+    'snapshot' in state
+      ? [etcd.put(SNAPSHOT_KEY).value(JSON.stringify(state.snapshot))]
+      : state.records.length > 0
+        ? [etcd.put(RECORDS_PREFIX + randomUUID()).value(state.records)]
+        : [];
   const result = await etcd
     .if(IDENTITY_KEY, 'Create', '==', 0)
-    .then(
-      etcd.put(IDENTITY_KEY).value(JSON.stringify({ id: identity.id, key: sealed })),
-      ...(records.length > 0 ? [etcd.put(RECORDS_PREFIX + randomUUID()).value(value)] : []),
-      etcd.put(HEAD_KEY).value(node),
-    )
+    .then(etcd.put(IDENTITY_KEY).value(JSON.stringify({ id: identity.id, key: sealed })), ...first, etcd.put(HEAD_KEY).value(node))
     .commit();
   return result.succeeded ? Number(result.header.revision) : 0;
 }

@@ -18,7 +18,7 @@ const COMPACTOR_KEY = 'trawl/state-compactor';
 const COMPACTOR_LEASE_SECONDS = 10;
 
 export interface SnapshotMeta {
-  /** The state is the log applied through this revision. */
+  /** The state is the log applied through this revision (stored: absent for the first node's state, written with the log's identity: the revision it was written at). */
   through: number;
   id: string;
   chunks: number;
@@ -34,7 +34,7 @@ export function parseSnapshotMeta(kv: IKeyValue): SnapshotMeta {
   } catch {
     // Named below.
   }
-  const { through, id, chunks, bytes, sha256 } = meta;
+  const { through = Number(kv.mod_revision), id, chunks, bytes, sha256 } = meta;
   if (
     !Number.isSafeInteger(through) ||
     typeof id !== 'string' ||
@@ -68,6 +68,22 @@ export async function readSnapshot(etcd: EtcdKeys, meta: SnapshotMeta): Promise<
   return value;
 }
 
+/** This node's state, `records`, as the cluster log's first: one commit, or over a commit's limit, a snapshot (`seed`). */
+export async function firstState(etcd: EtcdKeys, records: Buffer): Promise<{ records: Buffer } | { snapshot: Omit<SnapshotMeta, 'through'> }> {
+  return records.length > MAX_COMMIT_BYTES ? { snapshot: await writeChunks(etcd, records) } : { records };
+}
+
+/**
+ * Writes `value` as a new snapshot's chunks: what its description names but the revision it is the state through.
+ * Chunks that no description comes to name are deleted by the next compaction.
+ */
+async function writeChunks(etcd: EtcdKeys, value: Buffer): Promise<Omit<SnapshotMeta, 'through'>> {
+  const id = randomUUID();
+  const chunks = Math.max(1, Math.ceil(value.length / MAX_COMMIT_BYTES));
+  for (let i = 0; i < chunks; i++) await etcd.put(chunkKey(id, i)).value(value.subarray(i * MAX_COMMIT_BYTES, (i + 1) * MAX_COMMIT_BYTES));
+  return { id, chunks, bytes: value.length, sha256: createHash('sha256').update(value).digest('hex') };
+}
+
 export interface CompactionOptions {
   node: string;
   /** Commits the log holds before it is compacted. */
@@ -90,14 +106,7 @@ export async function compactLog(etcd: EtcdKeys, options: CompactionOptions): Pr
     const previous = (await etcd.get(SNAPSHOT_KEY).exec()).kvs[0];
     const { through, value } = await options.take();
     if (previous && parseSnapshotMeta(previous).through >= through) return null;
-    const meta: SnapshotMeta = {
-      through,
-      id: randomUUID(),
-      chunks: Math.max(1, Math.ceil(value.length / MAX_COMMIT_BYTES)),
-      bytes: value.length,
-      sha256: createHash('sha256').update(value).digest('hex'),
-    };
-    for (let i = 0; i < meta.chunks; i++) await etcd.put(chunkKey(meta.id, i)).value(value.subarray(i * MAX_COMMIT_BYTES, (i + 1) * MAX_COMMIT_BYTES));
+    const meta: SnapshotMeta = { through, ...(await writeChunks(etcd, value)) };
     const stillHeld = () => etcd.if(COMPACTOR_KEY, 'Lease', '==', leaseId);
     const named = await stillHeld()
       .and(SNAPSHOT_KEY, 'Mod', '==', previous?.mod_revision ?? 0)

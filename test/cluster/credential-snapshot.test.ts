@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { bearer, LICENSE_ENV, seedUsers, type SeededUser } from '../helpers/auth.js';
+import { AuthStore, stateDirectory } from '../../src/auth/store.js';
+import { bearer, LICENSE_ENV, seedUsers, TEST_LICENSE_KEYS, type SeededUser } from '../helpers/auth.js';
 import { runDaemon, startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -77,21 +78,41 @@ async function writeUntilCompactedPast(t: Test, endpoint: string, revision: numb
   throw new Error(`no snapshot past revision ${revision} after ${10 * SNAPSHOT_AFTER} changes`);
 }
 
-t.test('the credential log on etcd is compacted into a snapshot, which nodes behind it restore', async (t) => {
-  const etcd = await startEtcd(t, 1);
-  const [endpoint] = etcd.endpoints as [string];
+/** The configuration of a test's nodes, `node(name, etcd endpoints)`: one repository, one cluster key. */
+function nodesOf(t: Test) {
   const root = path.join(tempDir(t, 'trawl-snapshot-repo-'), 'r');
   makeRepository(root, { 'main.go': 'package main\n' });
   const keyFile = path.join(tempDir(t, 'trawl-snapshot-key-'), 'cluster.key');
   fs.writeFileSync(keyFile, 'k'.repeat(40), { mode: 0o600 });
   const base = { repos: [{ name: 'example.com/acme/r', path: root }], index: { ctagsCommand: '' }, server: { workers: 1 }, auth: { anonymousAccess: false } };
-  const cluster = { etcd: etcd.endpoints, keyFile, partitions: 4, replicas: 2, snapshotAfterChanges: SNAPSHOT_AFTER };
-  const node = (name: string) => ({ ...base, cluster: { ...cluster, node: name } });
-  let owner!: SeededUser;
-  const a = await startDaemon(t, node('a'), {
-    env: LICENSE_ENV,
-    prepare: async (configFile) => void (owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!),
+  return (name: string, etcd: string[]) => ({
+    ...base,
+    cluster: { etcd, keyFile, node: name, partitions: 4, replicas: 2, snapshotAfterChanges: SNAPSHOT_AFTER },
   });
+}
+
+/** Starts the node that starts the cluster's log, with an owner (and whatever `more` adds) in its state first. */
+async function startFirst(t: Test, config: Record<string, unknown>, more?: (store: AuthStore, owner: SeededUser) => Promise<void>) {
+  let owner!: SeededUser;
+  const daemon = await startDaemon(t, config, {
+    env: LICENSE_ENV,
+    prepare: async (configFile) => {
+      owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!;
+      if (!more) return;
+      const { dataDir } = JSON.parse(fs.readFileSync(configFile, 'utf8')) as { dataDir: string };
+      const { store } = await AuthStore.open({ directory: stateDirectory(dataDir), trustedLicenseKeys: TEST_LICENSE_KEYS });
+      await more(store, owner).finally(() => store.close());
+    },
+  });
+  return { daemon, owner };
+}
+
+t.test('the credential log on etcd is compacted into a snapshot, which nodes behind it restore', async (t) => {
+  const etcd = await startEtcd(t, 1);
+  const [endpoint] = etcd.endpoints as [string];
+  const nodeConfig = nodesOf(t);
+  const node = (name: string) => nodeConfig(name, etcd.endpoints);
+  const { daemon: a, owner } = await startFirst(t, node('a'));
   const b = await startDaemon(t, node('b'), { env: LICENSE_ENV });
 
   const first: { id: string; key: string }[] = [];
@@ -172,21 +193,14 @@ async function membersSeenBy(daemon: Daemon, owner: SeededUser): Promise<number>
 t.test("a node whose watches fall behind etcd's compacted history lists again: the members, and the log's snapshot while it serves", async (t) => {
   const etcd = await startEtcd(t, 3);
   const [x, y, z] = etcd.members as [EtcdMember, EtcdMember, EtcdMember];
-  const root = path.join(tempDir(t, 'trawl-snapshot-repo-'), 'r');
-  makeRepository(root, { 'main.go': 'package main\n' });
-  const keyFile = path.join(tempDir(t, 'trawl-snapshot-key-'), 'cluster.key');
-  fs.writeFileSync(keyFile, 'k'.repeat(40), { mode: 0o600 });
-  const base = { repos: [{ name: 'example.com/acme/r', path: root }], index: { ctagsCommand: '' }, server: { workers: 1 }, auth: { anonymousAccess: false } };
+  const nodeConfig = nodesOf(t);
   // b reaches etcd only through x; a and c through y and z.
-  const node = (name: string, members: EtcdMember[]) => ({
-    ...base,
-    cluster: { etcd: members.map((member) => member.clientUrl), keyFile, node: name, partitions: 4, replicas: 2, snapshotAfterChanges: SNAPSHOT_AFTER },
-  });
-  let owner!: SeededUser;
-  const a = await startDaemon(t, node('a', [y, z]), {
-    env: LICENSE_ENV,
-    prepare: async (configFile) => void (owner = (await seedUsers(configFile, [{ email: 'owner@example.com', role: 'owner' }]))['owner@example.com']!),
-  });
+  const node = (name: string, members: EtcdMember[]) =>
+    nodeConfig(
+      name,
+      members.map((member) => member.clientUrl),
+    );
+  const { daemon: a, owner } = await startFirst(t, node('a', [y, z]));
   const b = await startDaemon(t, node('b', [x]), { env: LICENSE_ENV });
   const early = await makeKeys(t, [a], owner, 1, 'early');
   await waitFor(async () => (await readWith(b, early[0]!.key)) === 200, 5_000, 'b takes the first key');
@@ -212,4 +226,27 @@ t.test("a node whose watches fall behind etcd's compacted history lists again: t
   const live = new Set(await Promise.all(later.map((made) => readWith(b, made.key))));
   t.same([...live], [200], 'the keys made meanwhile work on b');
   await waitFor(async () => (await membersSeenBy(b, owner)) === 3, 30_000, 'b sees the node that joined while it was cut off');
+});
+
+t.test("a node whose state is over one commit's limit starts the cluster's log with it, as a snapshot", async (t) => {
+  const etcd = await startEtcd(t, 1);
+  const [endpoint] = etcd.endpoints as [string];
+  const nodeConfig = nodesOf(t);
+  const secrets: string[] = [];
+  // About 1.4 MB of records: over the 1 MiB that etcd takes in one request.
+  const { daemon: a, owner } = await startFirst(t, nodeConfig('a', etcd.endpoints), async (store, owner) => {
+    const made = await Promise.all(Array.from({ length: 7000 }, (_, i) => store.createApiKey(owner.id, `bulk ${i}`)));
+    secrets.push(...made.map((key) => key.secret));
+  });
+  const meta = await snapshotMeta(endpoint);
+  t.ok(meta && meta.chunks >= 2, "the first node's state went to etcd as a snapshot of several chunks");
+  t.same(await etcdKeys(endpoint, 'trawl/state/records/'), [], 'not as a commit');
+  const b = await startDaemon(t, nodeConfig('b', etcd.endpoints), { env: LICENSE_ENV });
+  await b.waitForLog(/restored from the log's snapshot/, 'b restores it');
+  const sample = secrets.filter((_, i) => i % 350 === 0).concat(owner.key);
+  for (const daemon of [a, b]) {
+    const statuses = new Set(await Promise.all(sample.map((secret) => readWith(daemon, secret))));
+    t.same([...statuses], [200], 'the keys of the first node work on every node');
+  }
+  t.equal((await listedKeys(b, owner)).length, secrets.length + 1, 'b lists every one');
 });
