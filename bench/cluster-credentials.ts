@@ -3,7 +3,8 @@
  * three-member etcd. A change's latency and when every node takes it (one writer), a revocation's (the other nodes
  * confirm it), group commit under 32 writers, and the etcd leader, then every etcd member, killed with SIGKILL
  * under writes, RUNS times each: how long writes stall, and whether every acknowledged key still opens a read on
- * every node afterwards. Written to docs/benchmarks.md.
+ * every node afterwards; then a trawl node killed with SIGKILL under searches, RUNS times: how long until the other
+ * nodes leave it out of the fan-out, and how their searches fared meanwhile. Written to docs/benchmarks.md.
  *
  *   npm run bench:credentials   (apt-get install etcd-server)
  */
@@ -67,6 +68,35 @@ function writeLoop(nodes: Daemon[], owner: string) {
       stopped = true;
       await done;
       return { acknowledged, longestGap };
+    },
+  };
+}
+
+/** The live members `node` sees (its trawl_cluster_members metric). */
+async function membersSeen(node: Daemon, owner: string): Promise<number> {
+  const metrics = await (await fetch(`${node.url}/metrics`, { headers: headers(owner) })).text();
+  return Number(/^trawl_cluster_members (\d+)$/m.exec(metrics)?.[1]);
+}
+
+/** Searches `node` one after another until `stop()`: the slowest, and those not answered in full (not 200, or a partition missing). */
+function searchLoop(node: Daemon, owner: string) {
+  let stopped = false;
+  let slowest = 0;
+  let partial = 0;
+  const done = (async () => {
+    while (!stopped) {
+      const started = performance.now();
+      const reply = await fetch(`${node.url}/api/search`, { method: 'POST', headers: headers(owner), body: '{"query":"package","matches":10}' });
+      const answer = (await reply.json()) as { stats?: { crashes: number } };
+      slowest = Math.max(slowest, performance.now() - started);
+      if (reply.status !== 200 || answer.stats!.crashes > 0) partial++;
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await done;
+      return { slowest, partial };
     },
   };
 }
@@ -152,11 +182,34 @@ try {
     kills.push(row);
   }
 
+  const nodeKills = { outOfFanOut: [] as number[], slowest: [] as number[], partial: 0 };
+  for (let run = 0; run < RUNS; run++) {
+    console.error(`a trawl node killed, run ${run + 1} of ${RUNS} …`);
+    const searching = [searchLoop(a, owner), searchLoop(b, owner)];
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const killed = performance.now();
+    nodes[2]!.child.kill('SIGKILL');
+    while ((await Promise.all([a, b].map((node) => membersSeen(node, owner)))).some((members) => members > 2))
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    nodeKills.outOfFanOut.push(performance.now() - killed);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const { slowest, partial } of await Promise.all(searching.map((loop) => loop.stop()))) {
+      nodeKills.slowest.push(slowest);
+      nodeKills.partial += partial;
+    }
+    await nodes[2]!.stop();
+    nodes[2] = await startDaemon({ ...base, dataDir: path.join(scratch, 'c'), cluster: { ...cluster, node: 'c' } });
+    cleanups.push(() => nodes[2]!.stop());
+    while ((await Promise.all([a, b].map((node) => membersSeen(node, owner)))).some((members) => members < 3))
+      await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
   const kill = (row: (typeof kills)[number]) =>
     `${row.stalls.length} runs: longest stall median ${format(percentile(row.stalls, 0.5))} ms (max ${format(Math.max(...row.stalls))}); ${row.lost} of ${row.acknowledged} acknowledged keys lost`;
   body = `Three nodes (one search worker each) on a three-member etcd, all on this machine (loopback, one disk); ${WRITES} changes from one
 writer, then 32 writers, then SIGKILL under writes on all three nodes (the stall: the longest time between two acknowledged writes; every
-member killed is started again at once). Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
+member killed is started again at once); then, ${RUNS} times, one trawl node killed with SIGKILL while the other two answer searches one after another (out
+of the fan-out: until both count it gone from their members). Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
 
 | credential log | result |
 |---|---|
@@ -164,7 +217,8 @@ member killed is started again at once). Load average (1, 5, 15 min) at the star
 | … taken by both other nodes, from its acknowledgement | ${summary(visible)} ms |
 | a key deleted (the other nodes confirm it first) | ${summary(revocations)} ms |
 | 32 writers on one node | ${perSecond.toFixed(0)} keys/s, ${summary(concurrent)} ms |
-${kills.map((row) => `| ${row.what} killed | ${kill(row)} |`).join('\n')}`;
+${kills.map((row) => `| ${row.what} killed | ${kill(row)} |`).join('\n')}
+| a trawl node killed, searches on the other two | ${RUNS} runs: out of both nodes' fan-out after median ${format(percentile(nodeKills.outOfFanOut, 0.5))} ms (max ${format(Math.max(...nodeKills.outOfFanOut))}); slowest search ${format(Math.max(...nodeKills.slowest))} ms; ${nodeKills.partial} answered in part or not at all |`;
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup();
   removeScratch();

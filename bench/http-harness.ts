@@ -72,6 +72,7 @@ export function freePort(): Promise<number> {
 /** Sends `child` SIGTERM; resolves once it has exited. */
 export function terminated(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(); // gone already (killed, say)
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
   });
