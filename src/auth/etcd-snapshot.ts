@@ -93,10 +93,11 @@ export interface CompactionOptions {
 }
 
 /**
- * Compacts the log when it holds `after` commits or more and no other node is compacting it: what was done, or
- * null when nothing was.
+ * Compacts the log when it holds `after` commits or more and no other node is compacting it: what was done (and how
+ * long it took), or null when nothing was.
  */
-export async function compactLog(etcd: EtcdKeys, options: CompactionOptions): Promise<{ through: number; deleted: number; bytes: number } | null> {
+export async function compactLog(etcd: EtcdKeys, options: CompactionOptions): Promise<{ through: number; deleted: number; bytes: number; ms: number } | null> {
+  const started = performance.now();
   if ((await etcd.getAll().prefix(RECORDS_PREFIX).count()) < options.after) return null;
   const lease = etcd.lease(COMPACTOR_LEASE_SECONDS, { autoKeepAlive: true });
   try {
@@ -130,7 +131,7 @@ export async function compactLog(etcd: EtcdKeys, options: CompactionOptions): Pr
       await stillHeld()
         .then(etcd.delete().prefix(`${CHUNKS_PREFIX}${id}/`))
         .commit();
-    return { through, deleted: covered.length, bytes: value.length };
+    return { through, deleted: covered.length, bytes: value.length, ms: Math.round(performance.now() - started) };
   } finally {
     await lease.revoke().catch(() => undefined);
   }
