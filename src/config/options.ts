@@ -307,7 +307,7 @@ export const OPTIONS = {
     kind: 'integer',
     default: 10_000,
     min: 10,
-    max: 1_000_000,
+    max: 100_000,
     meaning: 'changes the credential log on etcd holds before a node replaces them with a snapshot of the state they make; the same on every node',
   },
   'cluster.strict': {
