@@ -2,8 +2,9 @@
  * What a cluster costs and gives (docs/cluster.md), on Go 1.19's source tree with each top-level directory a
  * repository, beside one node in the same run: the added latency of the fan-out (one client's p50) with every
  * result on one other node (one partition) and spread over four nodes (four partitions), and the selective
- * literals' throughput of two replicas against one node, per CPU-second used; then a replica joining (the Linux tree
- * copied, not built) and the Linux tree four times on four nodes against one node holding it once. One etcd member (Debian's `etcd-server`) is started for the run.
+ * literals' throughput of two replicas against one node, per CPU-second used; the bytes each node holds, placed by
+ * bytes and by count; then a replica joining (the Linux tree copied, not built) and the Linux tree four times on four
+ * nodes against one node holding it once. One etcd member (Debian's `etcd-server`) is started for the run.
  * Written to docs/benchmarks.md.
  *
  *   npm run bench:cluster   (apt-get install etcd-server wrk golang-1.19-src linux-source-6.1)
@@ -11,7 +12,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ownedBy, partitionOf } from '../src/cluster/placement.js';
+import { partitionOf } from '../src/cluster/placement.js';
 import { readClusterStatus } from '../src/cluster/status.js';
 import { validateConfig } from '../src/config/config.js';
 import { ensureLinuxCorpus, LINUX_TARBALL } from './corpus.js';
@@ -105,6 +106,37 @@ async function replicaJoins(etcd: string): Promise<string> {
   return `- A replica joins (the Linux 6.1 tree, one repository, no symbols; start to serving): the first node built its shards in ${cost(built)}, the second copied them from it, each file checked against its sha256, in ${cost(copied)}: ${(built.seconds / copied.seconds).toFixed(1)}× sooner.`;
 }
 
+/**
+ * Placement by bytes against by count: Go's repositories over 16 partitions on four nodes, one replica each, the
+ * bytes each node serves once every partition is served (by count: a floor no partition reaches).
+ */
+async function placementBalance(etcd: string): Promise<string> {
+  const partitions = 16;
+  const spread = async (name: string, placementFloorBytes: number) => {
+    const settings = { etcd: [etcd], keyFile, partitions, replicas: 1, placementFloorBytes };
+    const started = performance.now();
+    const daemons = await Promise.all(Array.from({ length: 4 }, (_, i) => node(`${name}-${i}`, { cluster: { ...settings, node: `${name}-${i}` } })));
+    const config = validateConfig({ repos, cluster: { ...settings, node: 'status' } }, 'bench');
+    let bytes: number[] = [];
+    for (;;) {
+      const { members } = await readClusterStatus(config.cluster!, config.repos);
+      const mine = members.filter((member) => member.node.startsWith(`${name}-`));
+      if (mine.length === 4 && mine.every((member) => member.owns === member.serves) && mine.reduce((sum, member) => sum + member.serves, 0) === partitions) {
+        bytes = mine.map((member) => member.bytes);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    for (const daemon of daemons) await stop(daemon);
+    const mean = bytes.reduce((sum, size) => sum + size, 0) / bytes.length;
+    return `the fullest node ${(Math.max(...bytes) / mean).toFixed(2)}× the mean, the emptiest ${(Math.min(...bytes) / mean).toFixed(2)}× (${bytes.map((size) => (size / 1e6).toFixed(1)).join(', ')} MB), settled ${seconds.toFixed(1)} s after the start`;
+  };
+  const byCount = await spread('count', 2 ** 50);
+  const byBytes = await spread('bytes', 1 << 20);
+  return `- Placement (Go's ${repos.length} repositories, ${partitions} partitions, four nodes, one replica): by count, ${byCount}; by bytes (\`placementFloorBytes\` 1 MiB), ${byBytes}.`;
+}
+
 async function stop(daemon: Daemon): Promise<void> {
   started.splice(started.indexOf(daemon), 1);
   await daemon.stop();
@@ -170,14 +202,6 @@ async function throughput(daemons: Daemon[]): Promise<Throughput> {
   return { rps, perCpuSecond: (rps * SECONDS) / (cpuSeconds(daemons) - before) };
 }
 
-/** The first name `prefix`k whose `nodes` nodes (name-0, …) own one of `nodes` partitions each (placement.ts hashes node names). */
-function balancedClusterName(prefix: string, nodes: number): string {
-  for (let k = 0; ; k++) {
-    const members = Array.from({ length: nodes }, (_, i) => `${prefix}${k}-${i}`);
-    if (members.every((member) => ownedBy(member, members, nodes, 1).length === 1)) return `${prefix}${k}`;
-  }
-}
-
 /**
  * The Linux tree four times (four repositories of one working tree, one to a partition) on four nodes, one
  * partition each, against one node holding it once: each query class's p50 from one client, in alternating rounds.
@@ -192,11 +216,10 @@ async function linuxFourTimes(etcd: string): Promise<string> {
     partitionsTaken.add(partitionOf(candidate, 4));
     names.push(candidate);
   }
-  const name = balancedClusterName('linux', 4);
   const copies = names.map((repository) => ({ name: repository, path: corpus, public: true }));
   console.error('indexing Linux: one node once, four nodes a copy each …');
   const single = await node('linux-single', { repos: copies.slice(0, 1) });
-  const daemons = await cluster(name, etcd, 4, 4, 1, copies);
+  const daemons = await cluster('linux', etcd, 4, 4, 1, copies); // one partition a node: placement bounds each node's share
   const rows: string[] = [];
   for (const { name: queryClass, queries } of QUERY_CLASSES) {
     const script = wrkScript('linux', '/api/search', queries.map(searchBody));
@@ -252,6 +275,7 @@ try {
   const one = medians(rounds.one);
   const two = medians(rounds.two);
   for (const daemon of [single, ...replicas]) await stop(daemon);
+  const placement = await placementBalance(etcdUrl);
   const linux = fs.existsSync(LINUX_TARBALL)
     ? `${await replicaJoins(etcdUrl)}\n\n${await linuxFourTimes(etcdUrl)}`
     : `The Linux rows need ${LINUX_TARBALL} (apt-get install linux-source-6.1).`;
@@ -265,6 +289,8 @@ rounds' differences). Load average (1, 5, 15 min) at the start: ${loadAtStart}; 
 ${rows.join('\n')}
 
 - Selective literals, 16 clients spread over the nodes (${SECONDS} s, ${THROUGHPUT_ROUNDS} rounds alternating, medians): one node ${one.rps.toFixed(0)} requests/s (${one.perCpuSecond.toFixed(0)} per CPU-second), two replicas ${two.rps.toFixed(0)} (${two.perCpuSecond.toFixed(0)} per CPU-second): ${(two.rps / one.rps).toFixed(2)}× the requests, ${(two.perCpuSecond / one.perCpuSecond).toFixed(2)}× per CPU-second, on ${os.availableParallelism()} cores shared by all.
+
+${placement}
 
 ${linux}`;
 } finally {

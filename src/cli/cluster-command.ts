@@ -9,9 +9,10 @@ export const clusterCommand: Command = {
   usage: `Usage: trawl cluster status [--config FILE] [--json]
 
 Reads the cluster of the configuration's \`cluster\` section from etcd: the live
-members, how many partitions each owns and serves, the partitions served by
-fewer nodes than \`cluster.replicas\` (with the nodes that own them), and the
-configured repositories no live node serves (searches lack them).
+members, how many partitions each owns and serves and the size of the shards it
+serves, the partitions served by fewer nodes than \`cluster.replicas\` (with the
+nodes that own them), and the configured repositories no live node serves
+(searches lack them).
 
 Options:
   --config FILE   configuration file (default: $TRAWL_CONFIG)
@@ -52,7 +53,10 @@ usage or configuration error or when etcd cannot be reached.`,
 };
 
 function formatStatus(status: ClusterStatus): string {
-  const rows = [['node', 'owns', 'serves', 'url'], ...status.members.map((member) => [member.node, String(member.owns), String(member.serves), member.url])];
+  const rows = [
+    ['node', 'owns', 'serves', 'MB served', 'url'],
+    ...status.members.map((member) => [member.node, String(member.owns), String(member.serves), (member.bytes / 1e6).toFixed(1), member.url]),
+  ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   const lines = [
     `${status.members.length} live members, ${status.partitions} partitions, ${status.replicas} replicas each`,

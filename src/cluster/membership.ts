@@ -20,6 +20,8 @@ export interface Member {
   url: string;
   /** The partitions it serves: indexed and searchable. */
   serving: number[];
+  /** The bytes of each partition of `serving` (its shard files), in the same order; empty from a node that does not say. */
+  bytes: number[];
 }
 
 export class Membership {
@@ -36,7 +38,7 @@ export class Membership {
     private readonly logger: Logger,
     private readonly onChange: (members: Member[]) => void,
   ) {
-    this.self = { node, url: '', serving: [] };
+    this.self = { node, url: '', serving: [], bytes: [] };
   }
 
   /** Starts watching the members (`onChange`: a member came, went or changed); rejects when etcd cannot be reached. `node` joins with `join`. */
@@ -62,9 +64,13 @@ export class Membership {
     return [...this.live.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
   }
 
-  /** Says that this node serves `partitions` (kept in its key, and in the key it registers again after a lost lease). */
-  async serve(partitions: readonly number[]): Promise<void> {
+  /**
+   * Says that this node serves `partitions`, of `bytes` each (kept in its key, and in the key it registers again
+   * after a lost lease).
+   */
+  async serve(partitions: readonly number[], bytes: readonly number[]): Promise<void> {
     this.self.serving = [...partitions];
+    this.self.bytes = [...bytes];
     if (this.lease) await this.lease.put(this.key).value(JSON.stringify(this.self));
   }
 
@@ -145,12 +151,18 @@ export class Membership {
   }
 }
 
-function parseMember(node: string, value: string): Member | undefined {
+/** The member `node` its key's `value` describes; undefined when malformed. */
+export function parseMember(node: string, value: string): Member | undefined {
   try {
     const parsed = JSON.parse(value) as Partial<Member>;
     if (typeof parsed.url !== 'string' || !Array.isArray(parsed.serving) || !parsed.serving.every(Number.isInteger)) return undefined;
-    return { node, url: parsed.url, serving: parsed.serving };
+    const bytes = Array.isArray(parsed.bytes) && parsed.bytes.length === parsed.serving.length && parsed.bytes.every(isSize) ? parsed.bytes : [];
+    return { node, url: parsed.url, serving: parsed.serving, bytes };
   } catch {
     return undefined;
   }
+}
+
+function isSize(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
 }

@@ -9,7 +9,7 @@ import type { ClusterConfig, RepositoryConfig } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
 import { openEtcd, readClusterKey, unreachable, type EtcdKeys } from './etcd.js';
 import { Membership, type Member } from './membership.js';
-import { heldBy, ownedBy, ownersOf, partitionOf } from './placement.js';
+import { heldBy, partitionOf, placeMembers } from './placement.js';
 import { sharedRepositoryIds } from './repository-ids.js';
 import { askPeer, openPeer, postedJson } from './peer-client.js';
 
@@ -33,6 +33,8 @@ export class ClusterNode {
   /** Counts the changes of `held`: who read it can tell whether it changed since. */
   heldVersion = 0;
   private serving: number[] = [];
+  /** The bytes of each partition of `serving`, in its order. */
+  private servingBytes: number[] = [];
   /** Spreads the partitions served by several nodes over them, search by search. */
   private turn = 0;
   private live: Member[] = [];
@@ -143,19 +145,29 @@ export class ClusterNode {
     return { members: this.live.length, held: this.held.length, serving: this.serving.length };
   }
 
-  /** After the index published: serves each held partition whose every repository of `repositories` is `indexed`. */
-  async published(repositories: readonly RepositoryConfig[], indexed: (repository: RepositoryConfig) => boolean): Promise<void> {
-    const ready = new Set(this.held);
-    for (const repository of repositories) if (!indexed(repository)) ready.delete(this.partitionOf(repository.name));
-    const serving = [...ready].sort((a, b) => a - b);
-    if (serving.join() !== this.serving.join()) await this.serve(serving);
+  /**
+   * After the index published: serves each held partition whose every repository of `repositories` is indexed, and
+   * says the bytes of each. `indexedBytes`: a repository's shards' bytes, undefined when it is not indexed.
+   */
+  async published(repositories: readonly RepositoryConfig[], indexedBytes: (repository: RepositoryConfig) => number | undefined): Promise<void> {
+    const ready = new Map(this.held.map((partition) => [partition, 0]));
+    for (const repository of repositories) {
+      const partition = this.partitionOf(repository.name);
+      const bytes = indexedBytes(repository);
+      if (bytes === undefined) ready.delete(partition);
+      else if (ready.has(partition)) ready.set(partition, ready.get(partition)! + bytes);
+    }
+    const serving = [...ready.keys()].sort((a, b) => a - b);
+    const servingBytes = serving.map((partition) => ready.get(partition)!);
+    if (serving.join() !== this.serving.join() || servingBytes.join() !== this.servingBytes.join()) await this.serve(serving, servingBytes);
   }
 
-  /** Serves `partitions` from now on, and says so to the other nodes (a failure is logged: the next change says it again). */
-  private async serve(partitions: number[]): Promise<void> {
+  /** Serves `partitions` (of `bytes` each) from now on, and says so to the other nodes (a failure is logged: the next change says it again). */
+  private async serve(partitions: number[], bytes: number[]): Promise<void> {
     this.serving = partitions;
+    this.servingBytes = bytes;
     try {
-      await this.membership?.serve(partitions);
+      await this.membership?.serve(partitions, bytes);
     } catch (error) {
       this.logger.warn({ err: error }, 'cluster: the partitions served could not be told to etcd');
     }
@@ -202,16 +214,19 @@ export class ClusterNode {
     this.live = members;
     const nodes = members.map((member) => member.node);
     if (!nodes.includes(this.config.node)) nodes.push(this.config.node); // its own key may not be seen yet, or be lost for a moment
-    const { partitions, replicas } = this.config;
-    const owned = ownedBy(this.config.node, nodes, partitions, replicas);
+    const placement = placeMembers(nodes, members, this.config);
     const servedBy = new Map(members.map((member) => [member.node, member.serving] as const));
-    const held = heldBy(this.config.node, owned, this.serving, servedBy, (partition) => ownersOf(partition, nodes, replicas));
+    const held = heldBy(this.config.node, placement.ownedBy(this.config.node), this.serving, servedBy, (partition) => placement.ownersOf(partition));
     if (held.join() === this.held.join()) return;
     this.held = held;
     this.heldVersion++;
     this.logger.info({ held: held.length, members: nodes.length }, 'cluster: the partitions held changed');
-    const stillServed = this.serving.filter((partition) => held.includes(partition));
-    if (stillServed.length < this.serving.length) void this.serve(stillServed);
+    const kept = this.serving.flatMap((partition, i) => (held.includes(partition) ? [i] : []));
+    if (kept.length < this.serving.length)
+      void this.serve(
+        kept.map((i) => this.serving[i]!),
+        kept.map((i) => this.servingBytes[i]!),
+      );
     this.onHeld(held);
   }
 }

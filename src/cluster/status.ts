@@ -1,13 +1,14 @@
 /** What `trawl cluster status` reports: the live members, what each owns and serves, and the partitions short of replicas. */
 import type { ClusterConfig, RepositoryConfig } from '../config/config.js';
 import { openEtcd } from './etcd.js';
-import { MEMBERS_PREFIX, type Member } from './membership.js';
-import { ownedBy, ownersOf, partitionOf } from './placement.js';
+import { parseMember, MEMBERS_PREFIX, type Member } from './membership.js';
+import { partitionOf, placeMembers } from './placement.js';
 
 export interface ClusterStatus {
   partitions: number;
   replicas: number;
-  members: { node: string; url: string; owns: number; serves: number }[];
+  /** Each live member: the partitions it owns and serves, and the bytes of those it serves (as it says). */
+  members: { node: string; url: string; owns: number; serves: number; bytes: number }[];
   /** Partitions served by fewer than `replicas` live members, with those that serve them. */
   underReplicated: { partition: number; servedBy: string[]; owners: string[] }[];
   /** Configured repositories whose partition no live member serves. */
@@ -19,8 +20,8 @@ export async function readClusterStatus(config: ClusterConfig, repositories: rea
   const etcd = await openEtcd(config);
   try {
     const listed = await etcd.getAll().prefix(MEMBERS_PREFIX).strings();
-    const members: Member[] = Object.entries(listed)
-      .map(([key, value]) => ({ node: key.slice(MEMBERS_PREFIX.length), ...(JSON.parse(value) as Omit<Member, 'node'>) }))
+    const members = Object.entries(listed)
+      .flatMap(([key, value]) => parseMember(key.slice(MEMBERS_PREFIX.length), value) ?? [])
       .sort((a, b) => (a.node < b.node ? -1 : 1));
     return clusterStatus(config, members, repositories);
   } finally {
@@ -31,13 +32,14 @@ export async function readClusterStatus(config: ClusterConfig, repositories: rea
 export function clusterStatus(config: ClusterConfig, members: readonly Member[], repositories: readonly RepositoryConfig[]): ClusterStatus {
   const { partitions, replicas } = config;
   const nodes = members.map((member) => member.node);
+  const placement = placeMembers(nodes, members, config);
   const underReplicated: ClusterStatus['underReplicated'] = [];
   const served = new Set<number>();
   for (let partition = 0; partition < partitions; partition++) {
     const servedBy = members.filter((member) => member.serving.includes(partition)).map((member) => member.node);
     if (servedBy.length > 0) served.add(partition);
     if (servedBy.length < Math.min(replicas, nodes.length) || servedBy.length === 0)
-      underReplicated.push({ partition, servedBy, owners: ownersOf(partition, nodes, replicas) });
+      underReplicated.push({ partition, servedBy, owners: [...placement.ownersOf(partition)] });
   }
   return {
     partitions,
@@ -45,8 +47,9 @@ export function clusterStatus(config: ClusterConfig, members: readonly Member[],
     members: members.map((member) => ({
       node: member.node,
       url: member.url,
-      owns: ownedBy(member.node, nodes, partitions, replicas).length,
+      owns: placement.ownedBy(member.node).length,
       serves: member.serving.length,
+      bytes: member.bytes.reduce((sum, size) => sum + size, 0),
     })),
     underReplicated,
     unserved: repositories.filter((repository) => !served.has(partitionOf(repository.name, partitions))).map((repository) => repository.name),

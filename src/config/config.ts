@@ -108,9 +108,9 @@ export interface ClusterConfig {
   partitions: number;
   replicas: number;
   strict: boolean;
-  /** Put before every key of the cluster in etcd ('' for none). */
   keyPrefix: string;
   snapshotAfterChanges: number;
+  placementFloorBytes: number;
 }
 
 /** Single sign-on through an OpenID Connect provider (options.ts says what each is). */
@@ -395,6 +395,7 @@ function readCluster(r: Reader, raw: Record<string, Json>): ClusterConfig {
       /^[\x21-\x7e]{0,128}$/.test(prefix) ? null : 'must be at most 128 printable ASCII characters, no spaces',
     ),
     snapshotAfterChanges: r.integerOption('cluster.snapshotAfterChanges', raw.snapshotAfterChanges),
+    placementFloorBytes: r.integerOption('cluster.placementFloorBytes', raw.placementFloorBytes),
   };
 }
 

@@ -310,6 +310,14 @@ export const OPTIONS = {
     max: 100_000,
     meaning: 'changes the credential log on etcd holds before a node replaces them with a snapshot of the state they make; the same on every node',
   },
+  'cluster.placementFloorBytes': {
+    kind: 'integer',
+    default: 256 << 20,
+    min: 1,
+    max: 2 ** 50,
+    meaning:
+      'placement balances the bytes of partitions above this size and counts those below it (each weighs as much as one of this size); the same on every node',
+  },
   'cluster.strict': {
     kind: 'boolean',
     default: false,

@@ -258,12 +258,14 @@ export class Daemon {
   private async clusterPublished(): Promise<void> {
     if (!this.cluster || this.status === 'stopping') return;
     // A repository this node could not index (and holds no shards of) leaves its partition to a replica that did.
-    const indexed = new Set(
+    const indexedBytes = new Map(
       this.catalog.current.repositories.flatMap((repo) =>
-        repo.entry && (repo.entry.state !== 'error' || repo.entry.shards.length > 0) ? [repo.config.name] : [],
+        repo.entry && (repo.entry.state !== 'error' || repo.entry.shards.length > 0)
+          ? [[repo.config.name, repo.shards.reduce((sum, shard) => sum + shard.bytes, 0)] as const]
+          : [],
       ),
     );
-    await this.cluster.published(this.config.repos, (repo) => indexed.has(repo.name));
+    await this.cluster.published(this.config.repos, (repo) => indexedBytes.get(repo.name));
   }
 
   /**

@@ -3,13 +3,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import type { SearchResponse } from '../../src/api/types.js';
-import { ownersOf, partitionOf } from '../../src/cluster/placement.js';
+import { partitionOf } from '../../src/cluster/placement.js';
 import { trawlAsync } from '../helpers/cli.js';
 import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { githubHost } from '../connections/helpers.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startEtcd } from './etcd.js';
+import { ownerOf } from './owners.js';
 
 const PARTITIONS = 8;
 const REPOSITORIES = 6;
@@ -54,7 +55,7 @@ t.test("each node fetches only its share of the connections' repositories, and e
 
   const names = ((await (await c.fetch('/api/repos?perPage=100')).json()) as { repoName: string }[]).map((repo) => repo.repoName).sort();
   t.equal(names.length, REPOSITORIES, 'c lists every repository, fetched here or not');
-  const ownedBy = (node: string) => names.filter((name) => ownersOf(partitionOf(name, PARTITIONS), ['a', 'b', 'c'], 1)[0] === node);
+  const ownedBy = (node: string) => names.filter((name) => ownerOf(partitionOf(name, PARTITIONS), ['a', 'b', 'c'], PARTITIONS) === node);
   /** The repositories with a mirror on `daemon`'s disk. */
   const mirroredOn = (daemon: Daemon) => {
     const mirrors = path.join(path.dirname(daemon.configFile), 'data', 'mirrors');

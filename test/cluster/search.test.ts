@@ -4,12 +4,13 @@ import t, { type Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FileResult, SearchRequest, SearchResponse } from '../../src/api/types.js';
-import { ownersOf, partitionOf } from '../../src/cluster/placement.js';
+import { partitionOf } from '../../src/cluster/placement.js';
 import { trawlAsync } from '../helpers/cli.js';
 import { startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startEtcd } from './etcd.js';
+import { ownerOf } from './owners.js';
 
 const PARTITIONS = 8;
 
@@ -265,7 +266,7 @@ t.test('a partition no live node serves: a partial answer that says so, or 503 w
   // for them), so once b is gone no node serves that partition.
   const names = ['a', 'b', 'c'];
   const r0 = partitionOf(repos[0]!.name, PARTITIONS);
-  const owner = ownersOf(r0, names, 1)[0]!;
+  const owner = ownerOf(r0, names, PARTITIONS);
   const [first, second] = names.filter((name) => name !== owner);
   const cluster = { etcd: etcd.endpoints, keyFile: keyFile(t), partitions: PARTITIONS, replicas: 1 };
   const base = { auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
@@ -364,7 +365,7 @@ t.test('reads forwarded by another node count against their callers there, not a
   const repos = repositories(t, 1);
   const cluster = { etcd: etcd.endpoints, keyFile: keyFile(t), partitions: PARTITIONS, replicas: 1 };
   const base = { auth: { anonymousAccess: true }, index: { ctagsCommand: '' }, server: { workers: 1 } };
-  const owner = ownersOf(partitionOf(repos[0]!.name, PARTITIONS), ['a', 'b'], 1)[0]!;
+  const owner = ownerOf(partitionOf(repos[0]!.name, PARTITIONS), ['a', 'b'], PARTITIONS);
   const other = owner === 'a' ? 'b' : 'a';
   // The holder allows one request a second (two in a burst) from any one caller; the other node has no limit.
   const holder = await startDaemon(t, { ...base, repos, cluster: { ...cluster, node: owner }, server: { workers: 1, rateLimitPerSecond: 1 } });

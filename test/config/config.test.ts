@@ -163,6 +163,7 @@ t.test('a cluster node: defaults, and its key file resolved against the config f
     strict: false,
     keyPrefix: '',
     snapshotAfterChanges: 10_000,
+    placementFloorBytes: 256 << 20,
   });
   const prefixed = (keyPrefix: unknown) => () =>
     validateConfig({ repos: [], cluster: { etcd: ['http://10.0.0.1:2379'], node: 'n', keyFile: '/k', keyPrefix } }, 'prefix.json').cluster!.keyPrefix;
