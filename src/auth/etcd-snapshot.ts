@@ -9,7 +9,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { IKeyValue } from 'etcd3';
 import type { EtcdKeys } from '../cluster/etcd.js';
 import { ClusterStateCorruptError } from './cluster-errors.js';
-import { MAX_COMMIT_BYTES, MAX_KEYS_PER_TRANSACTION, RECORDS_PREFIX, SNAPSHOT_KEY } from './etcd-log.js';
+import { headRevision, MAX_COMMIT_BYTES, MAX_KEYS_PER_TRANSACTION, RECORDS_PREFIX, SNAPSHOT_KEY } from './etcd-log.js';
 
 /** Outside the log's prefix, so that the watches do not carry them. */
 const CHUNKS_PREFIX = 'trawl/state-snapshots/';
@@ -45,6 +45,20 @@ export function parseSnapshotMeta(kv: IKeyValue): SnapshotMeta {
   )
     throw new ClusterStateCorruptError(SNAPSHOT_KEY, 'not a snapshot description');
   return { through, id, chunks, bytes, sha256 } as SnapshotMeta;
+}
+
+/** The log as `trawl cluster status` shows it: its last commit's revision, the commits etcd holds, and the snapshot before them. */
+export interface LogSummary {
+  head: number;
+  commits: number;
+  snapshot: { through: number; bytes: number } | null;
+}
+
+/** The log's summary as etcd holds it now; ClusterStateCorruptError when its snapshot key is not a snapshot's. */
+export async function readLogSummary(etcd: EtcdKeys): Promise<LogSummary> {
+  const [head, commits, snapshot] = await Promise.all([headRevision(etcd), etcd.getAll().prefix(RECORDS_PREFIX).count(), etcd.get(SNAPSHOT_KEY).exec()]);
+  const meta = snapshot.kvs[0] && parseSnapshotMeta(snapshot.kvs[0]);
+  return { head, commits, snapshot: meta ? { through: meta.through, bytes: meta.bytes } : null };
 }
 
 function chunkKey(id: string, index: number): string {

@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { readClusterStatus, type ClusterStatus } from '../cluster/status.js';
+import { readLogSummary, type LogSummary } from '../auth/etcd-snapshot.js';
+import { openEtcd } from '../cluster/etcd.js';
+import { clusterStatusIn, type ClusterStatus } from '../cluster/status.js';
 import { mirroredRepositories } from '../connections/mirrored-repositories.js';
 import { configOrProblem } from './config-option.js';
 import type { Command } from './main.js';
@@ -11,8 +13,9 @@ export const clusterCommand: Command = {
 Reads the cluster of the configuration's \`cluster\` section from etcd: the live
 members, how many partitions each owns and serves and the size of the shards it
 serves, the partitions served by fewer nodes than \`cluster.replicas\` (with the
-nodes that own them), and the configured repositories no live node serves
-(searches lack them).
+nodes that own them), the configured repositories no live node serves
+(searches lack them), and the credential log: its commits since its last
+snapshot, and that snapshot.
 
 Options:
   --config FILE   configuration file (default: $TRAWL_CONFIG)
@@ -40,19 +43,23 @@ usage or configuration error or when etcd cannot be reached.`,
       console.error(`trawl cluster: ${typeof config === 'string' ? config : 'the configuration has no `cluster` section'}`);
       return 2;
     }
-    let status: ClusterStatus;
+    let status: ClusterStatus & { credentialLog: LogSummary };
+    const etcd = await openEtcd(config.cluster);
     try {
-      status = await readClusterStatus(config.cluster, [...config.repos, ...mirroredRepositories(config)]);
+      const repositories = [...config.repos, ...mirroredRepositories(config)];
+      status = { ...(await clusterStatusIn(etcd, config.cluster, repositories)), credentialLog: await readLogSummary(etcd) };
     } catch (error) {
       console.error(`trawl cluster: cannot read the cluster from etcd at ${config.cluster.etcd.join(', ')}: ${(error as Error).message}`);
       return 2;
+    } finally {
+      etcd.close();
     }
     console.log(values.json ? JSON.stringify(status) : formatStatus(status));
     return status.unserved.length > 0 ? 1 : 0;
   },
 };
 
-function formatStatus(status: ClusterStatus): string {
+function formatStatus(status: ClusterStatus & { credentialLog: LogSummary }): string {
   const rows = [
     ['node', 'owns', 'serves', 'MB served', 'url'],
     ...status.members.map((member) => [member.node, String(member.owns), String(member.serves), (member.bytes / 1e6).toFixed(1), member.url]),
@@ -75,5 +82,8 @@ function formatStatus(status: ClusterStatus): string {
     lines.push(`partition ${partition}: served by ${servedBy.length === 0 ? 'no node' : servedBy.join(', ')} (${owning})`);
   }
   if (status.unserved.length > 0) lines.push(`repositories no live node serves: ${status.unserved.join(', ')}`);
+  const { head, commits, snapshot } = status.credentialLog;
+  const compacted = snapshot ? `after its snapshot through revision ${snapshot.through} (${(snapshot.bytes / 1e6).toFixed(1)} MB)` : 'and no snapshot';
+  lines.push(head === 0 ? 'credential log: not started' : `credential log: ${commits} commits, the last at revision ${head}, ${compacted}`);
   return lines.join('\n');
 }

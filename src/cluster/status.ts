@@ -1,6 +1,6 @@
 /** What `trawl cluster status` reports: the live members, what each owns and serves, and the partitions short of replicas. */
 import type { ClusterConfig, RepositoryConfig } from '../config/config.js';
-import { openEtcd } from './etcd.js';
+import { openEtcd, type EtcdKeys } from './etcd.js';
 import { parseMember, MEMBERS_PREFIX, type Member } from './membership.js';
 import { partitionOf, placeMembers } from './placement.js';
 
@@ -19,14 +19,19 @@ export interface ClusterStatus {
 export async function readClusterStatus(config: ClusterConfig, repositories: readonly RepositoryConfig[]): Promise<ClusterStatus> {
   const etcd = await openEtcd(config);
   try {
-    const listed = await etcd.getAll().prefix(MEMBERS_PREFIX).strings();
-    const members = Object.entries(listed)
-      .flatMap(([key, value]) => parseMember(key.slice(MEMBERS_PREFIX.length), value) ?? [])
-      .sort((a, b) => (a.node < b.node ? -1 : 1));
-    return clusterStatus(config, members, repositories);
+    return await clusterStatusIn(etcd, config, repositories);
   } finally {
     etcd.close();
   }
+}
+
+/** The cluster as `etcd` holds it now. */
+export async function clusterStatusIn(etcd: EtcdKeys, config: ClusterConfig, repositories: readonly RepositoryConfig[]): Promise<ClusterStatus> {
+  const listed = await etcd.getAll().prefix(MEMBERS_PREFIX).strings();
+  const members = Object.entries(listed)
+    .flatMap(([key, value]) => parseMember(key.slice(MEMBERS_PREFIX.length), value) ?? [])
+    .sort((a, b) => (a.node < b.node ? -1 : 1));
+  return clusterStatus(config, members, repositories);
 }
 
 export function clusterStatus(config: ClusterConfig, members: readonly Member[], repositories: readonly RepositoryConfig[]): ClusterStatus {

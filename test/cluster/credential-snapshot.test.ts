@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { AuthStore, stateDirectory } from '../../src/auth/store.js';
+import { trawlAsync } from '../helpers/cli.js';
 import { bearer, LICENSE_ENV, seedUsers, TEST_LICENSE_KEYS, type SeededUser } from '../helpers/auth.js';
 import { runDaemon, startDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
 import { makeRepository } from '../helpers/git.js';
@@ -35,9 +36,9 @@ async function etcdKeys(endpoint: string, prefix: string): Promise<StoredKey[]> 
 }
 
 /** The snapshot's description (through, id, chunks…), or null before the first compaction. */
-async function snapshotMeta(endpoint: string): Promise<{ through: number; id: string; chunks: number } | null> {
+async function snapshotMeta(endpoint: string): Promise<{ through: number; id: string; chunks: number; bytes: number } | null> {
   const [meta] = await etcdKeys(endpoint, 'trawl/state/snapshot');
-  return meta ? (JSON.parse(meta.value.toString()) as { through: number; id: string; chunks: number }) : null;
+  return meta ? (JSON.parse(meta.value.toString()) as { through: number; id: string; chunks: number; bytes: number }) : null;
 }
 
 async function createKey(daemon: Daemon, secret: string, name: string): Promise<{ status: number; id: string; key: string; message?: string }> {
@@ -120,6 +121,18 @@ t.test('the credential log on etcd is compacted into a snapshot, which nodes beh
   t.ok(first.length >= SNAPSHOT_AFTER - 1, 'no compaction before the log held its bound of changes');
   t.ok((await etcdKeys(endpoint, 'trawl/state/records/')).length < first.length, 'then the log holds fewer commits than were made');
   t.equal((await etcdKeys(endpoint, 'trawl/state-snapshots/')).length, meta.chunks, "only the snapshot's own chunks are kept");
+  const status = await trawlAsync(['cluster', 'status', '--json', '--config', a.configFile]);
+  const [logHead] = await etcdKeys(endpoint, 'trawl/state/head');
+  t.same(
+    (JSON.parse(status.stdout) as { credentialLog: unknown }).credentialLog,
+    {
+      head: logHead!.modRevision,
+      commits: (await etcdKeys(endpoint, 'trawl/state/records/')).length,
+      snapshot: { through: meta.through, bytes: meta.bytes },
+    },
+    'trawl cluster status shows the log: its head, its commits, its snapshot',
+  );
+  t.match((await trawlAsync(['cluster', 'status', '--config', a.configFile])).stdout, `after its snapshot through revision ${meta.through}`);
   for (const daemon of [a, b]) {
     const statuses = new Set(await Promise.all(first.map((made) => readWith(daemon, made.key))));
     t.same([...statuses], [200], 'every key made before the compaction still works, on both nodes');
