@@ -398,8 +398,11 @@ function serverContext(
       }),
     },
     indexState: (name) => {
-      // A repository another node holds is ready once a live node serves its partition.
-      if (cluster && !cluster.holds(name)) return cluster.peersServing(name).length > 0 ? 'ready' : 'pending';
+      // A repository whose partition this node does not serve is ready once another node does (docs/cluster.md, "Repositories").
+      if (cluster && !cluster.servesPartition(cluster.partitionOf(name))) {
+        if (cluster.peersServing(name).length > 0) return 'ready';
+        if (!cluster.holds(name)) return 'pending';
+      }
       return scheduler.isIndexing(name) ? 'indexing' : (listedRepository(catalog.current, name)?.entry?.state ?? 'pending');
     },
   };
