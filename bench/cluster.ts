@@ -278,7 +278,7 @@ try {
   const placement = await placementBalance(etcdUrl);
   const linux = fs.existsSync(LINUX_TARBALL)
     ? `${await replicaJoins(etcdUrl)}\n\n${await linuxFourTimes(etcdUrl)}`
-    : `The Linux rows need ${LINUX_TARBALL} (apt-get install linux-source-6.1).`;
+    : `\nThe Linux rows need ${LINUX_TARBALL} (apt-get install linux-source-6.1).`;
   body = `One node against clusters of nodes on this machine, in the same run: Go 1.19's \`src\`, each of its ${repos.length} top-level
 directories a repository, every node with one search worker, one etcd member. Queries: \`ReadFull\`, \`MustCompile\` and a literal in no
 file, \`matches: 100\` (the large answer: \`return err\`, \`matches: 3000\`, \`contextLines: 1\`), one client (\`wrk\`): ${ROUNDS} rounds of ${ROUND_SECONDS} s alternating one node and the cluster, the medians (added: of the
@@ -289,9 +289,7 @@ rounds' differences). Load average (1, 5, 15 min) at the start: ${loadAtStart}; 
 ${rows.join('\n')}
 
 - Selective literals, 16 clients spread over the nodes (${SECONDS} s, ${THROUGHPUT_ROUNDS} rounds alternating, medians): one node ${one.rps.toFixed(0)} requests/s (${one.perCpuSecond.toFixed(0)} per CPU-second), two replicas ${two.rps.toFixed(0)} (${two.perCpuSecond.toFixed(0)} per CPU-second): ${(two.rps / one.rps).toFixed(2)}× the requests, ${(two.perCpuSecond / one.perCpuSecond).toFixed(2)}× per CPU-second, on ${os.availableParallelism()} cores shared by all.
-
 ${placement}
-
 ${linux}`;
 } finally {
   await Promise.all(started.map((daemon) => daemon.stop()));
