@@ -1,7 +1,8 @@
 /**
  * The cluster's credential log as etcd keeps it (docs/cluster.md, "Credentials"), under the cluster's prefix:
  * `trawl/state/identity` (the log's id and the sealed instance key), `trawl/state/head` (written by every commit),
- * a key per commit under `trawl/state/records/`, and `trawl/state/snapshot` (etcd-snapshot.ts).
+ * a key per commit under `trawl/state/records/`, `trawl/state/snapshot` and its chunks under `trawl/state-snapshots/`
+ * (etcd-snapshot.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { EtcdKeys } from '../cluster/etcd.js';
@@ -14,6 +15,8 @@ export const HEAD_KEY = `${STATE_PREFIX}head`;
 export const RECORDS_PREFIX = `${STATE_PREFIX}records/`;
 /** Under the log's prefix, so that a node listing the log from an old position sees it. */
 export const SNAPSHOT_KEY = `${STATE_PREFIX}snapshot`;
+/** A snapshot's chunks, under `<id>/`: outside the log's prefix, so that the watches do not carry them. */
+export const CHUNKS_PREFIX = 'trawl/state-snapshots/';
 /** etcd refuses requests over 1.5 MiB and transactions of over 128 operations (its defaults). */
 export const MAX_COMMIT_BYTES = 1 << 20;
 export const MAX_KEYS_PER_TRANSACTION = 64;
@@ -38,14 +41,14 @@ export async function readIdentity(etcd: EtcdKeys, sealingKey: Buffer): Promise<
 /**
  * Starts the cluster's log with `identity` and this node's state: its records as the first commit, or, when they are
  * over one commit's limit, the description of a snapshot whose chunks are written (etcd-snapshot.ts). Its revision,
- * or 0 when another node started the log first.
+ * or 0 when another node started the log first (the snapshot's chunks are deleted then: nothing names them).
  */
 export async function seed(
   etcd: EtcdKeys,
   node: string,
   sealingKey: Buffer,
   identity: { id: string; instanceKey: Buffer },
-  state: { records: Buffer } | { snapshot: object },
+  state: { records: Buffer } | { snapshot: { id: string } },
 ): Promise<number> {
   const sealed = seal(sealingKey, IDENTITY_KEY, identity.instanceKey.toString('base64'));
   const first =
@@ -58,5 +61,7 @@ export async function seed(
     .if(IDENTITY_KEY, 'Create', '==', 0)
     .then(etcd.put(IDENTITY_KEY).value(JSON.stringify({ id: identity.id, key: sealed })), ...first, etcd.put(HEAD_KEY).value(node))
     .commit();
-  return result.succeeded ? Number(result.header.revision) : 0;
+  if (result.succeeded) return Number(result.header.revision);
+  if ('snapshot' in state) await etcd.delete().prefix(`${CHUNKS_PREFIX}${state.snapshot.id}/`);
+  return 0;
 }

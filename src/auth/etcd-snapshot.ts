@@ -9,10 +9,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { IKeyValue } from 'etcd3';
 import type { EtcdKeys } from '../cluster/etcd.js';
 import { ClusterStateCorruptError } from './cluster-errors.js';
-import { headRevision, MAX_COMMIT_BYTES, MAX_KEYS_PER_TRANSACTION, RECORDS_PREFIX, SNAPSHOT_KEY } from './etcd-log.js';
+import { CHUNKS_PREFIX, headRevision, MAX_COMMIT_BYTES, MAX_KEYS_PER_TRANSACTION, RECORDS_PREFIX, SNAPSHOT_KEY } from './etcd-log.js';
 
-/** Outside the log's prefix, so that the watches do not carry them. */
-const CHUNKS_PREFIX = 'trawl/state-snapshots/';
 const COMPACTOR_KEY = 'trawl/state-compactor';
 /** A compactor that dies leaves the key to the next one this long after its last keep-alive. */
 const COMPACTOR_LEASE_SECONDS = 10;
@@ -89,7 +87,7 @@ export async function firstState(etcd: EtcdKeys, records: Buffer): Promise<{ rec
 
 /**
  * Writes `value` as a new snapshot's chunks: what its description names but the revision it is the state through.
- * Chunks that no description comes to name are deleted by the next compaction.
+ * Chunks that no description comes to name are deleted by their writer, else by the next compaction.
  */
 async function writeChunks(etcd: EtcdKeys, value: Buffer): Promise<Omit<SnapshotMeta, 'through'>> {
   const id = randomUUID();

@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+import t from 'tap';
+import { CHUNKS_PREFIX, MAX_COMMIT_BYTES, readIdentity, seed, SNAPSHOT_KEY } from '../../src/auth/etcd-log.js';
+import { firstState, parseSnapshotMeta, readSnapshot } from '../../src/auth/etcd-snapshot.js';
+import { openEtcd } from '../../src/cluster/etcd.js';
+import { startEtcd } from './etcd.js';
+
+t.test("a node that loses the race to start the log deletes its snapshot's chunks; the winner's stay whole", async (t) => {
+  const { endpoints } = await startEtcd(t, 1);
+  const etcd = await openEtcd({ etcd: endpoints, keyPrefix: '' });
+  t.teardown(() => etcd.close());
+  const sealingKey = randomBytes(32);
+  const identity = () => ({ id: crypto.randomUUID(), instanceKey: randomBytes(32) });
+  // Two nodes whose states are over one commit's limit: each writes its state's chunks, then tries to start the log.
+  const states = [randomBytes(2 * MAX_COMMIT_BYTES + 1), randomBytes(MAX_COMMIT_BYTES + 1)];
+  const [first, second] = await Promise.all(states.map((records) => firstState(etcd, records)));
+  t.ok(first && 'snapshot' in first && second && 'snapshot' in second, 'both states go in as snapshots');
+  const won = identity();
+  t.ok((await seed(etcd, 'a', sealingKey, won, first!)) > 0, 'the first node starts the log');
+  t.equal(await seed(etcd, 'b', sealingKey, identity(), second!), 0, 'the second finds it started');
+  t.equal((await readIdentity(etcd, sealingKey))!.id, won.id, "the log is the first node's");
+  const chunks = await etcd.getAll().prefix(CHUNKS_PREFIX).keys();
+  const ids = new Set(chunks.map((key) => key.slice(CHUNKS_PREFIX.length).split('/')[0]));
+  t.same([...ids], ['snapshot' in first! ? first.snapshot.id : ''], "only the winner's chunks are left");
+  const meta = parseSnapshotMeta((await etcd.get(SNAPSHOT_KEY).exec()).kvs[0]!);
+  t.same(await readSnapshot(etcd, meta), states[0], "and they read back as the winner's state");
+});
