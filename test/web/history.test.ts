@@ -44,7 +44,11 @@ t.test('history, commits with their diffs, the latest commit and blame, in a rea
   await page.fill('#history-filters input[name=query]', '^change [1-3]\\s*$');
   await page.click('#history-filters button[type=submit]');
   await page.waitForURL(/author=ada/);
-  await page.waitForSelector('#commits li');
+  // The unfiltered page stays until the filtered one replaces it: wait for a list without its newest commit.
+  await page.waitForFunction(() => {
+    const subjects = [...document.querySelectorAll('#commits .commit-subject')].map((link) => link.textContent);
+    return subjects.length > 0 && !subjects.includes('change 55');
+  });
   t.same(
     await page.$$eval('#commits .commit-subject', (links) => links.map((link) => link.textContent)),
     ['change 2'],
