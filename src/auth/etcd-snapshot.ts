@@ -45,18 +45,30 @@ export function parseSnapshotMeta(kv: IKeyValue): SnapshotMeta {
   return { through, id, chunks, bytes, sha256 } as SnapshotMeta;
 }
 
-/** The log as `trawl cluster status` shows it: its last commit's revision, the commits etcd holds, and the snapshot before them. */
+/**
+ * The log as `trawl cluster status` shows it: its last commit's revision, the commits etcd holds, and the snapshot
+ * before them (what is wrong with its description, when it is damaged).
+ */
 export interface LogSummary {
   head: number;
   commits: number;
-  snapshot: { through: number; bytes: number } | null;
+  snapshot: { through: number; bytes: number } | { damaged: string } | null;
 }
 
-/** The log's summary as etcd holds it now; ClusterStateCorruptError when its snapshot key is not a snapshot's. */
+/** The log's summary as etcd holds it now. */
 export async function readLogSummary(etcd: EtcdKeys): Promise<LogSummary> {
-  const [head, commits, snapshot] = await Promise.all([headRevision(etcd), etcd.getAll().prefix(RECORDS_PREFIX).count(), etcd.get(SNAPSHOT_KEY).exec()]);
-  const meta = snapshot.kvs[0] && parseSnapshotMeta(snapshot.kvs[0]);
-  return { head, commits, snapshot: meta ? { through: meta.through, bytes: meta.bytes } : null };
+  const [head, commits, found] = await Promise.all([headRevision(etcd), etcd.getAll().prefix(RECORDS_PREFIX).count(), etcd.get(SNAPSHOT_KEY).exec()]);
+  return { head, commits, snapshot: found.kvs[0] ? snapshotSummary(found.kvs[0]) : null };
+}
+
+function snapshotSummary(kv: IKeyValue): NonNullable<LogSummary['snapshot']> {
+  try {
+    const { through, bytes } = parseSnapshotMeta(kv);
+    return { through, bytes };
+  } catch (error) {
+    if (error instanceof ClusterStateCorruptError) return { damaged: error.message };
+    throw error;
+  }
 }
 
 function chunkKey(id: string, index: number): string {

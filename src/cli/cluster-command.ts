@@ -83,7 +83,11 @@ function formatStatus(status: ClusterStatus & { credentialLog: LogSummary }): st
   }
   if (status.unserved.length > 0) lines.push(`repositories no live node serves: ${status.unserved.join(', ')}`);
   const { head, commits, snapshot } = status.credentialLog;
-  const compacted = snapshot ? `after its snapshot through revision ${snapshot.through} (${(snapshot.bytes / 1e6).toFixed(1)} MB)` : 'and no snapshot';
+  const compacted = !snapshot
+    ? 'and no snapshot'
+    : 'damaged' in snapshot
+      ? `and a damaged snapshot: ${snapshot.damaged}`
+      : `after its snapshot through revision ${snapshot.through} (${(snapshot.bytes / 1e6).toFixed(1)} MB)`;
   lines.push(head === 0 ? 'credential log: not started' : `credential log: ${commits} commits, the last at revision ${head}, ${compacted}`);
   return lines.join('\n');
 }

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { CHUNKS_PREFIX, MAX_COMMIT_BYTES, readIdentity, seed, SNAPSHOT_KEY } from '../../src/auth/etcd-log.js';
-import { firstState, parseSnapshotMeta, readSnapshot } from '../../src/auth/etcd-snapshot.js';
+import { firstState, parseSnapshotMeta, readLogSummary, readSnapshot } from '../../src/auth/etcd-snapshot.js';
 import { openEtcd } from '../../src/cluster/etcd.js';
 import { startEtcd } from './etcd.js';
 
-t.test("a node that loses the race to start the log deletes its snapshot's chunks; the winner's stay whole", async (t) => {
+t.test("a node that loses the race to start the log deletes its snapshot's chunks; the status shows the winner's, or its damage", async (t) => {
   const { endpoints } = await startEtcd(t, 1);
   const etcd = await openEtcd({ etcd: endpoints, keyPrefix: '' });
   t.teardown(() => etcd.close());
@@ -24,4 +24,13 @@ t.test("a node that loses the race to start the log deletes its snapshot's chunk
   t.same([...ids], ['snapshot' in first! ? first.snapshot.id : ''], "only the winner's chunks are left");
   const meta = parseSnapshotMeta((await etcd.get(SNAPSHOT_KEY).exec()).kvs[0]!);
   t.same(await readSnapshot(etcd, meta), states[0], "and they read back as the winner's state");
+
+  // What `trawl cluster status` shows of the log: the snapshot, or what is wrong with its description.
+  t.same((await readLogSummary(etcd)).snapshot, { through: meta.through, bytes: states[0]!.length });
+  await etcd.put(SNAPSHOT_KEY).value('{"through": "soon"}');
+  t.match(
+    (await readLogSummary(etcd)).snapshot,
+    { damaged: /trawl\/state\/snapshot \(not a snapshot description\)/ },
+    'a damaged description is shown, not thrown',
+  );
 });
