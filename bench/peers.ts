@@ -139,7 +139,7 @@ driven by \`wrk\` on the same machine. trawl answers \`POST /api/search\` with \
 ${rows.join('\n')}
 
 - Start to first answered search, seconds (median of ${START_RUNS}, each run): trawl ${seconds(trawlStart.seconds)}, Zoekt ${seconds(zoektStart.seconds)}.
-- RSS ${IDLE_SECONDS} s after start, idle (mapped index pages included): trawl ${trawlStart.idleMiB.toFixed(0)} MiB, Zoekt ${zoektStart.idleMiB.toFixed(0)} MiB.
+- RSS ${IDLE_SECONDS} s after start, idle, after the first search (the index pages a search touched are counted too): trawl ${trawlStart.idleMiB.toFixed(0)} MiB, Zoekt ${zoektStart.idleMiB.toFixed(0)} MiB.
 - Selective literals from 64 clients: trawl ${throughput}.`;
 console.log(`wrote ${writeReportBlock('peers', body)}`);
 console.log(body);
