@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { partitionOf } from '../src/cluster/placement.js';
-import { readClusterStatus } from '../src/cluster/status.js';
+import { readClusterStatus, type ClusterStatus } from '../src/cluster/status.js';
 import { validateConfig } from '../src/config/config.js';
 import { ensureLinuxCorpus, LINUX_TARBALL } from './corpus.js';
 import {
@@ -70,17 +70,31 @@ async function cluster(name: string, etcd: string, nodes: number, partitions: nu
   const daemons = await Promise.all(
     Array.from({ length: nodes }, (_, i) => node(`${name}-${i}`, { repos: repositories, cluster: { ...settings, node: `${name}-${i}` } })),
   );
-  await served(name, etcd, nodes, partitions, replicas, repositories);
+  await served(name, settings, nodes, repositories);
   return daemons;
 }
 
-/** Resolves once the `nodes` nodes of cluster `name` serve every partition as often as they can. */
-async function served(name: string, etcd: string, nodes: number, partitions: number, replicas: number, repositories: typeof repos): Promise<void> {
-  const config = validateConfig({ repos: repositories, cluster: { etcd: [etcd], keyFile, partitions, replicas, node: 'status' } }, 'bench');
+/** A cluster's settings, as every node of it has them (but its name). */
+interface ClusterSettings {
+  etcd: string[];
+  keyFile: string;
+  partitions: number;
+  replicas: number;
+  placementFloorBytes?: number;
+}
+
+/**
+ * Resolves once the `nodes` nodes of cluster `name` serve every partition as often as they can, each what it owns
+ * (placement settled): their members' status.
+ */
+async function served(name: string, settings: ClusterSettings, nodes: number, repositories: typeof repos): Promise<ClusterStatus['members']> {
+  const config = validateConfig({ repos: repositories, cluster: { ...settings, node: 'status' } }, 'bench');
+  const copies = settings.partitions * Math.min(settings.replicas, nodes);
   for (;;) {
     const status = await readClusterStatus(config.cluster!, config.repos);
     const mine = status.members.filter((member) => member.node.startsWith(`${name}-`));
-    if (mine.length === nodes && mine.reduce((sum, member) => sum + member.serves, 0) === partitions * Math.min(replicas, nodes)) return;
+    const settled = mine.every((member) => member.owns === member.serves);
+    if (mine.length === nodes && settled && mine.reduce((sum, member) => sum + member.serves, 0) === copies) return mine;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -95,7 +109,7 @@ async function replicaJoins(etcd: string): Promise<string> {
   const joins = async (i: number) => {
     const started = performance.now();
     const daemon = await node(`join-${i}`, { repos: repositories, cluster: { ...settings, node: `join-${i}` } });
-    await served('join', etcd, i + 1, 1, 2, repositories);
+    await served('join', settings, i + 1, repositories);
     return { daemon, seconds: (performance.now() - started) / 1000, cpuSeconds: processCost(daemon.child.pid!).cpuSeconds };
   };
   console.error('indexing Linux: one node builds it, a replica copies it …');
@@ -116,17 +130,7 @@ async function placementBalance(etcd: string): Promise<string> {
     const settings = { etcd: [etcd], keyFile, partitions, replicas: 1, placementFloorBytes };
     const started = performance.now();
     const daemons = await Promise.all(Array.from({ length: 4 }, (_, i) => node(`${name}-${i}`, { cluster: { ...settings, node: `${name}-${i}` } })));
-    const config = validateConfig({ repos, cluster: { ...settings, node: 'status' } }, 'bench');
-    let bytes: number[] = [];
-    for (;;) {
-      const { members } = await readClusterStatus(config.cluster!, config.repos);
-      const mine = members.filter((member) => member.node.startsWith(`${name}-`));
-      if (mine.length === 4 && mine.every((member) => member.owns === member.serves) && mine.reduce((sum, member) => sum + member.serves, 0) === partitions) {
-        bytes = mine.map((member) => member.bytes);
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    const bytes = (await served(name, settings, 4, repos)).map((member) => member.bytes);
     const seconds = (performance.now() - started) / 1000;
     for (const daemon of daemons) await stop(daemon);
     const mean = bytes.reduce((sum, size) => sum + size, 0) / bytes.length;
