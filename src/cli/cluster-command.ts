@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { readLogSummary, type LogSummary } from '../auth/etcd-snapshot.js';
-import { openEtcd } from '../cluster/etcd.js';
+import { openEtcd, type EtcdKeys } from '../cluster/etcd.js';
 import { clusterStatusIn, type ClusterStatus } from '../cluster/status.js';
 import { mirroredRepositories } from '../connections/mirrored-repositories.js';
 import { configOrProblem } from './config-option.js';
@@ -44,15 +44,16 @@ usage or configuration error or when etcd cannot be reached.`,
       return 2;
     }
     let status: ClusterStatus & { credentialLog: LogSummary };
-    const etcd = await openEtcd(config.cluster);
+    let etcd: EtcdKeys | undefined;
     try {
+      etcd = await openEtcd(config.cluster);
       const repositories = [...config.repos, ...mirroredRepositories(config)];
       status = { ...(await clusterStatusIn(etcd, config.cluster, repositories)), credentialLog: await readLogSummary(etcd) };
     } catch (error) {
       console.error(`trawl cluster: cannot read the cluster from etcd at ${config.cluster.etcd.join(', ')}: ${(error as Error).message}`);
       return 2;
     } finally {
-      etcd.close();
+      etcd?.close();
     }
     console.log(values.json ? JSON.stringify(status) : formatStatus(status));
     return status.unserved.length > 0 ? 1 : 0;
