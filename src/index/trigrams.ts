@@ -23,14 +23,14 @@ export function nextByteBit(byte: number): number {
   return 1 << (byte & 7);
 }
 
-/** Every ASCII case variant of a trigram, itself included. */
+/** Every ASCII case variant of a trigram, itself first. */
 export function caseVariants(trigram: number): number[] {
-  let variants = [0];
-  for (const shift of [16, 8, 0]) {
+  const variants = [trigram];
+  for (let shift = 0; shift <= 16; shift += 8) {
     const byte = (trigram >> shift) & 0xff;
-    const lower = byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte;
-    const forms = lower >= 0x61 && lower <= 0x7a ? [lower, lower - 0x20] : [byte];
-    variants = variants.flatMap((prefix) => forms.map((form) => prefix | (form << shift)));
+    const other = byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte >= 0x61 && byte <= 0x7a ? byte - 0x20 : -1;
+    if (other < 0) continue;
+    for (let i = 0, count = variants.length; i < count; i++) variants.push((variants[i]! & ~(0xff << shift)) | (other << shift));
   }
   return variants;
 }

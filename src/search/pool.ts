@@ -21,6 +21,7 @@ import { cancelSearch, createSignal } from './signal.js';
 import type { FilesPart, Redraft } from './response/rendered-files.js';
 import { answerFiles, answerJson, answerObjects, answerStream, type FrontEnd, type SearchJson, type StreamPart, type StreamSummary } from './sinks.js';
 import { WorkerSource } from './worker-source.js';
+import { FEW_CANDIDATES_BYTES, taskCount } from './task-split.js';
 import { startWorkerThreads, type SearchWorkers, type WorkerThreads } from './workers.js';
 
 export interface SearchPoolOptions extends SearchSettings {
@@ -29,6 +30,8 @@ export interface SearchPoolOptions extends SearchSettings {
   renderSlotBytes?: number;
   /** How long a search task holds its worker while another caller has tasks (workers.ts). Default 50 ms. */
   taskSliceMs?: number;
+  /** A search whose candidates come from fewer posting bytes runs as one task (task-split.ts). Default FEW_CANDIDATES_BYTES. */
+  oneTaskBelowBytes?: number;
 }
 
 export interface SearchCall {
@@ -221,7 +224,7 @@ export class SearchPool {
     this.searchSignals.add(signal);
     const { generation } = this.catalog;
     const run = new SearchRun({ request, query, signal, started, caller: call.caller, admission, generation, settings: this.options, counters: this.counters });
-    const running = answer(run, this.groupsFor(call));
+    const running = answer(run, this.groupsFor(query, call));
     running.catch(() => {}); // a displaced search's rejection, nobody's to see
     try {
       return await Promise.race([running, displaced]);
@@ -234,13 +237,14 @@ export class SearchPool {
 
   /**
    * The shard groups of the shards `call` may see, one per task. Each search in flight gets an equal
-   * share of the workers, at least one. Splitting a search only pays while workers would otherwise
-   * idle: under load it adds task round trips, and parallel groups of a capped search both scan
-   * until together they have enough.
+   * share of the workers, at least one, and a search with few candidates one task (task-split.ts).
+   * Splitting a search only pays while workers would otherwise idle: under load it adds task round
+   * trips, and parallel groups of a capped search both scan until together they have enough.
    */
-  private groupsFor(call: Pick<SearchCall, 'visible'>): string[][] {
+  private groupsFor(query: QueryNode, call: Pick<SearchCall, 'visible'>): string[][] {
     const files = this.catalog.repositories.filter((repo) => call.visible(repo.config)).flatMap((repo) => repo.shards);
-    return groupShards(files, Math.max(1, Math.floor(this.options.workers / this.admissions.size)));
+    const share = Math.max(1, Math.floor(this.options.workers / this.admissions.size));
+    return groupShards(files, taskCount(query, files, share, this.frontEnd.shards, this.options.oneTaskBelowBytes ?? FEW_CANDIDATES_BYTES));
   }
 
   /** Whether the workers take tasks (the systemd watchdog's probe): workers.ts, `responsive`. */

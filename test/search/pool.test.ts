@@ -18,6 +18,9 @@ import { tempDir } from '../helpers/tmp.js';
 /** Longer than any test: no check here is about the deadline, and workers that load the TypeScript sources take seconds to start on a busy machine. */
 const NO_DEADLINE_MS = 600_000;
 
+/** Searches split between idle workers however few their candidates (task-split.ts): what these tests are about. */
+const SPLIT_ALWAYS = { oneTaskBelowBytes: 0 };
+
 /** A search as the routes run it: planned first, then searched. */
 const searched = async (pool: SearchPool, request: SearchRequest, call: SearchCall) => pool.search(await pool.plan(request), request, call);
 /** A JSON response's text, its pieces joined. */
@@ -35,7 +38,14 @@ async function twoWorkersOver(t: Test, root: string, files: (name: string) => Re
   });
   const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
   await runIndex(config);
-  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+  const pool = new SearchPool({
+    ...SPLIT_ALWAYS,
+    workers: 2,
+    maxQueuedSearches: 10,
+    timeBudgetMs: NO_DEADLINE_MS,
+    publicUrl: 'http://trawl.test',
+    contexts: {},
+  });
   t.teardown(() => pool.close());
   pool.setCatalog(loadCatalog(config));
   return { pool, config };
@@ -272,6 +282,7 @@ t.test('a search answered as JSON is the search, whether its worker or the front
       publicUrl: 'http://trawl.test',
       contexts: {},
       renderSlotBytes,
+      ...SPLIT_ALWAYS,
     });
     t.teardown(() => pool.close());
     pool.setCatalog(catalog);
@@ -409,6 +420,35 @@ t.test('a split search whose groups did not all render their files answers from 
   t.equal(split.stats.actualMatchCount, 1502);
 });
 
+t.test('an idle pool runs a search with few candidates as one task, and answers it as a split one', async (t) => {
+  const root = tempDir(t);
+  const { pool: split, config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': `int needle_${name};\n`, 'src/b.c': 'int common;\n' }));
+  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+  t.teardown(() => pool.close());
+  pool.setCatalog(loadCatalog(config));
+  const tasksOf = (of: SearchPool) => {
+    const workers = (of as unknown as { workers: { run: (task: unknown, name?: string) => Promise<unknown> } }).workers;
+    const run = workers.run.bind(workers);
+    const names: string[] = [];
+    workers.run = (task, name) => {
+      names.push(name ?? 'search');
+      return run(task, name);
+    };
+    return names;
+  };
+  const [few, always] = [tasksOf(pool), tasksOf(split)];
+  for (const query of ['needle_two', 'content:common or needle_one']) {
+    const request = { query, matches: 100 };
+    const [one, two] = [await searched(pool, request, { visible: () => true }), await searched(split, request, { visible: () => true })];
+    t.same(one.files, two.files, `${query}: the same files`);
+  }
+  const searches = (names: string[]) => names.filter((name) => name === 'search').length;
+  t.same([searches(few), searches(always)], [2, 4], 'one task each where idle workers would have split them in two');
+  const regex = { query: 'needle_\\w+', isRegexEnabled: true, matches: 100 };
+  await searched(pool, regex, { visible: () => true });
+  t.equal(searches(few), 4, 'a regex over content is split');
+});
+
 t.test('a streamed search hands over each group as a part within `matches`, and sums their stats', async (t) => {
   const root = tempDir(t);
   const { pool } = await twoWorkersOver(t, root, (name) =>
@@ -540,7 +580,14 @@ t.test('a streamed type:repo search returns a repository once, whichever groups 
   await runIndex(config);
   const catalog = loadCatalog(config);
   t.ok(catalog.repositories[0]!.shards.length >= 2, `the repository is split into ${catalog.repositories[0]!.shards.length} shards`);
-  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+  const pool = new SearchPool({
+    ...SPLIT_ALWAYS,
+    workers: 2,
+    maxQueuedSearches: 10,
+    timeBudgetMs: NO_DEADLINE_MS,
+    publicUrl: 'http://trawl.test',
+    contexts: {},
+  });
   t.teardown(() => pool.close());
   pool.setCatalog(catalog);
   const request = { query: 'type:repo needle', matches: 10 };
@@ -574,7 +621,14 @@ t.test("a type:repo search answers its repository's first matching file in index
   t.ok(catalog.repositories[0]!.shards.length >= 2, `the repository is split into ${catalog.repositories[0]!.shards.length} shards`);
   const answers = [];
   for (const workers of [1, 2]) {
-    const pool = new SearchPool({ workers, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
+    const pool = new SearchPool({
+      ...SPLIT_ALWAYS,
+      workers,
+      maxQueuedSearches: 10,
+      timeBudgetMs: NO_DEADLINE_MS,
+      publicUrl: 'http://trawl.test',
+      contexts: {},
+    });
     t.teardown(() => pool.close());
     pool.setCatalog(catalog);
     // The first shard's group answers last, as it may: a stream must not show the repository by a later shard's file.

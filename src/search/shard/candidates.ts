@@ -63,6 +63,51 @@ export function uniteAll<T>(operands: readonly T[], candidatesOf: (operand: T) =
 }
 
 /**
+ * An upper bound on the encoded bytes of the posting lists `tree`'s candidates in `table` come from (a literal's
+ * rarest trigram, an 'and''s rarest operand, the sum of an 'or''s), found without decoding one: a measure of how
+ * many documents a shard search verifies. Infinity when the tree requires nothing. Each literal's rarest trigram
+ * is sought in the first table asked and only it looked up in the rest (a corpus's rare trigrams are rare in each
+ * of its shards), so `keys` must be the same map for every table of one estimate.
+ */
+export function candidatePostingBytes(tree: LiteralTree, table: TrigramTable, keys: TrigramKeys): number {
+  switch (tree.type) {
+    case 'any':
+      return Infinity;
+    case 'literal': {
+      const literalKeys = keysOf(tree, keys);
+      if (literalKeys === null) return Infinity;
+      literalKeys.estimatedBy ??= rarestKey(literalKeys.keys, table);
+      return postingBytes(literalKeys.estimatedBy, table);
+    }
+    case 'and':
+      return Math.min(...tree.operands.map((operand) => candidatePostingBytes(operand, table, keys)));
+    case 'or':
+      return tree.operands.reduce((sum, operand) => sum + candidatePostingBytes(operand, table, keys), 0);
+  }
+}
+
+/** The key of `keys` with the fewest posting bytes in `table`, the first of equals. */
+function rarestKey(keys: readonly TrigramKey[], table: TrigramTable): TrigramKey {
+  let rarest = keys[0]!;
+  let fewest = postingBytes(rarest, table);
+  for (const key of keys.slice(1)) {
+    const bytes = postingBytes(key, table);
+    if (bytes < fewest) [rarest, fewest] = [key, bytes];
+  }
+  return rarest;
+}
+
+/** The posting bytes of every casing of `key` in `table`. */
+function postingBytes(key: TrigramKey, table: TrigramTable): number {
+  let bytes = 0;
+  for (const variant of key.variants) {
+    const index = table.locate(variant);
+    if (index >= 0) bytes += table.encodedLength(index);
+  }
+  return bytes;
+}
+
+/**
  * Decoding stops once the candidates are few or the next posting list is far
  * longer than they are: verifying a few more documents costs less than
  * decoding a long list that would barely prune them (rare trigrams come first).
@@ -87,10 +132,11 @@ interface TrigramKey {
   encodedLength: number;
 }
 
-/** A literal's keys in its order, and the same keys ordered for the current shard. */
+/** A literal's keys in its order, the same keys ordered for the current shard, and the one `candidatePostingBytes` looks up. */
 interface LiteralKeys {
   keys: TrigramKey[];
   rarestFirst: TrigramKey[];
+  estimatedBy?: TrigramKey;
 }
 
 type Literal = Extract<LiteralTree, { type: 'literal' }>;

@@ -1,0 +1,74 @@
+/**
+ * How many tasks a search runs as (docs/design.md, "Workers"): its share of the workers, or one task when its
+ * candidates are few. A task's round trip costs the front end and a worker a fixed amount that a split search
+ * pays once per task, which verifying a handful of documents in parallel does not win back.
+ */
+import type { PatternNode, QueryNode } from '../query/ast.js';
+import { requiredLiterals } from '../query/literals.js';
+import type { ShardFile } from './catalog.js';
+import { candidatePostingBytes, type TrigramKeys } from './shard/candidates.js';
+import type { ShardCache } from './shard-cache.js';
+
+/**
+ * Candidates encoded in fewer posting bytes than this, summed over a search's shards, are verified faster by one
+ * worker than split (docs/benchmarks.md, "Search").
+ */
+export const FEW_CANDIDATES_BYTES = 1024;
+
+/**
+ * The number of tasks to split a search of `query` over `shards` into: `share` (its share of the workers), or one
+ * when its candidates come from fewer than `fewBytes` posting bytes. `mapped`: this thread's shards.
+ */
+export function taskCount(query: QueryNode, shards: readonly ShardFile[], share: number, mapped: ShardCache, fewBytes: number): number {
+  if (share <= 1 || shards.length <= 1) return share;
+  return candidatesUnder(query, shards, mapped, fewBytes) ? 1 : share;
+}
+
+/**
+ * Whether the posting bytes `query`'s candidates come from (shard/candidates.ts `candidatePostingBytes`) sum to
+ * less than `limit` over `shards`, read from the trigram tables this thread has mapped. Stops at the first shard
+ * that reaches the limit; a shard that cannot be opened reaches it (its search counts the failure).
+ */
+function candidatesUnder(query: QueryNode, shards: readonly ShardFile[], mapped: ShardCache, limit: number): boolean {
+  const keys: TrigramKeys = new Map();
+  const plans = new Map<QueryNode, ReturnType<typeof requiredLiterals>>();
+  let total = 0;
+  for (const file of shards) {
+    try {
+      const shard = mapped.get(file.path);
+      total += postingBytes(query, (node, path) => {
+        let plan = plans.get(node);
+        if (plan === undefined) plans.set(node, (plan = requiredLiterals(node.value, node)));
+        return candidatePostingBytes(plan, path ? shard.pathTrigrams : shard.contentTrigrams, keys);
+      });
+    } catch {
+      return false;
+    }
+    if (total >= limit) return false;
+  }
+  return true;
+}
+
+/**
+ * An upper bound on the posting bytes of `node`'s candidates in one shard, as shard/evaluator.ts `candidatesOf` finds
+ * them (a pattern's in the content or path index: `lookup`); Infinity for what the trigram indexes do not narrow (a
+ * negation, a repository or branch pattern, a language) and for a regex over content, whose verification costs
+ * too much per candidate for one worker to do alone.
+ */
+function postingBytes(node: QueryNode, lookup: (pattern: PatternNode, path: boolean) => number): number {
+  switch (node.type) {
+    case 'pattern':
+      if (node.target === 'symbol') return lookup(node, false);
+      if (node.target === 'path') return lookup(node, true);
+      if (node.regex) return Infinity;
+      if (node.target === 'content') return lookup(node, false);
+      if (node.target === 'contentOrPath') return lookup(node, false) + lookup(node, true);
+      return Infinity;
+    case 'and':
+      return Math.min(...node.operands.map((operand) => postingBytes(operand, lookup)));
+    case 'or':
+      return node.operands.reduce((sum, operand) => sum + postingBytes(operand, lookup), 0);
+    default:
+      return Infinity;
+  }
+}
