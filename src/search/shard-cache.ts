@@ -26,6 +26,12 @@ export class ShardCache {
     return shard;
   }
 
+  /** The shard in `file` if this thread has mapped it (and its mapping has not faulted); never maps it. */
+  mapped(file: string): Shard | undefined {
+    const shard = this.shards.get(file);
+    return shard && !shard.faulted ? shard : undefined;
+  }
+
   /** Maps the shard in `file` ahead of its use; one that cannot be opened is left to the searches that need it to count as a crash. */
   prefetch(file: string): void {
     try {

@@ -6,7 +6,7 @@
 import type { PatternNode, QueryNode } from '../query/ast.js';
 import { requiredLiterals } from '../query/literals.js';
 import type { ShardFile } from './catalog.js';
-import { candidatePostingBytes, type TrigramKeys } from './shard/candidates.js';
+import { candidatePostingBytes, type LookupBudget, type TrigramKeys } from './shard/candidates.js';
 import type { ShardCache } from './shard-cache.js';
 
 /**
@@ -14,6 +14,15 @@ import type { ShardCache } from './shard-cache.js';
  * worker than split (docs/benchmarks.md, "Search").
  */
 export const FEW_CANDIDATES_BYTES = 1024;
+
+/**
+ * The trigram lookups one estimate may make on the front end's thread (≈ 0.1–0.4 µs each): a search over more
+ * shards, or with more literals or casings, than they cover is split.
+ */
+export const ESTIMATE_LOOKUPS = 512;
+
+/** A longer pattern is not analysed on the front end's thread for an estimate (a regex's parse grows with it): the search is split. */
+const MAX_ESTIMATED_PATTERN_LENGTH = 256;
 
 /**
  * The number of tasks to split a search of `query` over `shards` into: `share` (its share of the workers), or one
@@ -27,23 +36,23 @@ export function taskCount(query: QueryNode, shards: readonly ShardFile[], share:
 /**
  * Whether the posting bytes `query`'s candidates come from (shard/candidates.ts `candidatePostingBytes`) sum to
  * less than `limit` over `shards`, read from the trigram tables this thread has mapped. Stops at the first shard
- * that reaches the limit; a shard that cannot be opened reaches it (its search counts the failure).
+ * that reaches the limit; a shard this thread has not mapped yet reaches it (a search never waits for the mapping,
+ * and one that cannot be opened counts the failure).
  */
 function candidatesUnder(query: QueryNode, shards: readonly ShardFile[], mapped: ShardCache, limit: number): boolean {
   const keys: TrigramKeys = new Map();
+  const budget: LookupBudget = { lookups: ESTIMATE_LOOKUPS };
   const plans = new Map<QueryNode, ReturnType<typeof requiredLiterals>>();
   let total = 0;
   for (const file of shards) {
-    try {
-      const shard = mapped.get(file.path);
-      total += postingBytes(query, (node, path) => {
-        let plan = plans.get(node);
-        if (plan === undefined) plans.set(node, (plan = requiredLiterals(node.value, node)));
-        return candidatePostingBytes(plan, path ? shard.pathTrigrams : shard.contentTrigrams, keys);
-      });
-    } catch {
-      return false;
-    }
+    const shard = mapped.mapped(file.path);
+    if (shard === undefined) return false;
+    total += postingBytes(query, (node, path) => {
+      if (node.value.length > MAX_ESTIMATED_PATTERN_LENGTH) return Infinity;
+      let plan = plans.get(node);
+      if (plan === undefined) plans.set(node, (plan = requiredLiterals(node.value, node)));
+      return candidatePostingBytes(plan, path ? shard.pathTrigrams : shard.contentTrigrams, keys, budget);
+    });
     if (total >= limit) return false;
   }
   return true;

@@ -426,6 +426,7 @@ t.test('an idle pool runs a search with few candidates as one task, and answers 
   const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
   t.teardown(() => pool.close());
   pool.setCatalog(loadCatalog(config));
+  await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
   const tasksOf = (of: SearchPool) => {
     const workers = (of as unknown as { workers: { run: (task: unknown, name?: string) => Promise<unknown> } }).workers;
     const run = workers.run.bind(workers);

@@ -31,6 +31,12 @@ function twoShards(dir: string): ShardFile[] {
 t.test('a search runs as one task when the posting lists its candidates come from are short', async (t) => {
   const shards = twoShards(tempDir(t));
   const mapped = new ShardCache();
+  t.equal(
+    taskCount(plan({ query: 'PM_RESUME', matches: 100 }, {}), shards, 2, mapped, 1_000_000),
+    2,
+    'shards not mapped yet: its share (no search waits for a mapping)',
+  );
+  for (const shard of shards) mapped.prefetch(shard.path);
   const tasks = (query: string, fewBytes: number, options: { regex?: boolean; caseSensitive?: boolean } = {}, share = 2) =>
     taskCount(
       plan({ query, matches: 100, isRegexEnabled: options.regex ?? false, isCaseSensitivityEnabled: options.caseSensitive ?? true }, {}),
@@ -64,6 +70,11 @@ t.test('a search runs as one task when the posting lists its candidates come fro
   t.equal(tasks('-content:PM_RESUME', 1_000_000), 2, 'a negation alone: every document');
   t.equal(tasks('PM', 1_000_000), 2, 'a literal shorter than a trigram: every document');
   t.equal(tasks('repo:corpus', 1_000_000), 2, 'a repository pattern: every document');
+
+  let seed = 11;
+  const long = Array.from({ length: 120 }, () => 'abcdefghijklmnopqrstuvwxyz'[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % 26]).join('');
+  t.equal(tasks(long, 1_000_000, { caseSensitive: false }), 2, 'a literal with more casings than the estimate may look up is split');
+  t.equal(tasks(long, 1_000_000, { caseSensitive: true }), 1, 'as it is not when the lookups suffice');
 
   const missing = [...shards, { path: path.join(path.dirname(shards[0]!.path), 'gone.trawl'), bytes: 1 }];
   t.equal(

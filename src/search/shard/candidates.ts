@@ -62,43 +62,50 @@ export function uniteAll<T>(operands: readonly T[], candidatesOf: (operand: T) =
   return result;
 }
 
+/** The trigram lookups an estimate (`candidatePostingBytes`) may still make: it is Infinity once they are spent. */
+export interface LookupBudget {
+  lookups: number;
+}
+
 /**
  * An upper bound on the encoded bytes of the posting lists `tree`'s candidates in `table` come from (a literal's
  * rarest trigram, an 'and''s rarest operand, the sum of an 'or''s), found without decoding one: a measure of how
- * many documents a shard search verifies. Infinity when the tree requires nothing. Each literal's rarest trigram
- * is sought in the first table asked and only it looked up in the rest (a corpus's rare trigrams are rare in each
- * of its shards), so `keys` must be the same map for every table of one estimate.
+ * many documents a shard search verifies. Infinity when the tree requires nothing or `budget` is spent. Each
+ * literal's rarest trigram is sought in the first table asked and only it looked up in the rest (a corpus's rare
+ * trigrams are rare in each of its shards), so `keys` must be the same map for every table of one estimate.
  */
-export function candidatePostingBytes(tree: LiteralTree, table: TrigramTable, keys: TrigramKeys): number {
+export function candidatePostingBytes(tree: LiteralTree, table: TrigramTable, keys: TrigramKeys, budget: LookupBudget): number {
   switch (tree.type) {
     case 'any':
       return Infinity;
     case 'literal': {
       const literalKeys = keysOf(tree, keys);
       if (literalKeys === null) return Infinity;
-      literalKeys.estimatedBy ??= rarestKey(literalKeys.keys, table);
-      return postingBytes(literalKeys.estimatedBy, table);
+      literalKeys.estimatedBy ??= rarestKey(literalKeys.keys, table, budget);
+      return postingBytes(literalKeys.estimatedBy, table, budget);
     }
     case 'and':
-      return Math.min(...tree.operands.map((operand) => candidatePostingBytes(operand, table, keys)));
+      return Math.min(...tree.operands.map((operand) => candidatePostingBytes(operand, table, keys, budget)));
     case 'or':
-      return tree.operands.reduce((sum, operand) => sum + candidatePostingBytes(operand, table, keys), 0);
+      return tree.operands.reduce((sum, operand) => sum + candidatePostingBytes(operand, table, keys, budget), 0);
   }
 }
 
-/** The key of `keys` with the fewest posting bytes in `table`, the first of equals. */
-function rarestKey(keys: readonly TrigramKey[], table: TrigramTable): TrigramKey {
+/** The key of `keys` with the fewest posting bytes in `table` of those `budget` let it look up, the first of equals. */
+function rarestKey(keys: readonly TrigramKey[], table: TrigramTable, budget: LookupBudget): TrigramKey {
   let rarest = keys[0]!;
-  let fewest = postingBytes(rarest, table);
-  for (const key of keys.slice(1)) {
-    const bytes = postingBytes(key, table);
+  let fewest = Infinity;
+  for (const key of keys) {
+    const bytes = postingBytes(key, table, budget);
     if (bytes < fewest) [rarest, fewest] = [key, bytes];
   }
   return rarest;
 }
 
-/** The posting bytes of every casing of `key` in `table`. */
-function postingBytes(key: TrigramKey, table: TrigramTable): number {
+/** The posting bytes of every casing of `key` in `table`; Infinity when `budget` has not as many lookups left. */
+function postingBytes(key: TrigramKey, table: TrigramTable, budget: LookupBudget): number {
+  if (budget.lookups < key.variants.length) return Infinity;
+  budget.lookups -= key.variants.length;
   let bytes = 0;
   for (const variant of key.variants) {
     const index = table.locate(variant);
