@@ -4,9 +4,9 @@ import type { Worker } from 'node:worker_threads';
 import { validateConfig } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import type { FileResult, SearchRequest, SearchResponse } from '../../src/api/types.js';
-import { loadCatalog } from '../../src/search/catalog.js';
+import { loadCatalog, type Catalog } from '../../src/search/catalog.js';
 import type { CallerContention } from '../../src/search/contention.js';
-import { SearchPool, type SearchCall } from '../../src/search/pool.js';
+import { SearchPool, type SearchCall, type SearchPoolOptions } from '../../src/search/pool.js';
 import type { SearchJson } from '../../src/search/sinks.js';
 import { PREFIX_ROOM } from '../../src/search/response/render-slots.js';
 import { WORKER_NICE_INCREMENT } from '../../src/search/workers.js';
@@ -20,6 +20,26 @@ const NO_DEADLINE_MS = 600_000;
 
 /** Searches split between idle workers however few their candidates (task-split.ts): what these tests are about. */
 const SPLIT_ALWAYS = { oneTaskBelowBytes: 0 };
+
+/** A pool over `catalog` with `options` (its other options those of every pool here), closed when the test ends. */
+function poolOver(t: Test, catalog: Catalog, options: Partial<SearchPoolOptions> & { workers: number }): SearchPool {
+  const pool = new SearchPool({ maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {}, ...options });
+  t.teardown(() => pool.close());
+  pool.setCatalog(catalog);
+  return pool;
+}
+
+/** The names of the tasks `pool` gives its workers from now on, `search` for a search task. */
+function taskNames(pool: SearchPool): string[] {
+  const workers = (pool as unknown as { workers: { run: (task: unknown, name?: string) => Promise<unknown> } }).workers;
+  const run = workers.run.bind(workers);
+  const names: string[] = [];
+  workers.run = (task, name) => {
+    names.push(name ?? 'search');
+    return run(task, name);
+  };
+  return names;
+}
 
 /** A search as the routes run it: planned first, then searched. */
 const searched = async (pool: SearchPool, request: SearchRequest, call: SearchCall) => pool.search(await pool.plan(request), request, call);
@@ -38,16 +58,7 @@ async function twoWorkersOver(t: Test, root: string, files: (name: string) => Re
   });
   const config = validateConfig({ dataDir: path.join(root, 'data'), repos, index: { ctagsProcesses: 1 } }, 'test');
   await runIndex(config);
-  const pool = new SearchPool({
-    ...SPLIT_ALWAYS,
-    workers: 2,
-    maxQueuedSearches: 10,
-    timeBudgetMs: NO_DEADLINE_MS,
-    publicUrl: 'http://trawl.test',
-    contexts: {},
-  });
-  t.teardown(() => pool.close());
-  pool.setCatalog(loadCatalog(config));
+  const pool = poolOver(t, loadCatalog(config), { ...SPLIT_ALWAYS, workers: 2 });
   return { pool, config };
 }
 
@@ -274,20 +285,7 @@ t.test('a search answered as JSON is the search, whether its worker or the front
     { workers: 2, label: '2 workers' },
     { workers: 2, renderSlotBytes: PREFIX_ROOM + 16, label: '2 workers, response over its slot' },
   ];
-  const pools = setups.map(({ workers, renderSlotBytes }) => {
-    const pool = new SearchPool({
-      workers,
-      maxQueuedSearches: 10,
-      timeBudgetMs: NO_DEADLINE_MS,
-      publicUrl: 'http://trawl.test',
-      contexts: {},
-      renderSlotBytes,
-      ...SPLIT_ALWAYS,
-    });
-    t.teardown(() => pool.close());
-    pool.setCatalog(catalog);
-    return pool;
-  });
+  const pools = setups.map(({ workers, renderSlotBytes }) => poolOver(t, catalog, { ...SPLIT_ALWAYS, workers, renderSlotBytes }));
   let renderTasks = 0;
   for (const pool of pools) {
     const workers = (pool as unknown as { workers: { run: (task: unknown, name?: string) => Promise<unknown> } }).workers;
@@ -395,16 +393,8 @@ t.test('a split search whose groups did not all render their files answers from 
   const root = tempDir(t);
   // One repository with more lines of results than the front end builds: its group renders its files; the others' do not.
   const { pool, config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': name === 'one' ? 'int needle;\n'.repeat(1500) : `int needle_${name};\n` }));
-  const single = new SearchPool({ workers: 1, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
-  t.teardown(() => single.close());
-  single.setCatalog(loadCatalog(config));
-  const workers = (pool as unknown as { workers: { run: (task: unknown, name?: string) => Promise<unknown> } }).workers;
-  const run = workers.run.bind(workers);
-  const taskNames: string[] = [];
-  workers.run = (task, name) => {
-    taskNames.push(name ?? 'search');
-    return run(task, name);
-  };
+  const single = poolOver(t, loadCatalog(config), { workers: 1 });
+  const names = taskNames(pool);
   const request = { query: 'needle', matches: 5000 };
   const timing = new Set(['duration', 'wait', 'matchTreeConstruction', 'matchTreeSearch']);
   const parsed = async (from: SearchPool) => {
@@ -414,8 +404,8 @@ t.test('a split search whose groups did not all render their files answers from 
     return { ...response, stats: Object.fromEntries(Object.entries(response.stats).filter(([key]) => !timing.has(key))) };
   };
   const split = await parsed(pool);
-  t.same(taskNames.filter((name) => name === 'search').length, 2, 'two tasks');
-  t.ok(taskNames.includes('renderMerged'), 'the response rendered by a task from the merged matches');
+  t.same(names.filter((name) => name === 'search').length, 2, 'two tasks');
+  t.ok(names.includes('renderMerged'), 'the response rendered by a task from the merged matches');
   t.same(split, await parsed(single), 'the same response as one task finds and builds');
   t.equal(split.stats.actualMatchCount, 1502);
 });
@@ -423,21 +413,9 @@ t.test('a split search whose groups did not all render their files answers from 
 t.test('an idle pool runs a search with few candidates as one task, and answers it as a split one', async (t) => {
   const root = tempDir(t);
   const { pool: split, config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': `int needle_${name};\n`, 'src/b.c': 'int common;\n' }));
-  const pool = new SearchPool({ workers: 2, maxQueuedSearches: 10, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
-  t.teardown(() => pool.close());
-  pool.setCatalog(loadCatalog(config));
+  const pool = poolOver(t, loadCatalog(config), { workers: 2 });
   await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
-  const tasksOf = (of: SearchPool) => {
-    const workers = (of as unknown as { workers: { run: (task: unknown, name?: string) => Promise<unknown> } }).workers;
-    const run = workers.run.bind(workers);
-    const names: string[] = [];
-    workers.run = (task, name) => {
-      names.push(name ?? 'search');
-      return run(task, name);
-    };
-    return names;
-  };
-  const [few, always] = [tasksOf(pool), tasksOf(split)];
+  const [few, always] = [taskNames(pool), taskNames(split)];
   for (const query of ['needle_two', 'content:common or needle_one']) {
     const request = { query, matches: 100 };
     const [one, two] = [await searched(pool, request, { visible: () => true }), await searched(split, request, { visible: () => true })];
@@ -581,16 +559,7 @@ t.test('a streamed type:repo search returns a repository once, whichever groups 
   await runIndex(config);
   const catalog = loadCatalog(config);
   t.ok(catalog.repositories[0]!.shards.length >= 2, `the repository is split into ${catalog.repositories[0]!.shards.length} shards`);
-  const pool = new SearchPool({
-    ...SPLIT_ALWAYS,
-    workers: 2,
-    maxQueuedSearches: 10,
-    timeBudgetMs: NO_DEADLINE_MS,
-    publicUrl: 'http://trawl.test',
-    contexts: {},
-  });
-  t.teardown(() => pool.close());
-  pool.setCatalog(catalog);
+  const pool = poolOver(t, catalog, { ...SPLIT_ALWAYS, workers: 2 });
   const request = { query: 'type:repo needle', matches: 10 };
   const returned: string[] = [];
   const summary = await pool.stream(await pool.plan(request), request, { visible: () => true }, (part) =>
@@ -622,16 +591,7 @@ t.test("a type:repo search answers its repository's first matching file in index
   t.ok(catalog.repositories[0]!.shards.length >= 2, `the repository is split into ${catalog.repositories[0]!.shards.length} shards`);
   const answers = [];
   for (const workers of [1, 2]) {
-    const pool = new SearchPool({
-      ...SPLIT_ALWAYS,
-      workers,
-      maxQueuedSearches: 10,
-      timeBudgetMs: NO_DEADLINE_MS,
-      publicUrl: 'http://trawl.test',
-      contexts: {},
-    });
-    t.teardown(() => pool.close());
-    pool.setCatalog(catalog);
+    const pool = poolOver(t, catalog, { ...SPLIT_ALWAYS, workers });
     // The first shard's group answers last, as it may: a stream must not show the repository by a later shard's file.
     const firstShard = catalog.repositories[0]!.shards[0]!.path;
     const { workers: threads } = pool as unknown as { workers: { run: (task: { shardFiles?: string[] }, ...rest: unknown[]) => Promise<unknown> } };
