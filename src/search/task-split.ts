@@ -4,14 +4,15 @@
  * pays once per task, which verifying a handful of documents in parallel does not win back.
  */
 import type { PatternNode, QueryNode } from '../query/ast.js';
-import { requiredLiterals } from '../query/literals.js';
+import { requiredLiterals, type LiteralTree } from '../query/literals.js';
 import type { ShardFile } from './catalog.js';
 import { candidatePostingBytes, type LookupBudget, type TrigramKeys } from './shard/candidates.js';
+import { cached } from './shard/memo.js';
 import type { ShardCache } from './shard-cache.js';
 
 /**
  * Candidates encoded in fewer posting bytes than this, summed over a search's shards, are verified faster by one
- * worker than split (docs/benchmarks.md, "Search").
+ * worker than split (docs/benchmarks.md, "Peers").
  */
 export const FEW_CANDIDATES_BYTES = 1024;
 
@@ -42,15 +43,14 @@ export function taskCount(query: QueryNode, shards: readonly ShardFile[], share:
 function candidatesUnder(query: QueryNode, shards: readonly ShardFile[], mapped: ShardCache, limit: number): boolean {
   const keys: TrigramKeys = new Map();
   const budget: LookupBudget = { lookups: ESTIMATE_LOOKUPS };
-  const plans = new Map<QueryNode, ReturnType<typeof requiredLiterals>>();
+  const plans = new Map<PatternNode, LiteralTree>();
   let total = 0;
   for (const file of shards) {
     const shard = mapped.mapped(file.path);
     if (shard === undefined) return false;
     total += postingBytes(query, (node, path) => {
       if (node.value.length > MAX_ESTIMATED_PATTERN_LENGTH) return Infinity;
-      let plan = plans.get(node);
-      if (plan === undefined) plans.set(node, (plan = requiredLiterals(node.value, node)));
+      const plan = cached(plans, node, () => requiredLiterals(node.value, node));
       return candidatePostingBytes(plan, path ? shard.pathTrigrams : shard.contentTrigrams, keys, budget);
     });
     if (total >= limit) return false;
