@@ -34,6 +34,8 @@ t.test('a repository another node serves is listed ready where it is held but no
   const state = async (daemon: Daemon) => ((await (await daemon.fetch('/api/repos')).json()) as { indexState: string }[])[0]!.indexState;
   // b holds the partition, failed to index it, and does not serve it: a goes on serving it.
   await waitFor(async () => /^trawl_cluster_partitions_held [1-9]/m.test(await (await b.fetch('/metrics')).text()), 30_000, 'b holding partitions');
+  // a may be checking the repository again after b joined, listed `indexing` meanwhile as a single node lists it.
+  await waitFor(async () => (await state(a)) === 'ready', 30_000, 'a to list it ready once its index pass is over');
   t.equal(await state(a), 'ready', 'a lists it ready: it serves it');
   t.equal(await state(b), 'ready', 'b lists it ready too: a serves it');
   const found = (await (await b.post('/api/search', { query: 'lighthouse', matches: 10 })).json()) as SearchResponse;
