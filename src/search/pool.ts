@@ -20,8 +20,8 @@ import { ShardCache } from './shard-cache.js';
 import { cancelSearch, createSignal } from './signal.js';
 import type { FilesPart, Redraft } from './response/rendered-files.js';
 import { answerFiles, answerJson, answerObjects, answerStream, type FrontEnd, type SearchJson, type StreamPart, type StreamSummary } from './sinks.js';
-import { WorkerSource } from './worker-source.js';
-import { FEW_CANDIDATES_BYTES, taskCount } from './task-split.js';
+import { FRONT_END_SLICE_MS, WorkerSource } from './worker-source.js';
+import { FEW_CANDIDATES_BYTES, taskSplit } from './task-split.js';
 import { startWorkerThreads, type SearchWorkers, type WorkerThreads } from './workers.js';
 
 export interface SearchPoolOptions extends SearchSettings {
@@ -32,6 +32,8 @@ export interface SearchPoolOptions extends SearchSettings {
   taskSliceMs?: number;
   /** A search whose candidates come from fewer posting bytes runs as one task (task-split.ts). Default FEW_CANDIDATES_BYTES. */
   oneTaskBelowBytes?: number;
+  /** How long the front end runs such a task itself before a worker takes the rest (worker-source.ts); 0: never. Default FRONT_END_SLICE_MS. */
+  frontEndSliceMs?: number;
 }
 
 export interface SearchCall {
@@ -66,9 +68,10 @@ export class SearchPool {
     threads: WorkerThreads = startWorkerThreads(options),
   ) {
     this.workers = threads.workers;
+    const shards = new ShardCache();
     this.frontEnd = {
-      source: new WorkerSource(threads.workers),
-      shards: new ShardCache(),
+      source: new WorkerSource(threads.workers, shards, options.frontEndSliceMs ?? FRONT_END_SLICE_MS),
+      shards,
       renderSlots: threads.renderSlots,
       scratch: Buffer.allocUnsafeSlow(64 * 1024),
     };
@@ -223,8 +226,9 @@ export class SearchPool {
     if (admission === undefined) throw new SearchQueueFullError(this.options.maxQueuedSearches);
     this.searchSignals.add(signal);
     const { generation } = this.catalog;
-    const run = new SearchRun({ request, query, signal, started, caller: call.caller, admission, generation, settings: this.options, counters: this.counters });
-    const running = answer(run, this.groupsFor(query, call));
+    const { groups, startsHere } = this.groupsFor(query, call);
+    const init = { request, query, signal, started, caller: call.caller, admission, generation, startsHere };
+    const running = answer(new SearchRun({ ...init, settings: this.options, counters: this.counters }), groups);
     running.catch(() => {}); // a displaced search's rejection, nobody's to see
     try {
       return await Promise.race([running, displaced]);
@@ -236,15 +240,18 @@ export class SearchPool {
   }
 
   /**
-   * The shard groups of the shards `call` may see, one per task. Each search in flight gets an equal
-   * share of the workers, at least one, and a search with few candidates one task (task-split.ts).
+   * The shard groups of the shards `call` may see, one per task, and whether this thread starts the one task of a search
+   * with few candidates (task-split.ts). Each search in flight gets an equal share of the workers, at least one.
    * Splitting a search only pays while workers would otherwise idle: under load it adds task round
    * trips, and parallel groups of a capped search both scan until together they have enough.
    */
-  private groupsFor(query: QueryNode, call: Pick<SearchCall, 'visible'>): string[][] {
+  private groupsFor(query: QueryNode, call: Pick<SearchCall, 'visible'>): { groups: string[][]; startsHere: boolean } {
     const files = this.catalog.repositories.filter((repo) => call.visible(repo.config)).flatMap((repo) => repo.shards);
-    const share = Math.max(1, Math.floor(this.options.workers / this.admissions.size));
-    return groupShards(files, taskCount(query, files, share, this.frontEnd.shards, this.options.oneTaskBelowBytes ?? FEW_CANDIDATES_BYTES));
+    const { workers, oneTaskBelowBytes, frontEndSliceMs } = this.options;
+    const share = Math.max(1, Math.floor(workers / this.admissions.size));
+    const bounds = { share, alone: this.admissions.size <= 1, fewBytes: oneTaskBelowBytes ?? FEW_CANDIDATES_BYTES, frontEnd: frontEndSliceMs !== 0 };
+    const split = taskSplit(query, files, this.frontEnd.shards, bounds);
+    return { groups: groupShards(files, split.tasks), startsHere: split.startsHere };
   }
 
   /** Whether the workers take tasks (the systemd watchdog's probe): workers.ts, `responsive`. */

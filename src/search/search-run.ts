@@ -41,6 +41,8 @@ export interface SearchRunInit {
   admission: Admission;
   /** The manifest generation its shards come from. */
   generation: number;
+  /** Whether the front end runs the search's first task itself (task-split.ts, worker-source.ts). */
+  startsHere: boolean;
   settings: SearchSettings;
   counters: PoolCounters;
 }
@@ -55,6 +57,7 @@ export class SearchRun {
   readonly caller: string | undefined;
   readonly admission: Admission;
   readonly generation: number;
+  readonly startsHere: boolean;
   readonly settings: SearchSettings;
   readonly counters: PoolCounters;
 
@@ -66,6 +69,7 @@ export class SearchRun {
     this.caller = init.caller;
     this.admission = init.admission;
     this.generation = init.generation;
+    this.startsHere = init.startsHere;
     this.settings = init.settings;
     this.counters = init.counters;
   }

@@ -6,7 +6,7 @@
 import type { PatternNode, QueryNode } from '../query/ast.js';
 import { requiredLiterals, type LiteralTree } from '../query/literals.js';
 import type { ShardFile } from './catalog.js';
-import { candidatePostingBytes, type LookupBudget, type TrigramKeys } from './shard/candidates.js';
+import { candidatePostingBytes, trigramLookups, type LookupBudget, type TrigramKeys } from './shard/candidates.js';
 import { cached } from './shard/memo.js';
 import type { ShardCache } from './shard-cache.js';
 
@@ -26,36 +26,89 @@ export const ESTIMATE_LOOKUPS = 512;
 const MAX_ESTIMATED_PATTERN_LENGTH = 256;
 
 /**
- * The number of tasks to split a search of `query` over `shards` into: `share` (its share of the workers), or one
- * when its candidates come from fewer than `fewBytes` posting bytes. `mapped`: this thread's shards.
+ * Trigram lookups the evaluator may make on the front end's thread for a search it runs there (≈ 0.1–0.4 µs each):
+ * while the search is alone, and while others are in flight (then only one with no candidates: it verifies nothing).
  */
-export function taskCount(query: QueryNode, shards: readonly ShardFile[], share: number, mapped: ShardCache, fewBytes: number): number {
-  if (share <= 1 || shards.length <= 1) return share;
-  return candidatesUnder(query, shards, mapped, fewBytes) ? 1 : share;
+export const FRONT_END_LOOKUPS = { alone: 2048, busy: 256 };
+
+/** How a search runs: as `tasks` tasks, and whether the front end starts its one task itself (`startsHere`). */
+export interface TaskSplit {
+  tasks: number;
+  startsHere: boolean;
+}
+
+export interface SplitBounds {
+  /** The search's share of the workers. */
+  share: number;
+  /** Whether it is the only search in flight. */
+  alone: boolean;
+  /** Candidates from fewer posting bytes than this make one task. */
+  fewBytes: number;
+  /** Whether the front end may run a search itself. */
+  frontEnd: boolean;
 }
 
 /**
- * Whether the posting bytes `query`'s candidates come from (shard/candidates.ts `candidatePostingBytes`) sum to
- * less than `limit` over `shards`, read from the trigram tables this thread has mapped. Stops at the first shard
- * that reaches the limit; a shard this thread has not mapped yet reaches it (a search never waits for the mapping,
- * and one that cannot be opened counts the failure).
+ * How to run `query` over `shards` (their trigram tables read where `mapped`, this thread's, holds them): as its share of the
+ * workers, or as one task when its candidates come from fewer than `fewBytes` posting bytes. That task is started on
+ * this thread when the query compiles no regex (RE2 can take 100 ms over a short pattern) and the evaluator's lookups are
+ * few: always when it has no candidates, else only while it is alone (the thread would otherwise idle meanwhile).
  */
-function candidatesUnder(query: QueryNode, shards: readonly ShardFile[], mapped: ShardCache, limit: number): boolean {
+export function taskSplit(query: QueryNode, shards: readonly ShardFile[], mapped: ShardCache, bounds: SplitBounds): TaskSplit {
+  const { share, alone, fewBytes, frontEnd } = bounds;
+  const splits = share > 1 && shards.length > 1;
+  const here = frontEnd && shards.length > 0 && compilesNoRegex(query);
+  if (!splits && !here) return { tasks: share, startsHere: false };
+  const estimate = candidatesUnder(query, shards, mapped, splits || alone ? fewBytes : 1);
+  const few = estimate.bytes < fewBytes;
+  const fewLookups = alone ? estimate.lookups <= FRONT_END_LOOKUPS.alone : estimate.bytes === 0 && estimate.lookups <= FRONT_END_LOOKUPS.busy;
+  return { tasks: few ? 1 : share, startsHere: here && few && fewLookups };
+}
+
+/**
+ * The posting bytes `query`'s candidates come from (shard/candidates.ts `candidatePostingBytes`) summed over `shards`,
+ * Infinity from `limit` on, and the trigram lookups the evaluator makes for them; read from the trigram tables this
+ * thread has mapped. Stops at the first shard that reaches the limit; a shard this thread has not mapped yet reaches it
+ * (a search never waits for the mapping, and one that cannot be opened counts the failure).
+ */
+function candidatesUnder(query: QueryNode, shards: readonly ShardFile[], mapped: ShardCache, limit: number): { bytes: number; lookups: number } {
   const keys: TrigramKeys = new Map();
   const budget: LookupBudget = { lookups: ESTIMATE_LOOKUPS };
   const plans = new Map<PatternNode, LiteralTree>();
-  let total = 0;
+  const lookupsOfPlan = new Map<LiteralTree, number>();
+  let bytes = 0;
+  let lookups = 0;
   for (const file of shards) {
     const shard = mapped.mapped(file.path);
-    if (shard === undefined) return false;
-    total += postingBytes(query, (node, path) => {
+    if (shard === undefined) return { bytes: Infinity, lookups };
+    bytes += postingBytes(query, (node, path) => {
       if (node.value.length > MAX_ESTIMATED_PATTERN_LENGTH) return Infinity;
       const plan = cached(plans, node, () => requiredLiterals(node.value, node));
-      return candidatePostingBytes(plan, path ? shard.pathTrigrams : shard.contentTrigrams, keys, budget);
+      const found = candidatePostingBytes(plan, path ? shard.pathTrigrams : shard.contentTrigrams, keys, budget);
+      lookups += cached(lookupsOfPlan, plan, () => trigramLookups(plan, keys));
+      return found;
     });
-    if (total >= limit) return false;
+    if (bytes >= limit) return { bytes: Infinity, lookups };
   }
-  return true;
+  return { bytes, lookups };
+}
+
+/** Whether evaluating `query` compiles no regex: its patterns are literals, and it names no context or branch. */
+function compilesNoRegex(node: QueryNode): boolean {
+  switch (node.type) {
+    case 'pattern':
+      return !node.regex && node.target !== 'branch';
+    case 'and':
+    case 'or':
+      return node.operands.every(compilesNoRegex);
+    case 'not':
+      return compilesNoRegex(node.operand);
+    case 'context':
+    case 'allBranches':
+      return false;
+    default:
+      return true;
+  }
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The local source of a search's frames: its shard groups searched by the worker threads (workers.ts), one task
  * per group, each task's outcome handed on as a frame as it comes; a task that gave its worker up is resumed by
- * another. A worker that fails costs its group's results (counted as crashes), never the search. Remote partitions
- * are further sources of the same frames (docs/design.md, "The search path").
+ * another. The one task of a search with few candidates may start on this thread instead (SearchRun.startsHere),
+ * for a short slice after which a worker takes the rest. A worker that fails costs its group's results (counted as
+ * crashes), never the search. Remote partitions are further sources of the same frames (docs/design.md, "The search path").
  */
 import type {
   RenderedFiles,
@@ -14,7 +15,10 @@ import type {
   SearchTaskResult,
   ShardsOutcome,
 } from '../worker/search-protocol.js';
+import { indexedByFile, searchGroup } from './group-search.js';
 import { emptyEvaluationStats } from './shard/evaluate.js';
+import { TaskSlice } from './shard/shard-search.js';
+import type { ShardCache } from './shard-cache.js';
 import { SearchQueueFullError } from './search-errors.js';
 import type { SearchRun } from './search-run.js';
 import { SearchPoolClosingError, type SearchWorkers } from './workers.js';
@@ -34,8 +38,19 @@ export interface GroupOptions {
   pace?: () => Promise<void>;
 }
 
+/**
+ * How long the front end runs a search's task itself before it hands the rest to a worker: about a task's round trip,
+ * so a search that runs past it costs at most twice what it would have (docs/design.md, "Workers").
+ */
+export const FRONT_END_SLICE_MS = 0.5;
+
 export class WorkerSource {
-  constructor(private readonly workers: SearchWorkers) {}
+  /** `shards`: the front end's mappings; `frontEndSliceMs`: FRONT_END_SLICE_MS unless set. */
+  constructor(
+    private readonly workers: SearchWorkers,
+    private readonly shards: ShardCache,
+    private readonly frontEndSliceMs: number,
+  ) {}
 
   /** One task per group, run as `options` say; each frame goes to `onFrame` as it comes. Resolves with the longest wait for a task. */
   async groups(run: SearchRun, groups: string[][], onFrame: OnFrame, options: GroupOptions = {}): Promise<number> {
@@ -49,9 +64,7 @@ export class WorkerSource {
    */
   async whole(run: SearchRun, shardFiles: string[], render: RenderSpec, onFrame: OnFrame): Promise<{ rendered?: RenderedResponse; waitMs: number }> {
     const task = run.task(shardFiles, render);
-    const submitted = performance.now();
-    const result = await this.runTask(run, task);
-    const waitMs = performance.now() - submitted;
+    const { result, waitMs } = await this.runTask(run, task);
     if (result.kind === 'rendered') return { rendered: result, waitMs };
     const outcome = outcomeOf(result);
     onFrame({ outcome, shardFiles });
@@ -80,10 +93,10 @@ export class WorkerSource {
     let waitMs = 0;
     for (let next: SearchTask | undefined = task; next !== undefined;) {
       if (next !== task && pace) await pace();
-      const submitted = performance.now();
-      const result = await this.runTask(run, next);
+      const ran = await this.runTask(run, next);
+      const { result } = ran;
       if (result.kind === 'rendered') throw new Error('a search task without `render` answered a rendered response');
-      waitMs = Math.max(waitMs, performance.now() - submitted);
+      waitMs = Math.max(waitMs, ran.waitMs);
       const outcome = outcomeOf(result);
       onFrame({ outcome, shardFiles: next.shardFiles, rendered: result.kind === 'files' ? result : undefined });
       next = outcome.resume && resumed(next, outcome.resume);
@@ -91,11 +104,16 @@ export class WorkerSource {
     return waitMs;
   }
 
-  /** `task` run by a worker (a crash outcome when its worker failed); the search keeps its place from then on, unless it was displaced before. */
-  private async runTask(run: SearchRun, task: SearchTask): Promise<SearchTaskResult> {
+  /**
+   * `task` run by a worker, or by this thread when it starts the search (a crash outcome when it failed), with the wait
+   * for the worker; the search keeps its place from then on, unless it was displaced before.
+   */
+  private async runTask(run: SearchRun, task: SearchTask): Promise<{ result: SearchTaskResult; waitMs: number }> {
+    const submitted = performance.now();
+    const here = run.startsHere && task.resume === undefined;
     let result: SearchTaskResult;
     try {
-      result = (await this.workers.run(task, undefined, run.caller, task.resume !== undefined)) as SearchTaskResult;
+      result = here ? this.searchHere(task) : ((await this.workers.run(task, undefined, run.caller, task.resume !== undefined)) as SearchTaskResult);
     } catch (error) {
       if (error instanceof SearchPoolClosingError) throw error;
       run.counters.workerFailures++;
@@ -104,8 +122,13 @@ export class WorkerSource {
     }
     if (run.admission.displaced) throw new SearchQueueFullError(run.settings.maxQueuedSearches, true);
     run.admission.keep();
-    if (result.kind === 'matches' && result.resume && task.partRanges === undefined) run.counters.tasksYielded++;
-    return result;
+    if (!here && result.kind === 'matches' && result.resume && task.partRanges === undefined) run.counters.tasksYielded++;
+    return { result, waitMs: here ? 0 : performance.now() - submitted };
+  }
+
+  /** `task` evaluated on this thread until its slice is over; its outcome is a plain frame, whatever its `render`. */
+  private searchHere(task: SearchTask): ShardsOutcome {
+    return indexedByFile(searchGroup(task, this.shards, new TaskSlice(this.frontEndSliceMs, () => true, task.partRanges)));
   }
 }
 

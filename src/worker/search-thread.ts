@@ -1,6 +1,6 @@
 /**
  * The search workers' entry (a Piscina worker; search/workers.ts starts it):
- * evaluates a task's shard group with the shards this thread has mapped, and
+ * evaluates a task's shard group (search/group-search.ts) with the shards it has mapped, and
  * builds the response when the task is the whole search, or renders the
  * group's files for the front end to merge when it is one of several. A shard that cannot
  * be opened is counted in `crashes`, like a shard that fails mid-search. While
@@ -18,7 +18,7 @@ import { packedBuffers, packMatches } from '../search/packed-matches.js';
 import { renderedFiles } from '../search/response/rendered-files.js';
 import { contended } from '../search/contention.js';
 import { placeMembers } from '../search/response/render-slots.js';
-import { searchShards } from '../search/shard/evaluate.js';
+import { indexedByFile, searchGroup } from '../search/group-search.js';
 import { TaskSlice } from '../search/shard/shard-search.js';
 import { ShardCache } from '../search/shard-cache.js';
 import { isSearchCancelled } from '../search/signal.js';
@@ -50,31 +50,12 @@ const { slots, contention, taskSliceMs } = workerData as SearchWorkerData;
 const callerContention = new Int32Array(contention);
 
 export default function searchTask(task: SearchTask): SearchTaskResult {
-  cache.advance(task.generation);
-  const shards: Shard[] = [];
-  const fileIndex: number[] = [];
-  const unopened: number[] = [];
-  task.shardFiles.forEach((file, index) => {
-    try {
-      shards.push(cache.get(file));
-      fileIndex.push(index);
-    } catch {
-      unopened.push(index);
-    }
-  });
-  const deadline = task.deadlineEpochMs - performance.timeOrigin;
-  const resume = fileIndex[0] === 0 ? task.resume : undefined;
-  const slice = new TaskSlice(taskSliceMs, () => contended(callerContention), task.partRanges);
-  const outcome = searchShards(task.query, shards, task.contexts, { wanted: task.wanted, deadline, signal: task.signal, resume, slice });
-  if (outcome.resume) outcome.resume.shard = fileIndex[outcome.resume.shard]!;
-  // Counted by the task that tried them: not the resumed one, nor those left to the resuming task.
-  const tried = unopened.filter((index) => !(index === 0 && task.resume !== undefined) && index < (outcome.resume?.shard ?? Infinity));
-  outcome.stats.crashes += tried.length;
-  outcome.stats.shardFilesConsidered += tried.length;
+  const group = searchGroup(task, cache, new TaskSlice(taskSliceMs, () => contended(callerContention), task.partRanges));
+  const { outcome, shards, fileIndex } = group;
   if (task.render && !outcome.resume) return render(task.render, task.query, foundIn(outcome, shards), [outcome]);
   const files =
     task.renderFiles && rendersFiles(task.renderFiles, task, outcome) ? filesOf(task.renderFiles, task.query, outcome, shards, fileIndex) : undefined;
-  for (const match of outcome.matches) match.shard = fileIndex[match.shard]!;
+  indexedByFile(group);
   if (!files) return outcome;
   const packedMatches = packMatches(outcome.matches);
   outcome.matches = [];

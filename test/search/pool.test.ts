@@ -360,10 +360,8 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   );
   visibleAlpha.release();
 
-  // Two searches in flight at most: two slots. A response not yet released keeps its slot.
-  const twoSlots = new SearchPool({ workers: 1, maxQueuedSearches: 2, timeBudgetMs: NO_DEADLINE_MS, publicUrl: 'http://trawl.test', contexts: {} });
-  t.teardown(() => twoSlots.close());
-  twoSlots.setCatalog(catalog);
+  // Two searches in flight at most: two slots. A response not yet released keeps its slot (built by the worker, never here).
+  const twoSlots = poolOver(t, catalog, { workers: 1, maxQueuedSearches: 2, frontEndSliceMs: 0 });
   const held = await Promise.all(['hello', 'alpha_count'].map((query) => searchedJson(twoSlots, { query, matches: 100 }, { visible: everything })));
   const heldText = held.map((json) => bodyText(json));
   const third = await searchedJson(twoSlots, { query: 'helper', matches: 100, contextLines: 2 }, { visible: everything });
@@ -393,7 +391,7 @@ t.test('a split search whose groups did not all render their files answers from 
   const root = tempDir(t);
   // One repository with more lines of results than the front end builds: its group renders its files; the others' do not.
   const { pool, config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': name === 'one' ? 'int needle;\n'.repeat(1500) : `int needle_${name};\n` }));
-  const single = poolOver(t, loadCatalog(config), { workers: 1 });
+  const single = poolOver(t, loadCatalog(config), { workers: 1, frontEndSliceMs: 0 });
   const names = taskNames(pool);
   const request = { query: 'needle', matches: 5000 };
   const timing = new Set(['duration', 'wait', 'matchTreeConstruction', 'matchTreeSearch']);
@@ -410,22 +408,47 @@ t.test('a split search whose groups did not all render their files answers from 
   t.equal(split.stats.actualMatchCount, 1502);
 });
 
-t.test('an idle pool runs a search with few candidates as one task, and answers it as a split one', async (t) => {
+t.test('an idle pool runs a search with few candidates on the front end or as one task, and answers it as a split one', async (t) => {
   const root = tempDir(t);
   const { pool: split, config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': `int needle_${name};\n`, 'src/b.c': 'int common;\n' }));
-  const pool = poolOver(t, loadCatalog(config), { workers: 2 });
-  await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
-  const [few, always] = [taskNames(pool), taskNames(split)];
-  for (const query of ['needle_two', 'content:common or needle_one']) {
+  const [here, oneTask] = [{}, { frontEndSliceMs: 0 }].map((options) => poolOver(t, loadCatalog(config), { ...options, workers: 2 }));
+  for (const pool of [here!, oneTask!]) await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
+  const names = [here!, oneTask!, split].map(taskNames);
+  for (const query of ['needle_two', 'content:common or needle_one', 'no_such_needle']) {
     const request = { query, matches: 100 };
-    const [one, two] = [await searched(pool, request, { visible: () => true }), await searched(split, request, { visible: () => true })];
-    t.same(one.files, two.files, `${query}: the same files`);
+    const answers = await Promise.all([here!, oneTask!, split].map((pool) => searched(pool, request, { visible: () => true })));
+    t.same(answers[0]!.files, answers[2]!.files, `${query}: the same files on the front end`);
+    t.same(answers[1]!.files, answers[2]!.files, `${query}: the same files as one task`);
+    t.same(answers[0]!.stats.shardFilesConsidered, answers[2]!.stats.shardFilesConsidered, `${query}: the same shards considered`);
   }
   const searches = (names: string[]) => names.filter((name) => name === 'search').length;
-  t.same([searches(few), searches(always)], [2, 4], 'one task each where idle workers would have split them in two');
+  t.same(names.map(searches), [0, 3, 6], 'none on the front end, one task each where idle workers would have split them in two');
   const regex = { query: 'needle_\\w+', isRegexEnabled: true, matches: 100 };
-  await searched(pool, regex, { visible: () => true });
-  t.equal(searches(few), 4, 'a regex over content is split');
+  await searched(here!, regex, { visible: () => true });
+  t.equal(searches(names[0]!), 2, 'a regex over content is split');
+});
+
+t.test("a worker takes the rest of a search the front end's slice did not finish", async (t) => {
+  const root = tempDir(t);
+  // 3 files × 24 lines: an exhaustive stream of whole files hands its parts on every 16 ranges (search-run.ts).
+  const { config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': `int needle_${name};\n`.repeat(24) }));
+  const [here, oneTask] = [{}, { frontEndSliceMs: 0 }].map((options) => poolOver(t, loadCatalog(config), { ...options, workers: 2 }));
+  for (const pool of [here!, oneTask!]) await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
+  const names = [here!, oneTask!].map(taskNames);
+  const request = { query: 'needle', matches: 1000, exhaustive: true, whole: true };
+  const streamed = async (from: SearchPool) => {
+    const files: FileResult[] = [];
+    await from.stream(await from.plan(request), request, { visible: () => true }, (part) =>
+      files.push(...(JSON.parse(Buffer.from(part.files).toString()) as FileResult[])),
+    );
+    return files.map((file) => [file.repository, file.fileName.text, file.chunks.length]).sort();
+  };
+  const [resumed, whole] = [await streamed(here!), await streamed(oneTask!)];
+  t.same(resumed, whole, 'the same files and chunks');
+  t.equal(resumed.length, 3);
+  const [fromHere, fromWorkers] = names.map((list) => list.filter((name) => name === 'search').length);
+  t.ok(fromWorkers! > 1, `parts handed on: ${fromWorkers} tasks`);
+  t.equal(fromHere, fromWorkers! - 1, 'the front end found the first part, the workers the rest');
 });
 
 t.test('a streamed search hands over each group as a part within `matches`, and sums their stats', async (t) => {

@@ -3,13 +3,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ShardWriter } from '../../src/index/shard-writer.js';
 import { noSymbols } from '../../src/index/symbols.js';
+import type { QueryNode } from '../../src/query/ast.js';
 import { plan } from '../../src/query/plan.js';
 import type { ShardFile } from '../../src/search/catalog.js';
 import { ShardCache } from '../../src/search/shard-cache.js';
-import { taskCount } from '../../src/search/task-split.js';
+import { FRONT_END_LOOKUPS, taskSplit, type SplitBounds } from '../../src/search/task-split.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** Two shards of 60 files each: every file holds `common`, one file of each `PM_RESUME`, one of the first `rare_only_here`. */
+/** The tasks a search of `query` runs as with a share of `share` workers, not alone, never on the front end (`taskSplit`). */
+function taskCount(query: QueryNode, shards: readonly ShardFile[], share: number, mapped: ShardCache, fewBytes: number): number {
+  return taskSplit(query, shards, mapped, { share, alone: false, fewBytes, frontEnd: false }).tasks;
+}
+
 function twoShards(dir: string): ShardFile[] {
   return [0, 1].map((index) => {
     const writer = new ShardWriter({
@@ -82,4 +88,35 @@ t.test('a search runs as one task when the posting lists its candidates come fro
     2,
     'a shard that cannot be opened: its share (the search reports it)',
   );
+});
+
+t.test('the front end starts a search itself when it compiles no regex and its lookups are few', async (t) => {
+  const shards = twoShards(tempDir(t));
+  const mapped = new ShardCache();
+  for (const shard of shards) mapped.prefetch(shard.path);
+  const bounds: SplitBounds = { share: 2, alone: true, fewBytes: 1024, frontEnd: true };
+  const startsHere = (query: string, changes: Partial<SplitBounds> = {}, regex = false) =>
+    taskSplit(plan({ query, matches: 100, isRegexEnabled: regex, isCaseSensitivityEnabled: true }, {}), shards, mapped, { ...bounds, ...changes }).startsHere;
+
+  t.ok(startsHere('PM_RESUME'), 'few candidates, alone: here');
+  t.notOk(startsHere('PM_RESUME', { alone: false }), 'few candidates while other searches are in flight: a worker');
+  t.ok(startsHere('NOWHERE_TO_BE_FOUND', { alone: false, share: 1 }), 'no candidates: here, whatever the load');
+  t.notOk(startsHere('common', { fewBytes: 8 }), 'candidates past the bound: a worker');
+  t.notOk(startsHere('PM_RESUME', { frontEnd: false }), 'not when the pool says never');
+  t.notOk(startsHere('file:f7\\.c$', {}, true), 'a regex compiles: a worker, however few its candidates');
+  t.notOk(startsHere('PM_RESUME rev:HEAD'), 'a branch pattern is a regex');
+  t.ok(startsHere('PM_RESUME lang:C'), 'a language filter compiles nothing');
+
+  // A case-sensitive literal no shard holds: each of its distinct trigrams looked up in each of the two shards.
+  let seed = 7;
+  const absent = Array.from({ length: 200 }, () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % 26]).join('');
+  const lookups = 2 * new Set(Array.from({ length: absent.length - 2 }, (_, i) => absent.slice(i, i + 3))).size;
+  t.ok(lookups > FRONT_END_LOOKUPS.busy && lookups <= FRONT_END_LOOKUPS.alone, `the literal's ${lookups} lookups sit between the two bounds`);
+  t.ok(startsHere(absent), 'alone: its lookups are within the bound');
+  t.notOk(startsHere(absent, { alone: false }), 'busy: past the bound, a worker');
+
+  const missing = [...shards, { path: path.join(path.dirname(shards[0]!.path), 'gone.trawl'), bytes: 1 }];
+  const query = plan({ query: 'PM_RESUME', matches: 100 }, {});
+  t.notOk(taskSplit(query, missing, mapped, bounds).startsHere, 'a shard the front end has not mapped: a worker');
+  t.notOk(taskSplit(query, [], mapped, bounds).startsHere, 'no shard: nothing to start');
 });

@@ -91,6 +91,19 @@ export function candidatePostingBytes(tree: LiteralTree, table: TrigramTable, ke
   }
 }
 
+/** The lookups `candidates` makes for `tree` in one table at most: every casing of every trigram of its literals (whose keys `keys` holds). */
+export function trigramLookups(tree: LiteralTree, keys: TrigramKeys): number {
+  switch (tree.type) {
+    case 'any':
+      return 0;
+    case 'literal':
+      return keysOf(tree, keys)?.keys.reduce((sum, key) => sum + key.variants.length, 0) ?? 0;
+    case 'and':
+    case 'or':
+      return tree.operands.reduce((sum, operand) => sum + trigramLookups(operand, keys), 0);
+  }
+}
+
 /** The key of `keys` with the fewest posting bytes in `table` of those `budget` let it look up, the first of equals. */
 function rarestKey(keys: readonly TrigramKey[], table: TrigramTable, budget: LookupBudget): TrigramKey {
   let rarest = keys[0]!;
