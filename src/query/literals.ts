@@ -73,6 +73,57 @@ export function separatorOf(pattern: string): number | undefined {
   return ast && SEPARATORS.find((byte) => !ast.alternatives.some((alternative) => mayHold(alternative, byte)));
 }
 
+/**
+ * An upper bound on the size of what RE2 compiles `pattern` to, in characters (a class of ASCII members, `.`, `\w`
+ * and the like count one; a quantifier multiplies its element by its bound); Infinity for what cannot be told
+ * cheaply: syntax ECMAScript's Unicode mode refuses, Unicode properties, and classes reaching past ASCII, whose case
+ * folding costs RE2 most (docs/design.md, "Workers").
+ */
+export function regexSize(pattern: string): number {
+  const ast = parsedRegex(pattern);
+  return ast ? sizeOf(ast.alternatives) : Infinity;
+}
+
+function sizeOf(nodes: readonly (AST.Alternative | AST.Element)[]): number {
+  let size = 0;
+  for (const node of nodes) {
+    switch (node.type) {
+      case 'Alternative':
+        size += sizeOf(node.elements);
+        break;
+      case 'Group':
+      case 'CapturingGroup':
+        size += sizeOf(node.alternatives);
+        break;
+      case 'Quantifier':
+        size += sizeOf([node.element]) * Math.max(1, Number.isFinite(node.max) ? node.max : node.min + 1);
+        break;
+      case 'CharacterSet':
+        size += node.kind === 'property' ? Infinity : 1;
+        break;
+      case 'CharacterClass':
+        size += node.elements.every(isAsciiMember) ? 1 : Infinity;
+        break;
+      default: // a character, an assertion
+        size += 1;
+    }
+  }
+  return size;
+}
+
+function isAsciiMember(element: AST.CharacterClassElement): boolean {
+  switch (element.type) {
+    case 'Character':
+      return element.value < 0x80;
+    case 'CharacterClassRange':
+      return element.max.value < 0x80;
+    case 'CharacterSet':
+      return element.kind !== 'property';
+    default:
+      return false;
+  }
+}
+
 /** The regex's syntax tree, or undefined for syntax ECMAScript's Unicode mode refuses (RE2's own, such as `(?i)` or `[[:alpha:]]`). */
 function parsedRegex(pattern: string): AST.Pattern | undefined {
   try {

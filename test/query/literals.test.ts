@@ -1,6 +1,6 @@
 import t from 'tap';
 import RE2 from 're2';
-import { requiredLiterals, separatorOf, type LiteralTree } from '../../src/query/literals.js';
+import { regexSize, requiredLiterals, separatorOf, type LiteralTree } from '../../src/query/literals.js';
 
 function show(tree: LiteralTree): string {
   switch (tree.type) {
@@ -195,4 +195,15 @@ t.test('soundness: no text RE2 matches holds the separator found for its regex',
   t.ok((bySeparator.get('\n') ?? 0) > 300, `${bySeparator.get('\n')} patterns split at newlines`);
   t.ok((bySeparator.get(';') ?? 0) + (bySeparator.get('}') ?? 0) > 300, `${bySeparator.get(';')} at semicolons, ${bySeparator.get('}')} at closing braces`);
   t.ok(checked > 3000, `${checked} matches checked`);
+});
+
+t.test('regexSize: characters, with quantifiers multiplying; Infinity for what costs RE2 more than it tells', async (t) => {
+  t.equal(regexSize('Kconfig\\.debug$'), 14, 'a character, an escape and an anchor each count one');
+  t.equal(regexSize('a{3}(bc){2,4}d*'), 3 + 8 + 1, 'an unbounded quantifier counts its minimum and one more');
+  t.equal(regexSize('(x{3}){4}'), 12, 'nested quantifiers multiply');
+  t.equal(regexSize('[a-z_0-9]\\w.\\s[^\\n]'), 5, 'ASCII classes, negated or not, and `.` count one');
+  t.equal(regexSize('é+'), 2, 'a character past ASCII is one');
+  for (const costly of ['[a-zé]', '\\p{L}', '[\\p{L}\\p{N}]{200}', '(?i)abc', '[[:alpha:]]', 'a{2']) {
+    t.equal(regexSize(costly), Infinity, `${costly}: Infinity`);
+  }
 });

@@ -103,8 +103,14 @@ t.test('the front end starts a search itself when it compiles no regex and its l
   t.ok(startsHere('NOWHERE_TO_BE_FOUND', { alone: false, share: 1 }), 'no candidates: here, whatever the load');
   t.notOk(startsHere('common', { fewBytes: 8 }), 'candidates past the bound: a worker');
   t.notOk(startsHere('PM_RESUME', { frontEnd: false }), 'not when the pool says never');
-  t.notOk(startsHere('file:f7\\.c$', {}, true), 'a regex compiles: a worker, however few its candidates');
-  t.notOk(startsHere('PM_RESUME rev:HEAD'), 'a branch pattern is a regex');
+  t.ok(startsHere('file:src/0/f7\\.c$', {}, true), 'a small regex, alone: compiled here');
+  t.notOk(startsHere('NOWHERE_TO_BE_FOUND or file:src/0/f7\\.c$', { alone: false }, true), 'not while others are in flight');
+  t.notOk(startsHere('file:src/0/f7\\.c\\p{L}{20}', {}, true), 'a Unicode property: a worker, however few its candidates');
+  t.notOk(startsHere('file:src/0/f7\\.c[a-zé]', {}, true), 'a class past ASCII: a worker');
+  t.notOk(startsHere('file:src/0/f7\\.c(x{9}){9}', {}, true), 'repetitions that multiply past the bound: a worker');
+  t.notOk(startsHere('file:src/0/f7\\.c(?i)x', {}, true), 'syntax whose cost cannot be told: a worker');
+  const withContext = plan({ query: 'PM_RESUME context:kernel', matches: 100 }, { kernel: { include: ['test/*'], exclude: [] } });
+  t.notOk(taskSplit(withContext, shards, mapped, bounds).startsHere, 'a context names patterns of its own: a worker');
   t.ok(startsHere('PM_RESUME lang:C'), 'a language filter compiles nothing');
 
   // A case-sensitive literal no shard holds: each of its distinct trigrams looked up in each of the two shards.
