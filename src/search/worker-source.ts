@@ -39,8 +39,8 @@ export interface GroupOptions {
 }
 
 /**
- * How long the front end runs a search's task itself before it hands the rest to a worker: about a task's round trip,
- * so a search that runs past it costs at most twice what it would have (docs/design.md, "Workers").
+ * How long the front end runs a search's task itself before it hands the rest to a worker: about a task's round trip.
+ * What it found is kept, so a search that runs past it loses little (docs/design.md, "Workers").
  */
 export const FRONT_END_SLICE_MS = 0.5;
 

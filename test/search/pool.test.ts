@@ -411,7 +411,10 @@ t.test('a split search whose groups did not all render their files answers from 
 t.test('an idle pool runs a search with few candidates on the front end or as one task, and answers it as a split one', async (t) => {
   const root = tempDir(t);
   const { pool: split, config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': `int needle_${name};\n`, 'src/b.c': 'int common;\n' }));
-  const [here, oneTask] = [{}, { frontEndSliceMs: 0 }].map((options) => poolOver(t, loadCatalog(config), { ...options, workers: 2 }));
+  // A slice no search here outlasts: where it runs is the pool's decision, whatever the machine's load.
+  const [here, oneTask] = [{ frontEndSliceMs: NO_DEADLINE_MS }, { frontEndSliceMs: 0 }].map((options) =>
+    poolOver(t, loadCatalog(config), { ...options, workers: 2 }),
+  );
   for (const pool of [here!, oneTask!]) await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
   const names = [here!, oneTask!, split].map(taskNames);
   for (const query of ['needle_two', 'content:common or needle_one', 'no_such_needle']) {
@@ -432,7 +435,10 @@ t.test("a worker takes the rest of a search the front end's slice did not finish
   const root = tempDir(t);
   // 3 files × 24 lines: an exhaustive stream of whole files hands its parts on every 16 ranges (search-run.ts).
   const { config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': `int needle_${name};\n`.repeat(24) }));
-  const [here, oneTask] = [{}, { frontEndSliceMs: 0 }].map((options) => poolOver(t, loadCatalog(config), { ...options, workers: 2 }));
+  // The part's bound, not the slice's time, ends the front end's share, whatever the machine's load.
+  const [here, oneTask] = [{ frontEndSliceMs: NO_DEADLINE_MS }, { frontEndSliceMs: 0 }].map((options) =>
+    poolOver(t, loadCatalog(config), { ...options, workers: 2 }),
+  );
   for (const pool of [here!, oneTask!]) await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
   const names = [here!, oneTask!].map(taskNames);
   const request = { query: 'needle', matches: 1000, exhaustive: true, whole: true };
