@@ -98,12 +98,13 @@ function candidatesUnder(query: QueryNode, shards: readonly ShardFile[], mapped:
 
 /**
  * Whether evaluating `node` compiles nothing but regexes of at most CHEAP_REGEX_SIZE (query/literals.ts `regexSize`),
- * and those only when `regexes` allows: RE2 takes 10–250 µs over one, and 160 ms over `[\p{L}\p{N}]{200}`.
+ * and those only when `regexes` allows: RE2 takes 10–250 µs over one, and 160 ms over `[\p{L}\p{N}]{200}`. A pattern
+ * longer than the estimate analyses is not parsed here either.
  */
 function compilesCheaply(node: QueryNode, regexes: boolean): boolean {
   switch (node.type) {
     case 'pattern':
-      return !node.regex || (regexes && regexSize(node.value) <= CHEAP_REGEX_SIZE);
+      return !node.regex || (regexes && node.value.length <= MAX_ESTIMATED_PATTERN_LENGTH && regexSize(node.value) <= CHEAP_REGEX_SIZE);
     case 'and':
     case 'or':
       return node.operands.every((operand) => compilesCheaply(operand, regexes));
