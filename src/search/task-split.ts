@@ -60,12 +60,13 @@ export interface SplitBounds {
 export function taskSplit(query: QueryNode, shards: readonly ShardFile[], mapped: ShardCache, bounds: SplitBounds): TaskSplit {
   const { share, alone, fewBytes, frontEnd } = bounds;
   const splits = share > 1 && shards.length > 1;
-  const here = frontEnd && shards.length > 0 && compilesCheaply(query, alone);
-  if (!splits && !here) return { tasks: share, startsHere: false };
+  // Busy, a regex rules the front end out without a parse; alone, its size is parsed last, for a search that may run here.
+  const mayRunHere = frontEnd && shards.length > 0 && (alone || compilesCheaply(query, false));
+  if (!splits && !mayRunHere) return { tasks: share, startsHere: false };
   const estimate = candidatesUnder(query, shards, mapped, splits || alone ? fewBytes : 1);
   const few = estimate.bytes < fewBytes;
   const fewLookups = alone ? estimate.lookups <= FRONT_END_LOOKUPS.alone : estimate.bytes === 0 && estimate.lookups <= FRONT_END_LOOKUPS.busy;
-  return { tasks: few ? 1 : share, startsHere: here && few && fewLookups };
+  return { tasks: few ? 1 : share, startsHere: mayRunHere && few && fewLookups && compilesCheaply(query, alone) };
 }
 
 /**
