@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { validateConfig } from '../../src/config/config.js';
+import { validateConfig, type Config } from '../../src/config/config.js';
 import { runIndex } from '../../src/indexer/run-index.js';
 import type { FileResult, SearchRequest, SearchResponse } from '../../src/api/types.js';
 import { loadCatalog, type Catalog } from '../../src/search/catalog.js';
@@ -39,6 +39,21 @@ function taskNames(pool: SearchPool): string[] {
     return run(task, name);
   };
   return names;
+}
+
+/** The search tasks among `names` (taskNames). */
+const searchTasks = (names: string[]) => names.filter((name) => name === 'search').length;
+
+/**
+ * Two pools of two workers over `config`'s three repositories, once their front ends have mapped the shards: one whose
+ * front end runs the searches it may, for a slice no search outlasts (so the pool's decision decides where a search runs,
+ * whatever the machine's load), and one whose front end never does.
+ */
+async function frontEndAndWorkerPools(t: Test, config: Config): Promise<[SearchPool, SearchPool]> {
+  const here = poolOver(t, loadCatalog(config), { frontEndSliceMs: NO_DEADLINE_MS, workers: 2 });
+  const workers = poolOver(t, loadCatalog(config), { frontEndSliceMs: 0, workers: 2 });
+  for (const pool of [here, workers]) await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
+  return [here, workers];
 }
 
 /** A search as the routes run it: planned first, then searched. */
@@ -402,7 +417,7 @@ t.test('a split search whose groups did not all render their files answers from 
     return { ...response, stats: Object.fromEntries(Object.entries(response.stats).filter(([key]) => !timing.has(key))) };
   };
   const split = await parsed(pool);
-  t.same(names.filter((name) => name === 'search').length, 2, 'two tasks');
+  t.same(searchTasks(names), 2, 'two tasks');
   t.ok(names.includes('renderMerged'), 'the response rendered by a task from the merged matches');
   t.same(split, await parsed(single), 'the same response as one task finds and builds');
   t.equal(split.stats.actualMatchCount, 1502);
@@ -411,36 +426,28 @@ t.test('a split search whose groups did not all render their files answers from 
 t.test('an idle pool runs a search with few candidates on the front end or as one task, and answers it as a split one', async (t) => {
   const root = tempDir(t);
   const { pool: split, config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': `int needle_${name};\n`, 'src/b.c': 'int common;\n' }));
-  // A slice no search here outlasts: where it runs is the pool's decision, whatever the machine's load.
-  const [here, oneTask] = [{ frontEndSliceMs: NO_DEADLINE_MS }, { frontEndSliceMs: 0 }].map((options) =>
-    poolOver(t, loadCatalog(config), { ...options, workers: 2 }),
-  );
-  for (const pool of [here!, oneTask!]) await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
-  const names = [here!, oneTask!, split].map(taskNames);
+  const [here, oneTask] = await frontEndAndWorkerPools(t, config);
+  const names = [here, oneTask, split].map(taskNames);
   for (const query of ['needle_two', 'content:common or needle_one', 'no_such_needle']) {
     const request = { query, matches: 100 };
-    const answers = await Promise.all([here!, oneTask!, split].map((pool) => searched(pool, request, { visible: () => true })));
+    const answers = await Promise.all([here, oneTask, split].map((pool) => searched(pool, request, { visible: () => true })));
     t.same(answers[0]!.files, answers[2]!.files, `${query}: the same files on the front end`);
     t.same(answers[1]!.files, answers[2]!.files, `${query}: the same files as one task`);
     t.same(answers[0]!.stats.shardFilesConsidered, answers[2]!.stats.shardFilesConsidered, `${query}: the same shards considered`);
   }
-  const searches = (names: string[]) => names.filter((name) => name === 'search').length;
-  t.same(names.map(searches), [0, 3, 6], 'none on the front end, one task each where idle workers would have split them in two');
+  t.same(names.map(searchTasks), [0, 3, 6], 'none on the front end, one task each where idle workers would have split them in two');
   const regex = { query: 'needle_\\w+', isRegexEnabled: true, matches: 100 };
-  await searched(here!, regex, { visible: () => true });
-  t.equal(searches(names[0]!), 2, 'a regex over content is split');
+  await searched(here, regex, { visible: () => true });
+  t.equal(searchTasks(names[0]!), 2, 'a regex over content is split');
 });
 
 t.test("a worker takes the rest of a search the front end's slice did not finish", async (t) => {
   const root = tempDir(t);
   // 3 files × 24 lines: an exhaustive stream of whole files hands its parts on every 16 ranges (search-run.ts).
   const { config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': `int needle_${name};\n`.repeat(24) }));
-  // The part's bound, not the slice's time, ends the front end's share, whatever the machine's load.
-  const [here, oneTask] = [{ frontEndSliceMs: NO_DEADLINE_MS }, { frontEndSliceMs: 0 }].map((options) =>
-    poolOver(t, loadCatalog(config), { ...options, workers: 2 }),
-  );
-  for (const pool of [here!, oneTask!]) await waitFor(async () => pool.shardsMapped === 3, 60_000, 'the front end to map the shards it estimates from');
-  const names = [here!, oneTask!].map(taskNames);
+  // The part's bound, not the slice's time, ends the front end's share.
+  const [here, oneTask] = await frontEndAndWorkerPools(t, config);
+  const names = [here, oneTask].map(taskNames);
   const request = { query: 'needle', matches: 1000, exhaustive: true, whole: true };
   const streamed = async (from: SearchPool) => {
     const files: FileResult[] = [];
@@ -449,10 +456,10 @@ t.test("a worker takes the rest of a search the front end's slice did not finish
     );
     return files.map((file) => [file.repository, file.fileName.text, file.chunks.length]).sort();
   };
-  const [resumed, whole] = [await streamed(here!), await streamed(oneTask!)];
+  const [resumed, whole] = [await streamed(here), await streamed(oneTask)];
   t.same(resumed, whole, 'the same files and chunks');
   t.equal(resumed.length, 3);
-  const [fromHere, fromWorkers] = names.map((list) => list.filter((name) => name === 'search').length);
+  const [fromHere, fromWorkers] = names.map(searchTasks);
   t.ok(fromWorkers! > 1, `parts handed on: ${fromWorkers} tasks`);
   t.equal(fromHere, fromWorkers! - 1, 'the front end found the first part, the workers the rest');
 });
