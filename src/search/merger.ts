@@ -1,18 +1,18 @@
 /**
  * A search's frames made into one answer, ranked and cut once at `matches`: from the frames' matches
- * (response/build.ts), or from the files their workers rendered, interleaved by rank (response/rendered-files.ts);
- * or handed to a worker to build as a task of its own. Frames from any source merge alike: a frame's matches index
+ * (response/build.ts), or from the files their workers rendered, interleaved by rank with those of the frames that
+ * came without them, built here (response/rendered-files.ts); or handed to a worker to build as a task of its own. Frames from any source merge alike: a frame's matches index
  * its own shard files, which the merger lays one frame's after the other's.
  */
 import type { SearchRequest } from '../api/types.js';
 import type { RenderedFiles, RenderMergedTask, RenderSpec, ScoredMatch, ShardsOutcome } from '../worker/search-protocol.js';
-import { buildResponse, type Built, type FileSink } from './response/build.js';
+import { buildResponse, buildsOnFrontEnd, type Built, type FileSink, type Found } from './response/build.js';
 import {
   mergeRenderedFiles,
   redraftFrom,
-  redraftJson,
   renderedFiles,
   type FilesPart,
+  type FilesRendered,
   type MatchOf,
   type MergedFiles,
   type Redraft,
@@ -32,6 +32,8 @@ export class Merger {
   readonly outcomes: Omit<ShardsOutcome, 'matches'>[] = [];
   /** The files of the frames that came rendered, with where their shard files start in `shardFiles`; their matches are not in `matches` until unpacked. */
   private readonly rendered: { files: RenderedFiles; shardOffset: number }[] = [];
+  /** The outcomes of the frames that came without rendered files: their matches are `matches` (until rendered ones are unpacked). */
+  private readonly unrendered: Omit<ShardsOutcome, 'matches'>[] = [];
 
   /** `shards`: this thread's mappings, in which the matches are resolved. */
   constructor(
@@ -48,20 +50,21 @@ export class Merger {
     }
     for (const file of shardFiles) this.shardFiles.push(file);
     this.outcomes.push(outcome);
+    if (!rendered) this.unrendered.push(outcome);
   };
 
   /**
-   * The frames' rendered files merged by rank and cut (rendered-files.ts); undefined when a frame came without
-   * them, or the file `matches` cuts cannot be drafted again. The matches of rendered frames are unpacked then.
+   * The frames' files merged by rank and cut (rendered-files.ts): as their workers rendered them, with the files of
+   * the frames that came without them built here when those are few (`buildsOnFrontEnd`); undefined when no frame
+   * came rendered, those files are many, or the file `matches` cuts cannot be drafted again. The matches of
+   * rendered frames are unpacked then.
    */
-  mergedFiles(): MergedFiles | undefined {
+  mergedFiles(scratch: Buffer): MergedFiles | undefined {
+    const { request, query } = this.run;
+    const unrenderedRanges = this.unrendered.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
     const files =
-      this.rendered.length === this.outcomes.length
-        ? mergeRenderedFiles(
-            this.rendered.map((part) => part.files),
-            this.run.request,
-            this.redraft(),
-          )
+      this.rendered.length > 0 && (this.unrendered.length === 0 || buildsOnFrontEnd(request, query, Math.min(unrenderedRanges, request.matches)))
+        ? this.mergeFiles(scratch)
         : undefined;
     if (!files) this.unpackRendered();
     return files;
@@ -69,24 +72,41 @@ export class Merger {
 
   /**
    * The frames' files as parts for another node to merge with its own (cluster/fan-out.ts), and how to draft their
-   * files again: as their workers rendered them, or, when a frame came without them, all built here as one part.
+   * files again: as their workers rendered them, and the files of the frames that came without them built here as one part.
    */
   filesParts(scratch: Buffer): { parts: FilesPart[]; redraft: Redraft } {
-    if (this.rendered.length === this.outcomes.length) return { parts: this.rendered.map((part) => part.files), redraft: this.redraft() };
-    this.unpackRendered();
-    const { files, stats, repositoryInfo } = this.build(() => renderedFiles(undefined, scratch));
-    const part: FilesPart = Object.assign(files, { stats, repositoryInfo, outcome: { stop: combinedStop(this.outcomes.map((outcome) => outcome.stop)) } });
-    return { parts: [part], redraft: (_, file, budget) => redraftJson(part, file, budget) };
-  }
-
-  /** The rendered frames' files drafted again from their packed matches, resolved in this thread's mappings. */
-  private redraft(): Redraft {
+    const parts: FilesPart[] = this.rendered.map((part) => part.files);
+    let builtMatches: Found[] = [];
+    if (this.unrendered.length > 0) {
+      const found = this.shards.resolve(this.matches, this.shardFiles, this.unrendered[0]!.stats);
+      const { request, query, settings } = this.run;
+      const sink = (): FileSink<FilesRendered> => {
+        const files = renderedFiles(undefined, scratch);
+        builtMatches = []; // the files of this attempt only (a shard that faulted meanwhile makes buildResponse start again)
+        return {
+          add: (file, match) => {
+            builtMatches.push(match);
+            files.add(file, match);
+          },
+          leftOut: () => files.leftOut?.(),
+          result: () => files.result(),
+        };
+      };
+      const { files, stats, repositoryInfo } = buildResponse(sink, request, query, found, this.unrendered, settings.publicUrl, this.run.timings());
+      parts.push(Object.assign(files, { stats, repositoryInfo, outcome: { stop: combinedStop(this.unrendered.map((outcome) => outcome.stop)) } }));
+    }
     const matchOf: MatchOf = (part, file) => {
+      if (part === this.rendered.length) return builtMatches[file];
       const { files, shardOffset } = this.rendered[part]!;
       const match = findPackedMatch(files.packedMatches, files.shards[file]!, files.docs[file]!, shardOffset);
       return match && this.shards.resolve([match], this.shardFiles, emptyEvaluationStats())[0];
     };
-    return redraftFrom(matchOf, this.run.request, this.run.settings.publicUrl);
+    return { parts, redraft: redraftFrom(matchOf, this.run.request, this.run.settings.publicUrl) };
+  }
+
+  private mergeFiles(scratch: Buffer): MergedFiles | undefined {
+    const { parts, redraft } = this.filesParts(scratch);
+    return mergeRenderedFiles(parts, this.run.request, redraft);
   }
 
   /** Match ranges found, at most `matches`: what the answer holds at most. */

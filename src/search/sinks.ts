@@ -4,7 +4,8 @@
  * node to merge (`answerFiles`). Each pulls the search's frames from
  * its source into a merger and writes what the merger made (docs/design.md, "The search path"). The JSON
  * answer is built where it costs the front end's thread least: by the worker that ran the whole search, or by
- * the groups' workers rendering their files, merged here as views, or by one more task given every frame;
+ * the groups' workers rendering their files, merged here as views (with the few files of groups that left theirs
+ * unrendered built here), or by one more task given every frame;
  * only a small answer is built here.
  */
 import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
@@ -90,7 +91,7 @@ export async function answerJson(run: SearchRun, groups: string[][], frontEnd: F
     } else {
       waitMs = await source.groups(run, groups, merger.add, { renderFiles: run.renderSpec() });
     }
-    const files = merger.mergedFiles();
+    const files = merger.mergedFiles(frontEnd.scratch);
     if (files) {
       // The merged files as views of the groups' bytes, never copied here.
       timeStats(files.stats, run.timings());

@@ -9,6 +9,7 @@ import type { CallerContention } from '../../src/search/contention.js';
 import { SearchPool, type SearchCall, type SearchPoolOptions } from '../../src/search/pool.js';
 import type { SearchJson } from '../../src/search/sinks.js';
 import { PREFIX_ROOM } from '../../src/search/response/render-slots.js';
+import { mergeRenderedFiles } from '../../src/search/response/rendered-files.js';
 import { WORKER_NICE_INCREMENT } from '../../src/search/workers.js';
 import { waitFor } from '../helpers/daemon.js';
 import { threadNiceValues } from '../helpers/threads.js';
@@ -402,25 +403,46 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   t.equal(bodyText(held[1]!), heldText[1], 'the response still held is intact');
 });
 
-t.test('a split search whose groups did not all render their files answers from every match, those that travelled packed too', async (t) => {
+t.test('a split search whose groups did not all render their files builds the few left here, and gives many to a task', async (t) => {
   const root = tempDir(t);
-  // One repository with more lines of results than the front end builds: its group renders its files; the others' do not.
-  const { pool, config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': name === 'one' ? 'int needle;\n'.repeat(1500) : `int needle_${name};\n` }));
-  const single = poolOver(t, loadCatalog(config), { workers: 1, frontEndSliceMs: 0 });
-  const names = taskNames(pool);
-  const request = { query: 'needle', matches: 5000 };
-  const timing = new Set(['duration', 'wait', 'matchTreeConstruction', 'matchTreeSearch']);
-  const parsed = async (from: SearchPool) => {
+  // More lines of results than the front end builds in 'one' (its group renders its files), fewer in each of the others.
+  const lines: Record<string, number> = { one: 1500, two: 300, three: 300 };
+  const { config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': 'int needle;\n'.repeat(lines[name]!) }));
+  const catalog = loadCatalog(config);
+  const single = poolOver(t, catalog, { workers: 1, frontEndSliceMs: 0 });
+  const answer = async (from: SearchPool, request: SearchRequest) => {
     const json = await searchedJson(from, request, { visible: () => true });
-    const response = JSON.parse(bodyText(json)) as SearchResponse;
+    const { files, repositoryInfo, isSearchExhaustive, stats } = JSON.parse(bodyText(json)) as SearchResponse;
     json.release();
-    return { ...response, stats: Object.fromEntries(Object.entries(response.stats).filter(([key]) => !timing.has(key))) };
+    // A cut search's other counters depend on where its groups stopped (each at `matches` of its own).
+    return { files, repositoryInfo, isSearchExhaustive, actualMatchCount: stats.actualMatchCount, flushReason: stats.flushReason };
   };
-  const split = await parsed(pool);
-  t.same(searchTasks(names), 2, 'two tasks');
-  t.ok(names.includes('renderMerged'), 'the response rendered by a task from the merged matches');
-  t.same(split, await parsed(single), 'the same response as one task finds and builds');
-  t.equal(split.stats.actualMatchCount, 1502);
+  // Three workers, three groups: 'two' and 'three' left unrendered hold 600 ranges, built here, or with a line of
+  // context on either side 1800 lines, more than the front end builds: the response is then rendered by a task.
+  // Two workers: one group renders, whichever way the repositories are grouped, and the other's files are built here.
+  for (const { workers, contextLines, renderTask } of [
+    { workers: 3, contextLines: 0, renderTask: false },
+    { workers: 3, contextLines: 1, renderTask: true },
+    { workers: 2, contextLines: 0, renderTask: false },
+  ]) {
+    const pool = poolOver(t, catalog, { ...SPLIT_ALWAYS, workers });
+    const names = taskNames(pool);
+    // Cut in a file (wherever the ranking puts it), and not cut at all.
+    for (const matches of [1200, 1700, 2000, 5000]) {
+      const request = { query: 'needle', matches, contextLines };
+      const label = `${workers} groups, ${contextLines} lines of context, matches ${matches}`;
+      const split = await answer(pool, request);
+      const alone = await answer(single, request);
+      t.same(split, alone, `${label}: the same response as one task finds and builds`);
+      t.equal(split.actualMatchCount, Math.min(matches, 2100), `${label}: cut at matches`);
+      // The same parts for a cluster's front end to merge with other nodes' (cluster/merge.ts).
+      const { parts, redraft } = await pool.searchFiles(await pool.plan(request), request, { visible: () => true });
+      const merged = mergeRenderedFiles(parts, request, redraft)!;
+      t.same(JSON.parse(Buffer.concat(merged.files).toString()), alone.files, `${label}: the same files as parts to merge`);
+    }
+    t.equal(searchTasks(names), 8 * workers, `${workers} tasks a search`);
+    t.equal(names.includes('renderMerged'), renderTask, renderTask ? 'many files left unrendered: a render task' : 'no render task');
+  }
 });
 
 t.test('an idle pool runs a search with few candidates on the front end or as one task, and answers it as a split one', async (t) => {
