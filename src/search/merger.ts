@@ -78,7 +78,9 @@ export class Merger {
     const parts: FilesPart[] = this.rendered.map((part) => part.files);
     let builtMatches: Found[] = [];
     if (this.unrendered.length > 0) {
-      const found = this.shards.resolve(this.matches, this.shardFiles, this.unrendered[0]!.stats);
+      // Matches of shards this thread cannot map are counted in this part's stats: none if the merge gives it up.
+      const unmapped = emptyEvaluationStats();
+      const found = this.shards.resolve(this.matches, this.shardFiles, unmapped);
       const { request, query, settings } = this.run;
       const sink = (): FileSink<FilesRendered> => {
         const files = renderedFiles(undefined, scratch);
@@ -93,6 +95,7 @@ export class Merger {
         };
       };
       const { files, stats, repositoryInfo } = buildResponse(sink, request, query, found, this.unrendered, settings.publicUrl, this.run.timings());
+      stats.crashes += unmapped.crashes;
       parts.push(Object.assign(files, { stats, repositoryInfo, outcome: { stop: combinedStop(this.unrendered.map((outcome) => outcome.stop)) } }));
     }
     const matchOf: MatchOf = (part, file) => {

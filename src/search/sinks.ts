@@ -65,7 +65,7 @@ export async function answerObjects(run: SearchRun, groups: string[][], frontEnd
  */
 export async function answerFiles(run: SearchRun, groups: string[][], frontEnd: FrontEnd): Promise<{ parts: FilesPart[]; redraft: Redraft }> {
   const merger = new Merger(run, frontEnd.shards);
-  const waitMs = await frontEnd.source.groups(run, groups, merger.add, { renderFiles: run.renderSpec() });
+  const waitMs = await frontEnd.source.groups(run, groups, merger.add, { renderFiles: { ...run.renderSpec(), groups: groups.length } });
   const files = merger.filesParts(frontEnd.scratch);
   files.parts.forEach((part, index) => run.settle(part.stats, index === 0 ? waitMs : 0)); // the wait once: the parts' stats are summed
   return files;
@@ -89,7 +89,7 @@ export async function answerJson(run: SearchRun, groups: string[][], frontEnd: F
       }
       waitMs = whole.waitMs;
     } else {
-      waitMs = await source.groups(run, groups, merger.add, { renderFiles: run.renderSpec() });
+      waitMs = await source.groups(run, groups, merger.add, { renderFiles: { ...run.renderSpec(), groups: groups.length } });
     }
     const files = merger.mergedFiles(frontEnd.scratch);
     if (files) {

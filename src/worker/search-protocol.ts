@@ -136,6 +136,8 @@ export interface RenderSpec {
   plannedEpochMs: number;
   /** The render slot (see search/response/render-slots.ts) the response's members go into, if the front end had one free. */
   slot?: number;
+  /** For a group that renders its files (SearchTask.renderFiles): how many groups the search has. */
+  groups?: number;
 }
 
 /**

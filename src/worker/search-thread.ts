@@ -65,9 +65,13 @@ export default function searchTask(task: SearchTask): SearchTaskResult {
   ]);
 }
 
-/** Whether the task renders its files: it did not give its worker up, the search goes on, and they are not few within `matches`. */
+/**
+ * Whether the task renders its files: it did not give its worker up, the search goes on, and the answer is not small,
+ * as if every group found as many ranges as this one, within `matches` (docs/design.md, "The search path").
+ */
 function rendersFiles(spec: RenderSpec, task: SearchTask, outcome: ShardsOutcome): boolean {
-  return !outcome.resume && !isSearchCancelled(task.signal) && !buildsOnFrontEnd(spec.request, task.query, Math.min(outcome.totalRanges, spec.request.matches));
+  const answerRanges = Math.min(outcome.totalRanges * (spec.groups ?? 1), spec.request.matches);
+  return !outcome.resume && !isSearchCancelled(task.signal) && !buildsOnFrontEnd(spec.request, task.query, answerRanges);
 }
 
 /** The task's files rendered (RenderedFiles), their shards as indexes into the task's shard files (`fileIndex` of `shards`' indexes). */

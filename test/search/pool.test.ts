@@ -403,9 +403,9 @@ t.test('a search answered as JSON is the search, whether its worker or the front
   t.equal(bodyText(held[1]!), heldText[1], 'the response still held is intact');
 });
 
-t.test('a split search whose groups did not all render their files builds the few left here, and gives many to a task', async (t) => {
+t.test('a split search renders its files in the groups that found them, but for the few files a group left to the front end', async (t) => {
   const root = tempDir(t);
-  // More lines of results than the front end builds in 'one' (its group renders its files), fewer in each of the others.
+  // 'one' holds more lines of results than the front end builds; 'two' and 'three' few each.
   const lines: Record<string, number> = { one: 1500, two: 300, three: 300 };
   const { config } = await twoWorkersOver(t, root, (name) => ({ 'src/a.c': 'int needle;\n'.repeat(lines[name]!) }));
   const catalog = loadCatalog(config);
@@ -417,13 +417,14 @@ t.test('a split search whose groups did not all render their files builds the fe
     // A cut search's other counters depend on where its groups stopped (each at `matches` of its own).
     return { files, repositoryInfo, isSearchExhaustive, actualMatchCount: stats.actualMatchCount, flushReason: stats.flushReason };
   };
-  // Three workers, three groups: 'two' and 'three' left unrendered hold 600 ranges, built here, or with a line of
-  // context on either side 1800 lines, more than the front end builds: the response is then rendered by a task.
-  // Two workers: one group renders, whichever way the repositories are grouped, and the other's files are built here.
-  for (const { workers, contextLines, renderTask } of [
-    { workers: 3, contextLines: 0, renderTask: false },
-    { workers: 3, contextLines: 1, renderTask: true },
-    { workers: 2, contextLines: 0, renderTask: false },
+  // Three groups, one repository each. 'two' and 'three' would make 900 lines as three groups' answer: they leave
+  // their files to the front end, which builds them and merges them with the files 'one' rendered. With a line of
+  // context on either side, 2,700 lines: each renders its own (each alone is under the front end's 1,000).
+  // Two groups: whichever way the repositories are grouped, any group that leaves its files holds 300 ranges.
+  for (const { workers, contextLines } of [
+    { workers: 3, contextLines: 0 },
+    { workers: 3, contextLines: 1 },
+    { workers: 2, contextLines: 0 },
   ]) {
     const pool = poolOver(t, catalog, { ...SPLIT_ALWAYS, workers });
     const names = taskNames(pool);
@@ -441,7 +442,7 @@ t.test('a split search whose groups did not all render their files builds the fe
       t.same(JSON.parse(Buffer.concat(merged.files).toString()), alone.files, `${label}: the same files as parts to merge`);
     }
     t.equal(searchTasks(names), 8 * workers, `${workers} tasks a search`);
-    t.equal(names.includes('renderMerged'), renderTask, renderTask ? 'many files left unrendered: a render task' : 'no render task');
+    t.notOk(names.includes('renderMerged'), `${workers} groups, ${contextLines} lines of context: no response rendered by a task of its own`);
   }
 });
 
