@@ -1,8 +1,9 @@
 /**
  * A search's frames made into one answer, ranked and cut once at `matches`: from the frames' matches
  * (response/build.ts), or from the files their workers rendered, interleaved by rank with those of the frames that
- * came without them, built here (response/rendered-files.ts); or handed to a worker to build as a task of its own. Frames from any source merge alike: a frame's matches index
- * its own shard files, which the merger lays one frame's after the other's.
+ * came without them, built here (response/rendered-files.ts); or handed to a worker to build as a task of its own.
+ * Frames from any source merge alike: a frame's matches index its own shard files, which the merger lays one
+ * frame's after the other's.
  */
 import type { SearchRequest } from '../api/types.js';
 import type { RenderedFiles, RenderMergedTask, RenderSpec, ScoredMatch, ShardsOutcome } from '../worker/search-protocol.js';

@@ -10,7 +10,7 @@
  */
 import type { SearchRequest, SearchResponse, SearchStats } from '../api/types.js';
 import { resultTypeOf } from '../query/plan.js';
-import type { RenderedResponse } from '../worker/search-protocol.js';
+import type { RenderedResponse, RenderSpec } from '../worker/search-protocol.js';
 import { Merger } from './merger.js';
 import { buildsOnFrontEnd, collectFiles, renderFiles, responseJson, responseOpening, responsePieces, type FileSink } from './response/build.js';
 import { PREFIX_ROOM, prefixedResponse, type RenderSlots } from './response/render-slots.js';
@@ -65,7 +65,7 @@ export async function answerObjects(run: SearchRun, groups: string[][], frontEnd
  */
 export async function answerFiles(run: SearchRun, groups: string[][], frontEnd: FrontEnd): Promise<{ parts: FilesPart[]; redraft: Redraft }> {
   const merger = new Merger(run, frontEnd.shards);
-  const waitMs = await frontEnd.source.groups(run, groups, merger.add, { renderFiles: { ...run.renderSpec(), groups: groups.length } });
+  const waitMs = await frontEnd.source.groups(run, groups, merger.add, renderingGroups(run, groups));
   const files = merger.filesParts(frontEnd.scratch);
   files.parts.forEach((part, index) => run.settle(part.stats, index === 0 ? waitMs : 0)); // the wait once: the parts' stats are summed
   return files;
@@ -89,7 +89,7 @@ export async function answerJson(run: SearchRun, groups: string[][], frontEnd: F
       }
       waitMs = whole.waitMs;
     } else {
-      waitMs = await source.groups(run, groups, merger.add, { renderFiles: { ...run.renderSpec(), groups: groups.length } });
+      waitMs = await source.groups(run, groups, merger.add, renderingGroups(run, groups));
     }
     const files = merger.mergedFiles(frontEnd.scratch);
     if (files) {
@@ -109,6 +109,11 @@ export async function answerJson(run: SearchRun, groups: string[][], frontEnd: F
   } finally {
     if (slot !== undefined && !slotHandedOver) renderSlots.release(slot);
   }
+}
+
+/** How the groups of a split search render their files: each knowing how many groups there are (search-thread.ts `rendersFiles`). */
+function renderingGroups(run: SearchRun, groups: string[][]): { renderFiles: RenderSpec } {
+  return { renderFiles: { ...run.renderSpec(), groups: groups.length } };
 }
 
 /** The worker's response with the wait for it, its members in SearchResponse's order: in `slot` when `results` is null. */
