@@ -63,10 +63,11 @@ export class Merger {
   mergedFiles(scratch: Buffer): MergedFiles | undefined {
     const { request, query } = this.run;
     const unrenderedRanges = this.unrendered.reduce((sum, outcome) => sum + outcome.totalRanges, 0);
-    const files =
-      this.rendered.length > 0 && (this.unrendered.length === 0 || buildsOnFrontEnd(request, query, Math.min(unrenderedRanges, request.matches)))
-        ? this.mergeFiles(scratch)
-        : undefined;
+    let files: MergedFiles | undefined;
+    if (this.rendered.length > 0 && (this.unrendered.length === 0 || buildsOnFrontEnd(request, query, Math.min(unrenderedRanges, request.matches)))) {
+      const { parts, redraft } = this.filesParts(scratch);
+      files = mergeRenderedFiles(parts, request, redraft);
+    }
     if (!files) this.unpackRendered();
     return files;
   }
@@ -79,10 +80,6 @@ export class Merger {
     const parts: FilesPart[] = this.rendered.map((part) => part.files);
     let builtMatches: Found[] = [];
     if (this.unrendered.length > 0) {
-      // Matches of shards this thread cannot map are counted in this part's stats: none if the merge gives it up.
-      const unmapped = emptyEvaluationStats();
-      const found = this.shards.resolve(this.matches, this.shardFiles, unmapped);
-      const { request, query, settings } = this.run;
       const sink = (): FileSink<FilesRendered> => {
         const files = renderedFiles(undefined, scratch);
         builtMatches = []; // the files of this attempt only (a shard that faulted meanwhile makes buildResponse start again)
@@ -95,8 +92,7 @@ export class Merger {
           result: () => files.result(),
         };
       };
-      const { files, stats, repositoryInfo } = buildResponse(sink, request, query, found, this.unrendered, settings.publicUrl, this.run.timings());
-      stats.crashes += unmapped.crashes;
+      const { files, stats, repositoryInfo } = this.build(sink, this.run.request, this.unrendered);
       parts.push(Object.assign(files, { stats, repositoryInfo, outcome: { stop: combinedStop(this.unrendered.map((outcome) => outcome.stop)) } }));
     }
     const matchOf: MatchOf = (part, file) => {
@@ -106,11 +102,6 @@ export class Merger {
       return match && this.shards.resolve([match], this.shardFiles, emptyEvaluationStats())[0];
     };
     return { parts, redraft: redraftFrom(matchOf, this.run.request, this.run.settings.publicUrl) };
-  }
-
-  private mergeFiles(scratch: Buffer): MergedFiles | undefined {
-    const { parts, redraft } = this.filesParts(scratch);
-    return mergeRenderedFiles(parts, this.run.request, redraft);
   }
 
   /** Match ranges found, at most `matches`: what the answer holds at most. */
@@ -126,10 +117,17 @@ export class Merger {
     return { generation: this.run.generation, shardFiles: this.shardFiles, query: this.run.query, matches: this.matches, outcomes: this.outcomes, render };
   }
 
-  /** The answer built on this thread, its files made by `files`; `request` when a part of a stream holds fewer than the search's `matches`. */
-  build<T>(files: () => FileSink<T>, request: SearchRequest = this.run.request): Built<T> {
-    const found = this.shards.resolve(this.matches, this.shardFiles, this.outcomes[0]?.stats ?? emptyEvaluationStats());
-    return buildResponse(files, request, this.run.query, found, this.outcomes, this.run.settings.publicUrl, this.run.timings());
+  /**
+   * The answer built on this thread from `matches`, its files made by `files`; `request` when a part of a stream holds
+   * fewer than the search's `matches`; `outcomes` when `matches` are those of some frames only (the unrendered ones).
+   * Matches of shards this thread cannot map are counted in the answer's stats.
+   */
+  build<T>(files: () => FileSink<T>, request: SearchRequest = this.run.request, outcomes = this.outcomes): Built<T> {
+    const unmapped = emptyEvaluationStats();
+    const found = this.shards.resolve(this.matches, this.shardFiles, unmapped);
+    const built = buildResponse(files, request, this.run.query, found, outcomes, this.run.settings.publicUrl, this.run.timings());
+    built.stats.crashes += unmapped.crashes;
+    return built;
   }
 
   /** Adds the matches of the frames that came rendered to `matches`, from their packed form. */

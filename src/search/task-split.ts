@@ -66,7 +66,7 @@ export function taskSplit(query: QueryNode, shards: readonly ShardFile[], mapped
   const estimate = candidatesUnder(query, shards, mapped, splits || alone ? fewBytes : 1);
   const few = estimate.bytes < fewBytes;
   const fewLookups = alone ? estimate.lookups <= FRONT_END_LOOKUPS.alone : estimate.bytes === 0 && estimate.lookups <= FRONT_END_LOOKUPS.busy;
-  return { tasks: few ? 1 : share, startsHere: mayRunHere && few && fewLookups && compilesCheaply(query, alone) };
+  return { tasks: few ? 1 : share, startsHere: mayRunHere && few && fewLookups && (!alone || compilesCheaply(query, true)) };
 }
 
 /**
