@@ -29,6 +29,8 @@ t.test('a search in progress shows how long it has run, and Stop ends it', async
   await page.unroute('**/api/stream_search');
   await page.reload();
   await page.waitForSelector('#results .file');
+  // The first file shows while the stream still runs: the summary is read once it has ended.
+  await page.waitForFunction(() => document.querySelector('#stop') === null);
   t.match(await page.textContent('#summary'), /matches? in \d+ files?/, 'answered, the progress gone');
   t.equal(await page.locator('#stop').count(), 0);
   t.same(errors, [], 'no script error');
