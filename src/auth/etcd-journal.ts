@@ -10,11 +10,12 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { IKeyValue, IRangeResponse, Watcher } from 'etcd3';
-import type { EtcdKeys } from '../cluster/etcd.js';
+import { isEtcdError, type EtcdKeys } from '../cluster/etcd.js';
 import type { Logger } from '../obs/logger.js';
 import { ClusterStateCorruptError, ClusterStateUnavailableError, ForeignStateError } from './cluster-errors.js';
 import {
-  HEAD_KEY,
+  COMMIT_BUDGET_MS,
+  commitKeys,
   headRevision,
   MAX_COMMIT_BYTES,
   MAX_KEYS_PER_TRANSACTION,
@@ -24,20 +25,20 @@ import {
   SNAPSHOT_KEY,
   STATE_PREFIX,
 } from './etcd-log.js';
+import { AppliedRevision } from './applied-revision.js';
 import { Freshness } from './etcd-freshness.js';
 import { compactLog, firstState, parseSnapshotMeta, readSnapshot, type SnapshotMeta } from './etcd-snapshot.js';
-import { StaleDecisionError, type Journal, type JournalHost } from './journal.js';
+import type { Journal, JournalHost } from './journal.js';
 import { derivedKey, loadInstanceKey, storeInstanceKey } from './secrets.js';
 import { STATE_LOG_FILE, StateLog, type TailRepair } from './state-log.js';
 import { decodeRecords, encodeRecord, type StateRecord } from './state-record.js';
 
 /** The local checkpoint's last record: the cluster and the revision its records were applied through. */
 const CHECKPOINT = 'cluster.applied';
-/** A commit that etcd has not confirmed this long after it was made is refused (503). */
-const COMMIT_BUDGET_MS = 6_000;
-const RETRY_MS = 250;
 /** A watch that failed (its revision compacted away) is started again after this long. */
 const REWATCH_MS = 500;
+/** A node started on its checkpoint alone asks etcd again after this long. */
+const RECONNECT_MS = 1_000;
 /** A listing whose snapshot is replaced while its chunks are read is tried again, this many times in all. */
 const SNAPSHOT_READS = 5;
 
@@ -65,14 +66,15 @@ interface PendingCommit {
 export class EtcdJournal implements Journal {
   readonly shared = true;
   /** The revision of the last commit applied here (head's, as of then). */
-  private head = 0;
-  private readonly waiters: { revision: number; resolve(): void }[] = [];
+  private readonly progress = new AppliedRevision();
   private pending: PendingCommit[] = [];
   private flushing = false;
   private applying: Promise<void> = Promise.resolve();
   private watcher: Watcher | null = null;
   /** Set when the log cannot be applied any more (a damaged commit): every change is refused with it. */
   private failure: Error | null = null;
+  /** Set while etcd has not answered since the node started on its checkpoint: every change is refused with it. */
+  private unreachable: Error | null = null;
   /** False once a checkpoint write failed: the checkpoint stays as it was, and the next start reads the rest from etcd. */
   private checkpointing = true;
   private closed = false;
@@ -103,7 +105,19 @@ export class EtcdJournal implements Journal {
       const local = (checkpoint ? records.slice(0, last) : records).filter((record) => record.type !== CHECKPOINT);
       host.apply(local);
       const sealingKey = derivedKey(options.clusterKey, 'cluster instance key');
-      let identity = await readIdentity(options.etcd, sealingKey);
+      let identity: Awaited<ReturnType<typeof readIdentity>>;
+      try {
+        identity = await readIdentity(options.etcd, sealingKey);
+      } catch (error) {
+        if (!checkpoint || !(await isEtcdError(error))) throw error;
+        // A node that applied the log before starts on its checkpoint: reads go on, changes wait for etcd.
+        const journal = new EtcdJournal(options, host, log, checkpoint.clusterId as string, loadInstanceKey(options.directory, false));
+        journal.progress.advance(checkpoint.revision as number);
+        journal.unreachable = new ClusterStateUnavailableError(`etcd has not answered since this node started (${(error as Error).message})`, error);
+        options.logger.warn({ err: error }, 'cluster: etcd cannot be reached; starting on the checkpoint of the credential log');
+        journal.reconnect(sealingKey, file, last !== records.length - 1);
+        return { journal, repair };
+      }
       let from = 0;
       if (!identity) {
         identity = { id: randomUUID(), instanceKey: loadInstanceKey(options.directory) };
@@ -116,19 +130,15 @@ export class EtcdJournal implements Journal {
         }
       } else if (checkpoint?.clusterId === identity.id) {
         from = checkpoint.revision as number;
-        const head = await headRevision(options.etcd);
-        if (head < from) throw new ForeignStateError(file, `was applied through revision ${from}, past the cluster's log at ${head} (etcd restored?)`);
+        await checkHead(options.etcd, file, from);
       } else if (local.length > 0) {
         throw new ForeignStateError(file, NOT_OURS);
       }
       storeInstanceKey(options.directory, identity.instanceKey);
       const journal = new EtcdJournal(options, host, log, identity.id, identity.instanceKey);
-      journal.head = from;
+      journal.progress.advance(from);
       // The checkpoint ends at its last cluster.applied record: records after it (a crash between them) come again from etcd.
-      if (checkpoint?.clusterId !== identity.id || last !== records.length - 1) await log.compact(() => [...host.snapshot(), journal.checkpoint()]);
-      await journal.follow();
-      journal.freshness = new Freshness(options.etcd, (revision, timeoutMs) => journal.reached(revision, timeoutMs));
-      journal.compactWhenGrown();
+      await journal.begin(checkpoint?.clusterId !== identity.id || last !== records.length - 1);
       return { journal, repair };
     } catch (error) {
       await log.close();
@@ -136,18 +146,51 @@ export class EtcdJournal implements Journal {
     }
   }
 
+  /** Rewrites the checkpoint (`rewrite`: it is not this log's through head), then follows the log on etcd. */
+  private async begin(rewrite: boolean): Promise<void> {
+    if (rewrite) await this.log.compact(() => [...this.host.snapshot(), this.checkpoint()]);
+    await this.follow();
+    this.freshness = new Freshness(this.options.etcd, (revision, timeoutMs) => this.reached(revision, timeoutMs));
+    this.compactWhenGrown();
+  }
+
+  /**
+   * Follows the log once etcd answers, after a start on the checkpoint alone; changes are refused until then, and for
+   * good when etcd holds another log than the one the checkpoint is of (restart the node: docs/cluster.md).
+   */
+  private reconnect(sealingKey: Buffer, file: string, rewrite: boolean): void {
+    const attempt = async () => {
+      const identity = await readIdentity(this.options.etcd, sealingKey);
+      if (identity?.id !== this.clusterId) throw new ForeignStateError(file, 'is a checkpoint of another credential log than the one on etcd now');
+      await checkHead(this.options.etcd, file, this.progress.head);
+      await this.begin(rewrite);
+      this.unreachable = null;
+      this.options.logger.info({ revision: this.progress.head }, 'cluster: etcd answers; the credential log is followed again');
+    };
+    const again = () => {
+      if (this.closed) return;
+      attempt().catch((error: Error) => {
+        if (!(error instanceof ForeignStateError)) return void setTimeout(again, RECONNECT_MS).unref();
+        this.unreachable = new ClusterStateUnavailableError(error.message, error);
+        this.options.logger.error({ err: error }, 'cluster: the credential log on etcd is not the one this node applied; restart the node');
+      });
+    };
+    setTimeout(again, RECONNECT_MS).unref();
+  }
+
   get position(): number {
-    return this.head;
+    return this.progress.head;
   }
 
   async commit(records: StateRecord[], decidedOn: number | null): Promise<number> {
-    if (this.failure) throw this.failure;
+    const refusal = this.failure ?? this.unreachable;
+    if (refusal) throw refusal;
     const value = Buffer.concat(records.map(encodeRecord));
     if (value.length > MAX_COMMIT_BYTES) throw new RangeError(`a change of ${value.length} bytes is over the cluster's limit of ${MAX_COMMIT_BYTES}`);
     const key = RECORDS_PREFIX + randomUUID();
     const revision =
       decidedOn !== null
-        ? await this.write([key], [value], decidedOn)
+        ? await this.write({ keys: [key], values: [value], decidedOn })
         : await new Promise<number>((resolve, reject) => {
             this.pending.push({ key, value, resolve, reject });
             queueMicrotask(() => this.flush());
@@ -158,6 +201,7 @@ export class EtcdJournal implements Journal {
 
   /** Resolves once everything committed before the call is applied here (ClusterStateUnavailableError when etcd does not answer). */
   async catchUp(): Promise<void> {
+    if (this.unreachable) throw this.unreachable;
     const head = await headRevision(this.options.etcd).catch((error: unknown) => {
       throw new ClusterStateUnavailableError('etcd did not answer', error);
     });
@@ -188,7 +232,7 @@ export class EtcdJournal implements Journal {
   }
 
   /** The checkpoint record for the state applied through `revision`. */
-  private checkpoint(revision = this.head): StateRecord {
+  private checkpoint(revision = this.progress.head): StateRecord {
     return { v: 1, type: CHECKPOINT, at: Date.now(), clusterId: this.clusterId, revision };
   }
 
@@ -202,11 +246,7 @@ export class EtcdJournal implements Journal {
       bytes += this.pending[0]!.value.length;
       batch.push(this.pending.shift()!);
     }
-    this.write(
-      batch.map((commit) => commit.key),
-      batch.map((commit) => commit.value),
-      null,
-    )
+    this.write({ keys: batch.map((commit) => commit.key), values: batch.map((commit) => commit.value), decidedOn: null })
       .then(
         (revision) => batch.forEach((commit) => commit.resolve(revision)),
         (error: Error) => batch.forEach((commit) => commit.reject(error)),
@@ -217,32 +257,9 @@ export class EtcdJournal implements Journal {
       });
   }
 
-  /**
-   * Creates `keys` (with `values`) and moves head, in one transaction, retried until etcd answers or the budget is
-   * spent; `decidedOn`: only if head is still there (StaleDecisionError otherwise). Returns the revision.
-   */
-  private async write(keys: string[], values: Buffer[], decidedOn: number | null): Promise<number> {
-    const { etcd, node } = this.options;
-    const deadline = Date.now() + COMMIT_BUDGET_MS;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        // A retry of a transaction that was applied finds its first key created: that is its answer.
-        let transaction = etcd.if(keys[0]!, 'Create', '==', 0);
-        if (decidedOn !== null) transaction = transaction.and(HEAD_KEY, 'Mod', '==', decidedOn);
-        const result = await transaction.then(...keys.map((key, i) => etcd.put(key).value(values[i]!)), etcd.put(HEAD_KEY).value(node)).commit();
-        if (result.succeeded) return Number(result.header.revision);
-        const existing = await etcd.get(keys[0]!).exec();
-        if (existing.kvs.length > 0) return Number(existing.kvs[0]!.mod_revision);
-        throw new StaleDecisionError();
-      } catch (error) {
-        if (error instanceof StaleDecisionError) throw error;
-        if (this.closed || Date.now() + RETRY_MS >= deadline) {
-          throw new ClusterStateUnavailableError(`etcd did not answer within ${COMMIT_BUDGET_MS / 1000} s (${(error as Error).message})`, error);
-        }
-        if (attempt === 0) this.options.logger.warn({ err: error }, 'cluster: a credential change was not confirmed by etcd; retrying');
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-      }
-    }
+  /** Commits `keys` in one transaction (etcd-log.ts `commitKeys`). */
+  private write(change: Parameters<typeof commitKeys>[2]): Promise<number> {
+    return commitKeys(this.options.etcd, this.options.node, change, { logger: this.options.logger, stopped: () => this.closed });
   }
 
   /** Resolves once the commit at `revision` is applied here; rejects when that takes longer than the budget. */
@@ -252,21 +269,7 @@ export class EtcdJournal implements Journal {
   }
 
   reached(revision: number, timeoutMs: number): Promise<boolean> {
-    if (this.head >= revision) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiters.splice(this.waiters.indexOf(waiter), 1);
-        resolve(false);
-      }, timeoutMs);
-      const waiter = {
-        revision,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
-      };
-      this.waiters.push(waiter);
-    });
+    return this.progress.reached(revision, timeoutMs);
   }
 
   /**
@@ -280,7 +283,7 @@ export class EtcdJournal implements Journal {
       listed = await etcd
         .getAll()
         .prefix(STATE_PREFIX)
-        .minModRevision(this.head + 1)
+        .minModRevision(this.progress.head + 1)
         .exec();
       const described = listed.kvs.find((kv) => kv.key.toString() === SNAPSHOT_KEY);
       if (!described || (await this.restoreWhenBehind(described))) break;
@@ -310,7 +313,7 @@ export class EtcdJournal implements Journal {
   /** Queues keys etcd sent (a listing, a watch's events) to be applied in revision order. */
   private received(kvs: IKeyValue[]): void {
     const commits = kvs
-      .filter((kv) => Number(kv.mod_revision) > this.head)
+      .filter((kv) => Number(kv.mod_revision) > this.progress.head)
       .sort((a, b) => Number(a.mod_revision) - Number(b.mod_revision) || Buffer.compare(a.key, b.key));
     if (commits.length === 0) return;
     this.applying = this.applying.then(() => this.apply(commits));
@@ -320,10 +323,10 @@ export class EtcdJournal implements Journal {
   private async apply(received: IKeyValue[]): Promise<void> {
     if (this.failure) return;
     const records: StateRecord[] = [];
-    let head = this.head;
+    let head = this.progress.head;
     let commits = 0;
     // A listing after a failed watch can repeat what the watch had queued.
-    for (const kv of received.filter((kv) => Number(kv.mod_revision) > this.head)) {
+    for (const kv of received.filter((kv) => Number(kv.mod_revision) > this.progress.head)) {
       head = Math.max(head, Number(kv.mod_revision));
       const key = kv.key.toString();
       if (!key.startsWith(RECORDS_PREFIX)) continue;
@@ -332,10 +335,10 @@ export class EtcdJournal implements Journal {
       records.push(...decoded.records);
       commits++;
     }
-    if (head <= this.head) return;
+    if (head <= this.progress.head) return;
     await this.checkpointed(() => Promise.all([...records, this.checkpoint(head)].map((record) => this.log.append(record))));
     this.host.apply(records);
-    this.advance(head);
+    this.progress.advance(head);
     this.changesSinceCompaction += commits;
     if (this.changesSinceCompaction >= this.options.snapshotAfterChanges) this.compactWhenGrown();
   }
@@ -347,7 +350,7 @@ export class EtcdJournal implements Journal {
   private async restoreWhenBehind(described: IKeyValue): Promise<boolean> {
     try {
       const meta = parseSnapshotMeta(described);
-      if (meta.through <= this.head) return true;
+      if (meta.through <= this.progress.head) return true;
       const value = await readSnapshot(this.options.etcd, meta);
       if (value === null) return false;
       this.applying = this.applying.then(() => this.restore(meta, value));
@@ -360,22 +363,13 @@ export class EtcdJournal implements Journal {
 
   /** Replaces the state applied so far with the snapshot's, and the checkpoint with it. */
   private async restore(meta: SnapshotMeta, value: Buffer): Promise<void> {
-    if (this.failure || meta.through <= this.head) return;
+    if (this.failure || meta.through <= this.progress.head) return;
     const { records, problem } = decodeRecords(value);
     if (problem) return this.damaged(new ClusterStateCorruptError(SNAPSHOT_KEY, problem));
     this.host.reset(records);
     await this.checkpointed(() => this.log.compact(() => [...records, this.checkpoint(meta.through)]));
-    this.advance(meta.through);
+    this.progress.advance(meta.through);
     this.options.logger.info({ through: meta.through, records: records.length }, "cluster: credentials restored from the log's snapshot");
-  }
-
-  /** The state applied through `head`: a commit waiting for it, or deciding on it, sees it applied. */
-  private advance(head: number): void {
-    this.head = head;
-    for (const waiter of this.waiters.filter((waiter) => waiter.revision <= head)) {
-      this.waiters.splice(this.waiters.indexOf(waiter), 1);
-      waiter.resolve();
-    }
   }
 
   /** Writes to the local checkpoint, until a write fails: then it stays as it was (the next start reads more from etcd). */
@@ -412,9 +406,15 @@ export class EtcdJournal implements Journal {
   private taken(): Promise<{ through: number; value: Buffer }> {
     const taken = this.applying.then(() => {
       if (this.failure) throw this.failure;
-      return { through: this.head, value: Buffer.concat(this.host.snapshot().map(encodeRecord)) };
+      return { through: this.progress.head, value: Buffer.concat(this.host.snapshot().map(encodeRecord)) };
     });
     this.applying = taken.then(() => undefined).catch(() => undefined);
     return taken;
   }
+}
+
+/** Throws ForeignStateError when the log on etcd ends before `revision`, through which the checkpoint was applied. */
+async function checkHead(etcd: EtcdKeys, file: string, revision: number): Promise<void> {
+  const head = await headRevision(etcd);
+  if (head < revision) throw new ForeignStateError(file, `was applied through revision ${revision}, past the cluster's log at ${head} (etcd restored?)`);
 }

@@ -6,6 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EtcdKeys } from '../cluster/etcd.js';
+import type { Logger } from '../obs/logger.js';
+import { ClusterStateUnavailableError } from './cluster-errors.js';
+import { StaleDecisionError } from './journal.js';
 import { seal, unseal } from './secrets.js';
 
 export const STATE_PREFIX = 'trawl/state/';
@@ -20,6 +23,9 @@ export const CHUNKS_PREFIX = 'trawl/state-snapshots/';
 /** etcd refuses requests over 1.5 MiB and transactions of over 128 operations (its defaults). */
 export const MAX_COMMIT_BYTES = 1 << 20;
 export const MAX_KEYS_PER_TRANSACTION = 64;
+/** A commit that etcd has not confirmed this long after it was made is refused (503). */
+export const COMMIT_BUDGET_MS = 6_000;
+const RETRY_MS = 250;
 
 /** The revision of the log's last commit (head's), as etcd has it now; `deadline` bounds the call (default: every call's bound). */
 export async function headRevision(etcd: EtcdKeys, deadline?: number): Promise<number> {
@@ -64,4 +70,37 @@ export async function seed(
   if (result.succeeded) return Number(result.header.revision);
   if ('snapshot' in state) await etcd.delete().prefix(`${CHUNKS_PREFIX}${state.snapshot.id}/`);
   return 0;
+}
+
+/**
+ * Creates `keys` (with `values`) and moves head to them, in one transaction, retried until etcd answers, the budget
+ * is spent or `stopped()`; `decidedOn`: only if head is still there (StaleDecisionError otherwise). Returns the
+ * revision. A retry of a transaction that was applied finds its first key created: that is its answer.
+ */
+export async function commitKeys(
+  etcd: EtcdKeys,
+  node: string,
+  change: { keys: string[]; values: Buffer[]; decidedOn: number | null },
+  { logger, stopped }: { logger: Logger; stopped: () => boolean },
+): Promise<number> {
+  const { keys, values, decidedOn } = change;
+  const deadline = Date.now() + COMMIT_BUDGET_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      let transaction = etcd.if(keys[0]!, 'Create', '==', 0);
+      if (decidedOn !== null) transaction = transaction.and(HEAD_KEY, 'Mod', '==', decidedOn);
+      const result = await transaction.then(...keys.map((key, i) => etcd.put(key).value(values[i]!)), etcd.put(HEAD_KEY).value(node)).commit();
+      if (result.succeeded) return Number(result.header.revision);
+      const existing = await etcd.get(keys[0]!).exec();
+      if (existing.kvs.length > 0) return Number(existing.kvs[0]!.mod_revision);
+      throw new StaleDecisionError();
+    } catch (error) {
+      if (error instanceof StaleDecisionError) throw error;
+      if (stopped() || Date.now() + RETRY_MS >= deadline) {
+        throw new ClusterStateUnavailableError(`etcd did not answer within ${COMMIT_BUDGET_MS / 1000} s (${(error as Error).message})`, error);
+      }
+      if (attempt === 0) logger.warn({ err: error }, 'cluster: a credential change was not confirmed by etcd; retrying');
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
 }

@@ -3,7 +3,7 @@ import { AuditTrail } from './audit.js';
 import { TEST_LICENSE_KEY_VARIABLE, trustedLicenseKeys } from './license.js';
 import { AuthStore, stateDirectory, type AuthStoreOptions } from './store.js';
 import { EtcdJournal } from './etcd-journal.js';
-import { openEtcd, readClusterKey, unreachable } from '../cluster/etcd.js';
+import { isEtcdError, openEtcd, readClusterKey, unreachable } from '../cluster/etcd.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../obs/logger.js';
 
@@ -22,8 +22,7 @@ function clusterJournal(cluster: NonNullable<Config['cluster']>, directory: stri
       return await EtcdJournal.open({ etcd, directory, clusterKey, node: cluster.node, snapshotAfterChanges: cluster.snapshotAfterChanges, logger }, host);
     } catch (error) {
       etcd.close();
-      const { EtcdError } = await import('etcd3'); // loaded by openEtcd
-      throw error instanceof EtcdError ? unreachable(cluster, error) : error;
+      throw (await isEtcdError(error)) ? unreachable(cluster, error) : error;
     }
   };
 }

@@ -81,11 +81,22 @@ export function sameDigest(a: string, b: string): boolean {
 
 /**
  * The instance key of a state directory, created (32 random bytes, mode
- * 0600, exclusively: two processes cannot both create it) when missing.
- * Throws when the file exists with another size or is readable by others.
+ * 0600, exclusively: two processes cannot both create it) when missing and
+ * `create`. Throws when the file is missing (and not created), has another
+ * size or is readable by others.
  */
-export function loadInstanceKey(stateDirectory: string): Buffer {
+export function loadInstanceKey(stateDirectory: string, create = true): Buffer {
   const file = path.join(stateDirectory, INSTANCE_KEY_FILE);
+  if (create) createKeyFile(file);
+  const stats = fs.statSync(file);
+  if ((stats.mode & 0o077) !== 0) throw new Error(`${file} must be readable by its owner only (chmod 600 ${file})`);
+  const key = fs.readFileSync(file);
+  if (key.length !== INSTANCE_KEY_BYTES) throw new Error(`${file} is damaged: ${key.length} bytes instead of ${INSTANCE_KEY_BYTES}`);
+  return key;
+}
+
+/** Writes a new key to `file` (mode 0600) unless it exists. */
+function createKeyFile(file: string): void {
   try {
     const fd = fs.openSync(file, 'wx', 0o600);
     try {
@@ -97,11 +108,6 @@ export function loadInstanceKey(stateDirectory: string): Buffer {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  const stats = fs.statSync(file);
-  if ((stats.mode & 0o077) !== 0) throw new Error(`${file} must be readable by its owner only (chmod 600 ${file})`);
-  const key = fs.readFileSync(file);
-  if (key.length !== INSTANCE_KEY_BYTES) throw new Error(`${file} is damaged: ${key.length} bytes instead of ${INSTANCE_KEY_BYTES}`);
-  return key;
 }
 
 /** Makes `key` the instance key of a state directory (a cluster's, shared by its nodes), replacing the file atomically when it differs. */

@@ -39,6 +39,12 @@ export function readClusterKey(config: Pick<ClusterConfig, 'keyFile'>): Buffer {
   return key;
 }
 
+/** Whether `error` is the etcd client's: etcd did not answer (a gRPC error: not an EtcdError), or refused the call. */
+export async function isEtcdError(error: unknown): Promise<boolean> {
+  const { EtcdError, GRPCGenericError, ClientRuntimeError } = await import('etcd3'); // loaded by openEtcd
+  return error instanceof EtcdError || error instanceof GRPCGenericError || error instanceof ClientRuntimeError;
+}
+
 /** What a node says when etcd does not answer as it starts. */
 export function unreachable(config: Pick<ClusterConfig, 'etcd'>, error: unknown): Error {
   return new Error(`cluster: cannot join through etcd at ${config.etcd.join(', ')}: ${(error as Error).message}`, { cause: error });

@@ -41,9 +41,16 @@ export class Membership {
     this.self = { node, url: '', serving: [], bytes: [] };
   }
 
-  /** Starts watching the members (`onChange`: a member came, went or changed); rejects when etcd cannot be reached. `node` joins with `join`. */
-  static async watch(etcd: EtcdKeys, node: string, logger: Logger, onChange: (members: Member[]) => void): Promise<Membership> {
+  /**
+   * Starts watching the members (`onChange`: a member came, went or changed); rejects when etcd cannot be reached,
+   * unless `keepTrying`: then it watches once etcd answers. `node` joins with `join`.
+   */
+  static async watch(etcd: EtcdKeys, node: string, logger: Logger, onChange: (members: Member[]) => void, keepTrying = false): Promise<Membership> {
     const membership = new Membership(etcd, node, logger, onChange);
+    if (keepTrying) {
+      membership.watchAgain();
+      return membership;
+    }
     try {
       await membership.watchMembers();
     } catch (error) {
@@ -53,10 +60,14 @@ export class Membership {
     return membership;
   }
 
-  /** Registers this node, answering at `url`, as a member; rejects when etcd cannot be reached. */
-  async join(url: string): Promise<void> {
+  /**
+   * Registers this node, answering at `url`, as a member; rejects when etcd cannot be reached, unless `keepTrying`:
+   * then it registers once etcd answers.
+   */
+  async join(url: string, keepTrying = false): Promise<void> {
     this.self.url = url;
-    await this.register();
+    if (keepTrying) this.registerAgain();
+    else await this.register();
   }
 
   /** The live members (this node among them while its lease lives), by name. */

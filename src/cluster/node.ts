@@ -16,8 +16,16 @@ import { askPeer, openPeer, postedJson } from './peer-client.js';
 export interface ClusterNodeOptions {
   config: ClusterConfig;
   logger: Logger;
-  /** The held partitions changed: the indexer is to index the repositories of `held` (and no others). */
+  /**
+   * The held partitions changed, or etcd answered after a start without it: the indexer is to index the repositories
+   * of `held` (and no others), those given the cluster's id meanwhile too.
+   */
   onHeld: (held: readonly number[]) => void;
+  /**
+   * The partitions this node held when it last knew its cluster (last-known.ts), or null: with them it starts while
+   * etcd cannot be reached, and holds them until etcd answers.
+   */
+  lastHeld: number[] | null;
 }
 
 /** Which node answers which partitions of a search, and the partitions no live node serves. */
@@ -40,6 +48,8 @@ export class ClusterNode {
   private live: Member[] = [];
   private readonly partitions = new Map<string, number>();
   private membership: Membership | undefined;
+  /** True from a start without etcd until the members are first read: this node is alone, on what it last knew. */
+  waitingForEtcd = false;
 
   private constructor(
     readonly config: ClusterConfig,
@@ -49,24 +59,34 @@ export class ClusterNode {
     private readonly onHeld: (held: readonly number[]) => void,
   ) {}
 
-  /** Watches the cluster's members (the node joins with `join`); rejects (having closed what it opened) when the key file or etcd fails. */
-  static async start({ config, logger, onHeld }: ClusterNodeOptions): Promise<ClusterNode> {
+  /**
+   * Watches the cluster's members (the node joins with `join`); rejects (having closed what it opened) when the key
+   * file fails, or etcd does and this node never knew its cluster (`lastHeld`).
+   */
+  static async start({ config, logger, onHeld, lastHeld }: ClusterNodeOptions): Promise<ClusterNode> {
     const key = readClusterKey(config);
     const etcd = await openEtcd(config);
     const node = new ClusterNode(config, key, etcd, logger, onHeld);
+    const changed = (members: Member[]) => node.membersChanged(members);
     try {
-      node.membership = await Membership.watch(etcd, config.node, logger, (members) => node.membersChanged(members));
+      node.membership = await Membership.watch(etcd, config.node, logger, changed);
     } catch (error) {
-      etcd.close();
-      throw unreachable(config, error);
+      if (!lastHeld) {
+        etcd.close();
+        throw unreachable(config, error);
+      }
+      logger.warn({ err: error, held: lastHeld.length }, 'cluster: etcd cannot be reached; holding the partitions held before until it answers');
+      node.held = [...lastHeld];
+      node.waitingForEtcd = true;
+      node.membership = await Membership.watch(etcd, config.node, logger, changed, true);
     }
     return node;
   }
 
-  /** Joins the cluster as a member answering at `url` (`cluster.advertiseUrl`, else where the daemon listens). */
+  /** Joins the cluster as a member answering at `url` (`cluster.advertiseUrl`, else where the daemon listens); once etcd answers, when it did not. */
   async join(url: string): Promise<void> {
     try {
-      await this.membership!.join(this.config.advertiseUrl ?? url);
+      await this.membership!.join(this.config.advertiseUrl ?? url, this.waitingForEtcd);
     } catch (error) {
       throw unreachable(this.config, error);
     }
@@ -212,12 +232,15 @@ export class ClusterNode {
 
   private membersChanged(members: Member[]): void {
     this.live = members;
+    const reached = this.waitingForEtcd;
+    if (reached) this.logger.info({ members: members.length }, 'cluster: etcd answers; the members are read');
+    this.waitingForEtcd = false;
     const nodes = members.map((member) => member.node);
     if (!nodes.includes(this.config.node)) nodes.push(this.config.node); // its own key may not be seen yet, or be lost for a moment
     const placement = placeMembers(nodes, members, this.config);
     const servedBy = new Map(members.map((member) => [member.node, member.serving] as const));
     const held = heldBy(this.config.node, placement.ownedBy(this.config.node), this.serving, servedBy, (partition) => placement.ownersOf(partition));
-    if (held.join() === this.held.join()) return;
+    if (held.join() === this.held.join() && !reached) return;
     this.held = held;
     this.heldVersion++;
     this.logger.info({ held: held.length, members: nodes.length }, 'cluster: the partitions held changed');

@@ -101,3 +101,13 @@ export function writeFileAtomicSync(finalPath: string, data: string | Uint8Array
     throw error;
   }
 }
+
+/** The text of a file published with `writeFileAtomicSync`, or null when there is none. */
+export function readPublishedFile(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}

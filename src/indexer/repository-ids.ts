@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomicSync } from '../index/atomic-file.js';
+import { readPublishedFile, writeFileAtomicSync } from '../index/atomic-file.js';
 import { stateDirectory } from '../index/data-directory.js';
 import type { Manifest } from '../index/manifest.js';
 import type { RepositoryConfig } from '../config/config.js';
@@ -83,13 +83,8 @@ export function adoptRepositoryIds(dataDir: string, ids: ReadonlyMap<string, num
 }
 
 function readIds(file: string): RepositoryIds | null {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
+  const text = readPublishedFile(file);
+  if (text === null) return null;
   let parsed: RepositoryIds;
   try {
     parsed = JSON.parse(text) as RepositoryIds;

@@ -9,7 +9,7 @@ import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
 import { ClusterSearch } from '../cluster/fan-out.js';
 import type { ClusterNode } from '../cluster/node.js';
-import { heldConfig, shardSources, shareRepositoryIds, startClusterNode } from './daemon-cluster.js';
+import { heldConfig, identifiedConfig, shardSources, shareRepositoryIds, startClusterNode } from './daemon-cluster.js';
 import { openAuth, type OpenedAuth } from '../auth/open.js';
 import { contextsOver, listenUrl, type Config, type OidcConfig } from '../config/config.js';
 import { ConnectionSyncer } from '../connections/syncer.js';
@@ -111,16 +111,16 @@ export class Daemon {
       throw error;
     }
     const catalog = new CatalogHolder(pool);
-    catalog.publish(loadCatalog(config));
+    catalog.publish(loadCatalog(identifiedConfig(config, cluster, clusterIds)));
     const heldVersion = cluster?.heldVersion;
     const scheduler = new IndexScheduler({
-      config: heldConfig(config, cluster),
+      config: heldConfig(config, cluster, clusterIds),
       logger,
       rescanIntervalMs: config.server.rescanIntervalSeconds * 1000,
       debounceMs: 100,
       threadIdleMs: INDEX_THREAD_IDLE_MS,
       onPublished: () => {
-        catalog.publish(loadCatalog(daemon?.config ?? config));
+        catalog.publish(loadCatalog(identifiedConfig(daemon?.config ?? config, cluster, clusterIds)));
         void daemon?.clusterPublished();
       },
       ...(cluster ? { replicas: shardSources(cluster) } : {}),
@@ -242,9 +242,9 @@ export class Daemon {
    */
   private async applyRepositories(): Promise<void> {
     if (this.cluster) await shareRepositoryIds(this.cluster, this.config, this.clusterIds);
-    this.catalog.publish(loadCatalog(this.config));
+    this.catalog.publish(loadCatalog(identifiedConfig(this.config, this.cluster, this.clusterIds)));
     forgetRepositoriesExcept(this.config.repos);
-    await this.scheduler.reconfigure(heldConfig(this.config, this.cluster));
+    await this.scheduler.reconfigure(heldConfig(this.config, this.cluster, this.clusterIds));
   }
 
   /** The cluster moved partitions to or from this node: the indexer takes the repositories it holds now, the connections fetch them. */
