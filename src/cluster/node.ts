@@ -240,10 +240,11 @@ export class ClusterNode {
     const placement = placeMembers(nodes, members, this.config);
     const servedBy = new Map(members.map((member) => [member.node, member.serving] as const));
     const held = heldBy(this.config.node, placement.ownedBy(this.config.node), this.serving, servedBy, (partition) => placement.ownersOf(partition));
-    if (held.join() === this.held.join() && !reached) return;
+    const changed = held.join() !== this.held.join();
+    if (!changed && !reached) return;
     this.held = held;
     this.heldVersion++;
-    this.logger.info({ held: held.length, members: nodes.length }, 'cluster: the partitions held changed');
+    if (changed) this.logger.info({ held: held.length, members: nodes.length }, 'cluster: the partitions held changed');
     const kept = this.serving.flatMap((partition, i) => (held.includes(partition) ? [i] : []));
     if (kept.length < this.serving.length)
       void this.serve(
