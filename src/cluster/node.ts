@@ -22,10 +22,10 @@ export interface ClusterNodeOptions {
    */
   onHeld: (held: readonly number[]) => void;
   /**
-   * The partitions this node held when it last knew its cluster (last-known.ts), or null: with them it starts while
-   * etcd cannot be reached, and holds them until etcd answers.
+   * The partitions this node held when it last knew its cluster (last-known.ts), or null (read only when etcd cannot be
+   * reached: with them the node starts, and holds them until etcd answers).
    */
-  lastHeld: number[] | null;
+  lastHeld: () => number[] | null;
 }
 
 /** Which node answers which partitions of a search, and the partitions no live node serves. */
@@ -71,12 +71,19 @@ export class ClusterNode {
     try {
       node.membership = await Membership.watch(etcd, config.node, logger, changed);
     } catch (error) {
-      if (!lastHeld) {
-        etcd.close();
-        throw unreachable(config, error);
+      let held: number[] | null = null;
+      let why = error;
+      try {
+        held = lastHeld();
+      } catch (damaged) {
+        why = damaged; // said with the refusal: a damaged record of the partitions held is never read as none
       }
-      logger.warn({ err: error, held: lastHeld.length }, 'cluster: etcd cannot be reached; holding the partitions held before until it answers');
-      node.held = [...lastHeld];
+      if (!held) {
+        etcd.close();
+        throw unreachable(config, why);
+      }
+      logger.warn({ err: error, held: held.length }, 'cluster: etcd cannot be reached; holding the partitions held before until it answers');
+      node.held = held;
       node.waitingForEtcd = true;
       node.membership = await Membership.watch(etcd, config.node, logger, changed, true);
     }

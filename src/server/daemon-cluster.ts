@@ -15,10 +15,14 @@ import type { Logger } from '../obs/logger.js';
  */
 export async function startClusterNode(config: Config, auth: OpenedAuth, logger: Logger, onHeld: () => void): Promise<ClusterNode> {
   const onHeldRemembered = (held: readonly number[]) => {
-    rememberCluster(config.dataDir, { held: [...held] });
+    try {
+      rememberCluster(config.dataDir, { held: [...held] });
+    } catch (error) {
+      logger.warn({ err: error }, 'cluster: the partitions held could not be remembered; a start without etcd would hold those of before');
+    }
     onHeld();
   };
-  const lastHeld = readLastKnown(config.dataDir)?.held ?? null;
+  const lastHeld = () => readLastKnown(config.dataDir)?.held ?? null;
   const node = await ClusterNode.start({ config: config.cluster!, logger, onHeld: onHeldRemembered, lastHeld });
   auth.store.log.confirmNarrowingWith((revision) => confirmApplied(node, revision, logger));
   return node;
