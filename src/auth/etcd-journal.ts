@@ -73,7 +73,7 @@ export class EtcdJournal implements Journal {
   private watcher: Watcher | null = null;
   /** Set when the log cannot be applied any more (a damaged commit): every change is refused with it. */
   private failure: Error | null = null;
-  /** Set while etcd has not answered since the node started on its checkpoint: every change is refused with it. */
+  /** Refuses changes from a start on the checkpoint alone until etcd answers with its log (for good if it holds another). */
   private unreachable: Error | null = null;
   /** False once a checkpoint write failed: the checkpoint stays as it was, and the next start reads the rest from etcd. */
   private checkpointing = true;

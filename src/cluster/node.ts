@@ -49,7 +49,7 @@ export class ClusterNode {
   private readonly partitions = new Map<string, number>();
   private membership: Membership | undefined;
   /** True from a start without etcd until the members are first read: this node is alone, on what it last knew. */
-  waitingForEtcd = false;
+  private waiting = false;
 
   private constructor(
     readonly config: ClusterConfig,
@@ -84,10 +84,15 @@ export class ClusterNode {
       }
       logger.warn({ err: error, held: held.length }, 'cluster: etcd cannot be reached; holding the partitions held before until it answers');
       node.held = held;
-      node.waitingForEtcd = true;
+      node.waiting = true;
       node.membership = await Membership.watch(etcd, config.node, logger, changed, true);
     }
     return node;
+  }
+
+  /** Whether this node started without etcd and has not read the members since. */
+  get waitingForEtcd(): boolean {
+    return this.waiting;
   }
 
   /** Joins the cluster as a member answering at `url` (`cluster.advertiseUrl`, else where the daemon listens); once etcd answers, when it did not. */
@@ -239,9 +244,9 @@ export class ClusterNode {
 
   private membersChanged(members: Member[]): void {
     this.live = members;
-    const reached = this.waitingForEtcd;
+    const reached = this.waiting;
     if (reached) this.logger.info({ members: members.length }, 'cluster: etcd answers; the members are read');
-    this.waitingForEtcd = false;
+    this.waiting = false;
     const nodes = members.map((member) => member.node);
     if (!nodes.includes(this.config.node)) nodes.push(this.config.node); // its own key may not be seen yet, or be lost for a moment
     const placement = placeMembers(nodes, members, this.config);

@@ -57,8 +57,10 @@ export function identifiedConfig(config: Config, cluster: ClusterNode | null, id
 
 /** What the indexer indexes: in a cluster, the repositories of the partitions this node holds (a connection's once fetched here). */
 export function heldConfig(config: Config, cluster: ClusterNode | null, ids: ReadonlyMap<string, number>): Config {
-  const here = (repo: RepositoryConfig) => ids.has(repo.name) && cluster!.holds(repo.name) && (repo.connection === undefined || fs.existsSync(repo.path));
-  return cluster ? { ...config, repos: config.repos.filter(here) } : config;
+  if (!cluster) return config;
+  const identified = identifiedConfig(config, cluster, ids);
+  const here = (repo: RepositoryConfig) => cluster.holds(repo.name) && (repo.connection === undefined || fs.existsSync(repo.path));
+  return { ...identified, repos: identified.repos.filter(here) };
 }
 
 /** The other nodes serving each of `names`: the indexer copies a repository's shards from one of them (indexer/shard-copy.ts). */
