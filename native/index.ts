@@ -2,8 +2,8 @@
  * Typed loader for trawl's N-API addon (native/src/addon.cc).
  *
  * The compiled addon lives in native/build/Release. This module is loaded from
- * its TypeScript source (tests) and from dist/native (the built CLI), so it
- * looks in both places and, when neither works, says every path it tried.
+ * its TypeScript source (tests), from dist/native and from the built CLI's bundle,
+ * so it looks from each and, when none works, says every path it tried.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -148,7 +148,8 @@ export class NativeLoadError extends Error {
 function load(): NativeAddon {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const require = createRequire(import.meta.url);
-  const candidates = [path.join(here, 'build', 'Release', 'trawl_native.node'), path.join(here, '..', '..', 'native', 'build', 'Release', 'trawl_native.node')];
+  // Beside the sources (native/), from dist/native, and from the bundle's chunks (dist/src/chunks).
+  const candidates = ['.', '../../native', '../../../native'].map((folder) => path.join(here, folder, 'build', 'Release', 'trawl_native.node'));
   const tried: { path: string; error: string }[] = [];
   for (const candidate of candidates) {
     try {

@@ -125,6 +125,11 @@ export class SearchPool {
     return this.workers.shardsMapped;
   }
 
+  /** Resolves the first time every search worker has mapped the shards of a generation. */
+  get firstMapping(): Promise<void> {
+    return this.workers.firstMapping;
+  }
+
   /** Tasks that failed in a worker (not corrupt shards: those are per-search `crashes`). */
   get failedTasks(): number {
     return this.counters.workerFailures;

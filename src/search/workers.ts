@@ -73,6 +73,9 @@ export class SearchWorkers {
   /** The workers (thread ids) that have gone through the current shard files, and who waits for all of them (`afterMapping`). */
   private readonly workersThrough = new Set<number>();
   private mappingWaiter: (() => void) | undefined;
+  private firstMappingDone!: () => void;
+  /** Resolves the first time every worker has gone through the shard files of a generation. */
+  readonly firstMapping = new Promise<void>((resolve) => (this.firstMappingDone = resolve));
   /** The callers with tasks given to the workers, which the workers read. */
   private readonly contention = new CallerContention();
 
@@ -174,6 +177,7 @@ export class SearchWorkers {
       if (this.shardFiles !== current) return;
       this.workersThrough.add(threadId);
       if (!this.everyWorkerThrough()) return;
+      this.firstMappingDone();
       const waiter = this.mappingWaiter;
       this.mappingWaiter = undefined;
       waiter?.();

@@ -4,6 +4,7 @@
  * shutdown. `trawl serve` (cli/serve-command.ts) wires signals to it.
  */
 import fs from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { native } from '../../native/index.js';
 import { OAuthServer } from '../auth/oauth.js';
 import { OidcSignIn, readClientSecret } from '../auth/oidc.js';
@@ -34,6 +35,9 @@ import { loadWebApp } from './web-app.js';
  * loaded) for the next one, an idle daemon gives its isolate back (docs/design.md, "Start").
  */
 const INDEX_THREAD_IDLE_MS = 30_000;
+
+/** How long the first index pass waits at most for the search workers to map the shards. */
+const FIRST_PASS_WAIT_MS = 5_000;
 
 type Status = 'starting' | 'ok' | 'stopping';
 
@@ -181,7 +185,9 @@ export class Daemon {
       cluster,
       clusterIds,
     );
-    void scheduler.start().then(() => daemon.ready());
+    // The first searches come before the first index pass: it waits for the workers' mappings (docs/design.md, "Start").
+    const mapped = Promise.race([pool.firstMapping, delay(FIRST_PASS_WAIT_MS, undefined, { ref: false })]);
+    void mapped.then(() => (daemon.stopping ? undefined : scheduler.start().then(() => daemon.ready())));
     syncer.start();
     // Partitions that moved while the daemon started (the scheduler took the held repositories of before).
     if (cluster && cluster.heldVersion !== heldVersion) applyHeld();

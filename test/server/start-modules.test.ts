@@ -31,3 +31,16 @@ t.test('the build bundles TypeBox into one module', async (t) => {
   t.ok(TypeCompiler.Compile(schema).Check({ name: 'x' }));
   t.notOk(Value.Check(schema, { name: 1 }));
 });
+
+t.test("the build bundles the CLI and the thread entries: they import only the bundle's chunks", async (t) => {
+  for (const entry of ['cli/main.js', 'worker/search-thread.js', 'worker/index-thread.js', 'worker/symbol-thread.js']) {
+    const source = fs.readFileSync(fileURLToPath(new URL(`../../dist/src/${entry}`, import.meta.url)), 'utf8');
+    const relative = [...source.matchAll(/(?:from\s*|import\s*\(\s*)["'](\.[^"']+)["']/g)].map((found) => found[1]!);
+    t.ok(relative.length > 0, `${entry} imports chunks`);
+    t.same(
+      relative.filter((specifier) => !specifier.startsWith('../chunks/')),
+      [],
+      `${entry} imports no module of dist/src but the chunks`,
+    );
+  }
+});
