@@ -434,18 +434,14 @@ size_t FindAll(const FindArgs& args, const Needle& needle) {
 Napi::Value FindLiteral(const Napi::CallbackInfo& info) {
   FindArgs args;
   if (!ReadFindArgs(info, TRAWL_FIND_MESSAGES("findLiteral"), &args)) return info.Env().Undefined();
-  const trawl::ExactNeedle needle{args.needle.data, args.needle.length};
+  const auto needle = trawl::WithRarestPair(trawl::ExactNeedle{args.needle.data, args.needle.length});
   return Napi::Number::New(info.Env(), static_cast<double>(FindAll(args, needle)));
 }
 
-// The two characters outside ASCII that Unicode case folding equates with
-// ASCII letters (RE2's orbits k K U+212A and s S U+017F), in UTF-8.
-constexpr uint8_t kKelvinSign[] = {0xe2, 0x84, 0xaa};
-constexpr uint8_t kLongS[] = {0xc5, 0xbf};
-
 bool HoldsFoldingOutsideAscii(const uint8_t* at, const uint8_t* end) {
-  return Find(at, end, trawl::ExactNeedle{kKelvinSign, sizeof kKelvinSign}) != nullptr ||
-         Find(at, end, trawl::ExactNeedle{kLongS, sizeof kLongS}) != nullptr;
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return trawl::HoldsFoldingOutsideAsciiAvx2(at, end);
+  return trawl::HoldsFoldingOutsideAsciiWith<trawl::Sse2Lanes>(at, end);
 }
 
 // findLiteralIgnoringCase(haystack, needle, from, out) -> count: as findLiteral,
@@ -480,7 +476,7 @@ Napi::Value FindLiteralIgnoringCase(const Napi::CallbackInfo& info) {
     bits[i] = letter ? 0x20 : 0;
     foldsOutsideAscii = foldsOutsideAscii || lower == 'k' || lower == 's';
   }
-  const trawl::FoldedNeedle needle{folded, bits, args.needle.length};
+  const auto needle = trawl::WithRarestPair(trawl::FoldedNeedle{folded, bits, args.needle.length});
   const size_t count = FindAll(args, needle);
   if (foldsOutsideAscii) {
     // A match through U+212A or U+017F is at most 3 bytes per needle byte, so when out filled up, one that

@@ -1,5 +1,5 @@
-// The AVX2 instantiations of trawl::FindWith and trawl::CountWith (find.h). This file alone is
-// compiled with -mavx2 (binding.gyp); addon.cc calls it only on CPUs with AVX2.
+// The AVX2 instantiations of find.h's templates. This file alone is compiled
+// with -mavx2 (binding.gyp); addon.cc calls it only on CPUs with AVX2.
 #include "find.h"
 
 namespace trawl {
@@ -24,5 +24,7 @@ const uint8_t* FindAvx2(const uint8_t* at, const uint8_t* end, const ExactNeedle
 const uint8_t* FindAvx2(const uint8_t* at, const uint8_t* end, const FoldedNeedle& needle) { return FindWith<Avx2Lanes>(at, end, needle); }
 
 size_t CountAvx2(const uint8_t* at, const uint8_t* end, uint8_t byte) { return CountWith<Avx2Lanes>(at, end, byte); }
+
+bool HoldsFoldingOutsideAsciiAvx2(const uint8_t* at, const uint8_t* end) { return HoldsFoldingOutsideAsciiWith<Avx2Lanes>(at, end); }
 
 }  // namespace trawl

@@ -453,6 +453,29 @@ t.test('findLiteralIgnoringCase finds what RE2 finds case-insensitively, or decl
   });
 });
 
+t.test('findLiteralIgnoringCase declines wherever U+212A or U+017F lies, a byte short of either is no reason', async (t) => {
+  // Every offset around the SIMD widths, so that the scan for them meets each at a block's start, middle and end.
+  const out = new Uint32Array(4);
+  for (const [name, special, near] of [
+    ['U+212A', Buffer.from('\u212a'), Buffer.from([0xe2, 0x84, 0xab])],
+    ['U+017F', Buffer.from('\u017f'), Buffer.from([0xc5, 0xbe])],
+  ] as const) {
+    const wrong: string[] = [];
+    let placed = 0;
+    for (let length = special.length; length <= 70; length++) {
+      for (let at = 0; at + special.length <= length; at++, placed++) {
+        const haystack = Buffer.alloc(length, 'x');
+        special.copy(haystack, at);
+        if (native.findLiteralIgnoringCase(haystack, Buffer.from('s k'), 0, out) !== -1) wrong.push(`not declined at ${at} of ${length}`);
+        const nearly = Buffer.alloc(length, 'x');
+        near.copy(nearly, at);
+        if (native.findLiteralIgnoringCase(nearly, Buffer.from('s k'), 0, out) !== 0) wrong.push(`near miss declined at ${at} of ${length}`);
+      }
+    }
+    t.same(wrong, [], `${name} placed at ${placed} offsets`);
+  }
+});
+
 t.test('uniteTrigrams gives the trigram set of pieces that cover a text, masks ORed, and leaves its scratch clean', async (t) => {
   const seen = new Uint8Array(1 << 21);
   const masks = new Uint8Array(1 << 24);
