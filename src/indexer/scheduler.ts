@@ -57,9 +57,12 @@ export class IndexScheduler {
     this.firstPass = new Promise((resolve) => (this.firstPassDone = resolve));
   }
 
-  /** Starts watching, queues a full pass, and resolves once that first pass is published. */
+  /**
+   * Starts watching, queues a full pass, and resolves once that first pass is published. A reconfiguration
+   * may come first (the daemon starts the scheduler once the workers have mapped the shards).
+   */
   start(): Promise<void> {
-    for (const repo of this.options.config.repos) this.watchRepository(repo);
+    this.watchUnwatched();
     this.fullPassQueued = true;
     this.next();
     if (this.options.rescanIntervalMs > 0) {
@@ -101,7 +104,7 @@ export class IndexScheduler {
       await watcher.close();
     }
     this.options = { ...this.options, config };
-    for (const repo of config.repos) if (!this.watchers.has(repo.name)) this.watchRepository(repo);
+    this.watchUnwatched();
     this.fullPassQueued = true;
     this.next();
   }
@@ -117,6 +120,11 @@ export class IndexScheduler {
       this.debounce = null;
       this.next();
     }, this.options.debounceMs);
+  }
+
+  /** Watches each repository of the configuration that no watcher covers yet. */
+  private watchUnwatched(): void {
+    for (const repo of this.options.config.repos) if (!this.watchers.has(repo.name)) this.watchRepository(repo);
   }
 
   private watchRepository(repo: RepositoryConfig): void {

@@ -1,9 +1,9 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import pino from 'pino';
-import { validateConfig } from '../../src/config/config.js';
+import { validateConfig, type Config } from '../../src/config/config.js';
 import { IndexScheduler } from '../../src/indexer/scheduler.js';
 import { shardDirectory } from '../../src/index/data-directory.js';
 import { readManifest } from '../../src/index/manifest.js';
@@ -13,28 +13,29 @@ import { waitFor } from '../helpers/daemon.js';
 import { commitAll, loseObject, makeRepository, writeFiles } from '../helpers/git.js';
 import { tempDir } from '../helpers/tmp.js';
 
-t.test('the index thread runs for passes and ends when idle; a change starts it again', async (t) => {
-  const root = tempDir(t);
+/** A repository of `files` in `root`, and a configuration that indexes it as `name` without ctags. */
+function oneRepository(root: string, name: string, files: Record<string, string>) {
   const repoDir = path.join(root, 'repo');
-  makeRepository(repoDir, { 'src/main.c': 'int first;\n' });
-  const config = validateConfig(
-    { dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/repo', path: repoDir, public: true }], index: { ctagsCommand: '' } },
-    'test',
-  );
+  makeRepository(repoDir, files);
+  const config = validateConfig({ dataDir: path.join(root, 'data'), repos: [{ name, path: repoDir, public: true }], index: { ctagsCommand: '' } }, 'test');
+  return { repoDir, config };
+}
+
+/** A scheduler for tests (passes 50 ms after a change, the thread ending 300 ms after its last), closed at teardown. */
+function testScheduler(t: Test, config: Config, onPublished: (outcomes: RepositoryOutcome[]) => void = () => {}, logger = createLogger('test', 'silent')) {
+  const scheduler = new IndexScheduler({ config, logger, rescanIntervalMs: 0, debounceMs: 50, threadIdleMs: 300, onPublished });
+  t.teardown(() => scheduler.close());
+  return scheduler;
+}
+
+t.test('the index thread runs for passes and ends when idle; a change starts it again', async (t) => {
+  const { repoDir, config } = oneRepository(tempDir(t), 'example.com/repo', { 'src/main.c': 'int first;\n' });
   const passes: RepositoryOutcome[][] = [];
   const threadAtPass: boolean[] = [];
-  const scheduler = new IndexScheduler({
-    config,
-    logger: createLogger('test', 'silent'),
-    rescanIntervalMs: 0,
-    debounceMs: 50,
-    threadIdleMs: 300,
-    onPublished: (outcomes) => {
-      passes.push(outcomes);
-      threadAtPass.push(scheduler.threadRunning);
-    },
+  const scheduler = testScheduler(t, config, (outcomes) => {
+    passes.push(outcomes);
+    threadAtPass.push(scheduler.threadRunning);
   });
-  t.teardown(() => scheduler.close());
   t.notOk(scheduler.threadRunning, 'no thread before there is a pass');
   await scheduler.start();
   t.same(
@@ -70,15 +71,7 @@ t.test('an index thread that dies mid-pass fails that pass only: the published i
   fs.writeFileSync(ctags, `#!/bin/sh\nif [ -e ${hold} ]; then touch ${holding}; exec cat > /dev/null; fi\nexec ctags "$@"\n`, { mode: 0o755 });
   const config = validateConfig({ dataDir, repos: [{ name: 'example.com/repo', path: repoDir, public: true }], index: { ctagsCommand: ctags } }, 'test');
   const passes: RepositoryOutcome[][] = [];
-  const scheduler = new IndexScheduler({
-    config,
-    logger: createLogger('test', 'silent'),
-    rescanIntervalMs: 0,
-    debounceMs: 50,
-    threadIdleMs: 300,
-    onPublished: (outcomes) => passes.push(outcomes),
-  });
-  t.teardown(() => scheduler.close());
+  const scheduler = testScheduler(t, config, (outcomes) => passes.push(outcomes));
   await scheduler.start();
   const published = readManifest(dataDir).repositories['example.com/repo']!;
   t.ok(published, 'the first pass published the repository');
@@ -116,18 +109,11 @@ t.test('an index thread that dies mid-pass fails that pass only: the published i
 });
 
 t.test('a pass logs each indexing warning with its repository', async (t) => {
-  const root = tempDir(t);
-  const repoDir = path.join(root, 'repo');
-  makeRepository(repoDir, { 'ok.txt': 'fine\n', 'lost.txt': 'this object will be deleted\n' });
+  const { repoDir, config } = oneRepository(tempDir(t), 'example.com/damaged', { 'ok.txt': 'fine\n', 'lost.txt': 'this object will be deleted\n' });
   loseObject(repoDir, 'HEAD:lost.txt');
-  const config = validateConfig(
-    { dataDir: path.join(root, 'data'), repos: [{ name: 'example.com/damaged', path: repoDir, public: true }], index: { ctagsCommand: '' } },
-    'test',
-  );
   const lines: { level: number; msg: string; repo?: string; warning?: string }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const scheduler = new IndexScheduler({ config, logger, rescanIntervalMs: 0, debounceMs: 50, threadIdleMs: 300, onPublished: () => {} });
-  t.teardown(() => scheduler.close());
+  const scheduler = testScheduler(t, config, () => {}, logger);
   await scheduler.start();
   const warnings = lines.filter((line) => line.msg === 'indexing warning');
   t.match(warnings, [{ level: 40, repo: 'example.com/damaged', warning: /^lost\.txt: not indexed, cannot be read \(git cat-file: [0-9a-f]{40} missing\)$/ }]);
@@ -136,4 +122,30 @@ t.test('a pass logs each indexing warning with its repository', async (t) => {
     lines.some((line) => line.msg === 'repository indexed' && line.repo === 'example.com/damaged'),
     'and the repository is indexed',
   );
+});
+
+/** The inotify watches this process holds (each watched directory is one). */
+function inotifyWatches(): number {
+  let watches = 0;
+  for (const fd of fs.readdirSync('/proc/self/fdinfo')) {
+    try {
+      watches += (fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').match(/^inotify wd:/gm) ?? []).length;
+    } catch {
+      // the descriptor closed while it was listed
+    }
+  }
+  return watches;
+}
+
+t.test('a reconfiguration before the start leaves one watcher per repository, all closed by close', async (t) => {
+  const { config } = oneRepository(tempDir(t), 'example.com/repo', { 'src/main.c': 'int first;\n', 'lib/util.c': 'int util;\n' });
+  const before = inotifyWatches();
+  const scheduler = testScheduler(t, config);
+  await scheduler.reconfigure(config); // as the daemon may, before it starts the scheduler
+  await waitFor(async () => inotifyWatches() > before, 10_000, 'the repository to be watched');
+  await scheduler.start();
+  const watching = inotifyWatches();
+  await scheduler.close();
+  t.ok(watching > before, `the repository is watched (${watching - before} watches)`);
+  t.equal(inotifyWatches(), before, 'close leaves no watch behind');
 });
