@@ -35,6 +35,15 @@
 #include "regex.h"
 #include "response.h"
 
+namespace trawl {
+
+bool HasAvx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+
+}  // namespace trawl
+
 namespace {
 
 using trawl::IntegerArg;
@@ -351,9 +360,9 @@ Napi::Value UniteTrigrams(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(outLength));
 }
 
+
 template <typename Needle>
 const uint8_t* Find(const uint8_t* at, const uint8_t* end, const Needle& needle) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
   if (needle.length == 1) {
     if constexpr (!Needle::kFolded) return static_cast<const uint8_t*>(memchr(at, needle.Byte(0), static_cast<size_t>(end - at)));
     for (; at < end; at++) {
@@ -361,7 +370,7 @@ const uint8_t* Find(const uint8_t* at, const uint8_t* end, const Needle& needle)
     }
     return nullptr;
   }
-  if (avx2) return trawl::FindAvx2(at, end, needle);
+  if (trawl::HasAvx2()) return trawl::FindAvx2(at, end, needle);
   return trawl::FindWith<trawl::Sse2Lanes>(at, end, needle);
 }
 
@@ -439,8 +448,7 @@ Napi::Value FindLiteral(const Napi::CallbackInfo& info) {
 }
 
 bool HoldsFoldingOutsideAscii(const uint8_t* at, const uint8_t* end) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return trawl::HoldsFoldingOutsideAsciiAvx2(at, end);
+  if (trawl::HasAvx2()) return trawl::HoldsFoldingOutsideAsciiAvx2(at, end);
   return trawl::HoldsFoldingOutsideAsciiWith<trawl::Sse2Lanes>(at, end);
 }
 

@@ -3,9 +3,9 @@
 // (compiled with -mavx2, called only when the CPU has AVX2).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <cstring>
 
 #include <immintrin.h>
@@ -76,9 +76,9 @@ inline Needle WithRarestPair(Needle needle) {
 }
 
 // The first occurrence of needle (length >= 2) in [at, end), or nullptr.
-// Muła's "generic SIMD" substring search, filtering on two of the needle's
-// bytes (its first and last unless WithRarestPair chose): compare them at
-// Lanes::kWidth positions at once, compare the whole needle only where both agree.
+// Muła's "generic SIMD" substring search, filtering on the needle's bytes at
+// `one` and `two` (WithRarestPair): compare them at Lanes::kWidth positions at
+// once, compare the whole needle only where both agree.
 template <typename Lanes, typename Needle>
 inline const uint8_t* FindWith(const uint8_t* at, const uint8_t* end, const Needle& needle) {
   const size_t length = needle.length;
@@ -158,7 +158,11 @@ struct Sse2Lanes {
   static uint32_t Equal(__m128i a, __m128i x) { return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a, x))); }
 };
 
-// Defined in find-avx2.cc; call only when __builtin_cpu_supports("avx2").
+// Whether this CPU has AVX2, asked once: the *Avx2 functions below are called only when it does. Defined in
+// addon.cc, not here, so that no copy of it is compiled with -mavx2.
+bool HasAvx2();
+
+// Defined in find-avx2.cc; call only when HasAvx2().
 const uint8_t* FindAvx2(const uint8_t* at, const uint8_t* end, const ExactNeedle& needle);
 const uint8_t* FindAvx2(const uint8_t* at, const uint8_t* end, const FoldedNeedle& needle);
 size_t CountAvx2(const uint8_t* at, const uint8_t* end, uint8_t byte);

@@ -298,13 +298,12 @@ Napi::Value WriteChunksJson(const Napi::CallbackInfo& info) {
 
 // '\n' bytes in [from, to): a loop over a few dozen bytes, SIMD beyond (the call costs about that much).
 size_t NewlinesIn(const uint8_t* from, const uint8_t* to) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
   if (to - from <= 64) {
     size_t count = 0;
     for (; from < to; from++) count += *from == '\n';
     return count;
   }
-  return avx2 ? CountAvx2(from, to, '\n') : CountWith<Sse2Lanes>(from, to, '\n');
+  return HasAvx2() ? CountAvx2(from, to, '\n') : CountWith<Sse2Lanes>(from, to, '\n');
 }
 
 // Code points in [from, to): bytes that do not continue a UTF-8 sequence.
