@@ -23,6 +23,8 @@ t.test('a file with many matches shows its best chunks, the rest on request; a f
 
   await page.goto(`${daemon.url}/search?q=preview_marker`);
   await page.waitForSelector('#results .file');
+  // Files arrive as the stream runs: the page is read once it has ended.
+  await page.waitForFunction(() => document.querySelector('#stop') === null);
   const many = '#results .file:has(.file-name:text-is("many.txt"))';
   t.same(
     await page.$$eval(`${many} table.chunk tr:has(mark) td.num`, (cells) => cells.map((cell) => Number(cell.textContent))),
