@@ -5,6 +5,11 @@
  * indexer skips, and at most `maxDirectories` directories of one tree: past
  * that the rest is not watched (the periodic rescan still covers it) and
  * `onLimit` is told once.
+ *
+ * A plain directory's files are seen through their directories' watches
+ * (chokidar's raw events), not a watch and a record each: a change only
+ * queues the repository, whose pass finds what changed (docs/design.md,
+ * "Watching").
  */
 import path from 'node:path';
 import type { Stats } from 'node:fs';
@@ -29,17 +34,20 @@ export function watchRepository(repositoryPath: string, options: WatchOptions): 
       })
     : watch(repositoryPath, { ignoreInitial: true, followSymlinks: false, ignored: boundedTree(repositoryPath, options) });
   watcher.on('all', () => options.onChange());
+  // Raw events come from the tree's directory watches only (its files and skipped directories have none).
+  if (!gitDirectory) watcher.on('raw', () => options.onChange());
   watcher.on('error', (error) => options.onError(error));
   return watcher;
 }
 
-/** chokidar's `ignored` for a plain directory: skipped names, and every directory past the bound. */
+/** chokidar's `ignored` for a plain directory: every file (its directory's watch sees it), skipped names, and every directory past the bound. */
 function boundedTree(root: string, options: WatchOptions): (file: string, stats?: Stats) => boolean {
   const directories = new Set<string>();
   let limited = false;
   return (file, stats) => {
     if (file !== root && SKIPPED_DIRECTORIES.has(path.basename(file))) return true;
-    if (!stats?.isDirectory() || directories.has(file)) return false;
+    if (stats && !stats.isDirectory()) return true;
+    if (!stats || directories.has(file)) return false;
     if (directories.size >= options.maxDirectories) {
       if (!limited) options.onLimit(directories.size);
       limited = true;

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/obs/logger.js';
 import type { RepositoryOutcome } from '../../src/worker/index-protocol.js';
 import { waitFor } from '../helpers/daemon.js';
 import { commitAll, loseObject, makeRepository, writeFiles } from '../helpers/git.js';
+import { inotifyWatches } from '../helpers/inotify.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** A repository of `files` in `root`, and a configuration that indexes it as `name` without ctags. */
@@ -123,19 +124,6 @@ t.test('a pass logs each indexing warning with its repository', async (t) => {
     'and the repository is indexed',
   );
 });
-
-/** The inotify watches this process holds (each watched directory is one). */
-function inotifyWatches(): number {
-  let watches = 0;
-  for (const fd of fs.readdirSync('/proc/self/fdinfo')) {
-    try {
-      watches += (fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').match(/^inotify wd:/gm) ?? []).length;
-    } catch {
-      // the descriptor closed while it was listed
-    }
-  }
-  return watches;
-}
 
 t.test('a reconfiguration before the start leaves one watcher per repository, all closed by close', async (t) => {
   const { config } = oneRepository(tempDir(t), 'example.com/repo', { 'src/main.c': 'int first;\n', 'lib/util.c': 'int util;\n' });
