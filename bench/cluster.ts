@@ -15,7 +15,7 @@ import path from 'node:path';
 import { partitionOf } from '../src/cluster/placement.js';
 import { readClusterStatus, type ClusterStatus } from '../src/cluster/status.js';
 import { validateConfig } from '../src/config/config.js';
-import { ensureLinuxCorpus, LINUX_TARBALL } from './corpus.js';
+import { ensureLinuxCorpus, GO_SOURCE, LINUX_TARBALL, requireGoSource } from './corpus.js';
 import {
   formatMs as format,
   processCost,
@@ -32,7 +32,6 @@ import { QUERY_CLASSES } from './queries.js';
 import { loadAverage, writeReportBlock } from './report.js';
 import { startEtcd } from '../test/cluster/etcd.js';
 
-const GO_SOURCE = '/usr/share/go-1.19/src';
 const SECONDS = Number(process.env.TRAWL_BENCH_HTTP_SECONDS ?? 6);
 /** The fan-out's p50s are measured in rounds this long, alternating one node and the cluster. */
 const ROUNDS = Number(process.env.TRAWL_BENCH_ROUNDS ?? 7);
@@ -45,10 +44,7 @@ const QUERIES = ['ReadFull', 'MustCompile', 'QZXJ_IN_NO_FILE_WK'].map((query) =>
 /** A large answer: 3,000 results with a line of context, merged from the nodes' files (docs/cluster.md, "Search"). */
 const LARGE = JSON.stringify({ query: 'return err', matches: 3000, contextLines: 1, isCaseSensitivityEnabled: true });
 
-if (!fs.existsSync(GO_SOURCE)) {
-  console.error(`${GO_SOURCE} is missing: apt-get install golang-1.19-src`);
-  process.exit(2);
-}
+requireGoSource();
 const repos = fs
   .readdirSync(GO_SOURCE, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())

@@ -8,6 +8,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export const LINUX_TARBALL = '/usr/src/linux-source-6.1.tar.xz';
+/** Debian's Go 1.19 source tree (`golang-1.19-src`): the second, smaller corpus, a plain directory. */
+export const GO_SOURCE = '/usr/share/go-1.19/src';
+
+/** Exits the benchmark, saying what to install, when Go's source tree is missing. */
+export function requireGoSource(): void {
+  if (fs.existsSync(GO_SOURCE)) return;
+  console.error(`${GO_SOURCE} is missing: apt-get install golang-1.19-src`);
+  process.exit(2);
+}
 
 export function benchDirectory(): string {
   return process.env.TRAWL_BENCH_DIR ?? '/var/tmp/trawl-bench';
