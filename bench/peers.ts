@@ -164,7 +164,7 @@ try {
 const body = `trawl's daemon (\`trawl serve\`, ${os.availableParallelism()} search workers) and Zoekt's \`zoekt-webserver\` (google/zoekt f7d54fa,
 its index of the same tree built with symbols), both on Debian's Linux 6.1 tree, warm page cache, in the same run, alternating,
 driven by \`wrk\` on the same machine. trawl answers \`POST /api/search\` with \`matches: 100\`, Zoekt \`GET /search?num=${ZOEKT_RESULTS}\`
-(the first page its web UI asks for, HTML). Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
+(the first page its web UI asks for, HTML). A start: from the process's spawn to its first answer holding a file (median of ${START_RUNS}, alternating, each run in brackets); idle RSS: ${IDLE_SECONDS} s after the last start, after that one search (the index pages it touched are counted too); Go's tree is one repository of each, indexed with symbols. Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadAverage()}.
 
 | one client, p50 ms | trawl | Zoekt | trawl ÷ Zoekt |
 |---|---|---|---|
@@ -174,7 +174,6 @@ ${rows.join('\n')}
 |---|---|---|---|---|---|---|
 ${startRows.join('\n')}
 
-- Start: from the process's spawn to its first answer holding a file (median of ${START_RUNS}, alternating, each run in brackets). Idle RSS: ${IDLE_SECONDS} s after the last start, after that one search (the index pages it touched are counted too). Go's tree is one repository of each, indexed with symbols.
 - Selective literals from 64 clients: trawl ${throughput}.`;
 console.log(`wrote ${writeReportBlock('peers', body)}`);
 console.log(body);
