@@ -41,6 +41,8 @@ interface Running {
 /** A corpus both peers start on: trawl's config, Zoekt's index of it, and the search whose first answer ends a start. */
 interface StartCorpus {
   name: string;
+  /** Its row's name in the report. */
+  label: string;
   trawlConfig: object;
   zoektIndex: string;
   probe: BenchQuery;
@@ -48,7 +50,7 @@ interface StartCorpus {
 
 const zoektBinary = (name: string) => path.join(ZOEKT_DIR!, name);
 /** Indexes `repo` for both peers (each skipped when its index is current) and warms both indexes' pages. */
-async function startCorpus(name: string, repo: { name: string; path: string; public: boolean }, probe: BenchQuery): Promise<StartCorpus> {
+async function startCorpus(name: string, label: string, repo: { name: string; path: string; public: boolean }, probe: BenchQuery): Promise<StartCorpus> {
   const dataDir = path.join(benchDirectory(), `data-${name}`);
   const trawlConfig = { dataDir, repos: [repo], server: { rescanIntervalSeconds: 0 } };
   console.error(`indexing ${repo.path} (skipped when the index is current) …`);
@@ -56,12 +58,17 @@ async function startCorpus(name: string, repo: { name: string; path: string; pub
   const zoektIndex = ensureZoektIndex(zoektBinary('zoekt-index'), repo.path, path.join(benchDirectory(), `zoekt-${name}`));
   warmPageCache(dataDir);
   warmPageCache(zoektIndex);
-  return { name, trawlConfig, zoektIndex, probe };
+  return { name, label: `${label} (\`${probe.query}\`)`, trawlConfig, zoektIndex, probe };
 }
 
 requireGoSource();
-const linux = await startCorpus('linux', linuxRepositoryConfig(ensureLinuxCorpus()), PROBE);
-const go = await startCorpus('go', { name: 'go.dev/src', path: GO_SOURCE, public: true }, { query: 'ReadFull', caseSensitive: true, rg: null });
+const linux = await startCorpus('linux', 'Linux 6.1', linuxRepositoryConfig(ensureLinuxCorpus()), PROBE);
+const go = await startCorpus(
+  'go',
+  "Go 1.19's `src`",
+  { name: 'go.dev/src', path: GO_SOURCE, public: true },
+  { query: 'ReadFull', caseSensitive: true, rg: null },
+);
 
 const zoektUrl = (q: BenchQuery) => `/search?${new URLSearchParams({ q: zoektQuery(q), num: String(ZOEKT_RESULTS) })}`;
 
@@ -124,14 +131,14 @@ async function measureStarts(corpus: StartCorpus): Promise<{ trawl: Starts; zoek
   return measured;
 }
 
+const seconds = (values: number[]) => `${median(values).toFixed(2)} (${values.map((value) => value.toFixed(2)).join(', ')})`;
+const ratio = (ours: number, theirs: number) => (ours / theirs).toFixed(2);
 const loadAtStart = loadAverage();
 const startRows: string[] = [];
 for (const corpus of [linux, go]) {
   const { trawl, zoekt } = await measureStarts(corpus);
-  const seconds = (values: number[]) => `${median(values).toFixed(2)} (${values.map((value) => value.toFixed(2)).join(', ')})`;
-  const ratio = (ours: number, theirs: number) => (ours / theirs).toFixed(2);
   startRows.push(
-    `| ${corpus === linux ? 'Linux 6.1 (`PM_RESUME`)' : "Go 1.19's `src` (`ReadFull`)"} | ${seconds(trawl.seconds)} | ${seconds(zoekt.seconds)} | ${ratio(median(trawl.seconds), median(zoekt.seconds))} | ${trawl.idleMiB.toFixed(0)} | ${zoekt.idleMiB.toFixed(0)} | ${ratio(trawl.idleMiB, zoekt.idleMiB)} |`,
+    `| ${corpus.label} | ${seconds(trawl.seconds)} | ${seconds(zoekt.seconds)} | ${ratio(median(trawl.seconds), median(zoekt.seconds))} | ${trawl.idleMiB.toFixed(0)} | ${zoekt.idleMiB.toFixed(0)} | ${ratio(trawl.idleMiB, zoekt.idleMiB)} |`,
   );
 }
 
