@@ -95,7 +95,8 @@ async function startZoekt({ zoektIndex, probe }: StartCorpus): Promise<Running> 
       ),
       exited,
     ]);
-    if (answered.includes(probe.query)) break;
+    // Its page echoes the query even when it finds nothing: a start ends at an answer with results, as trawl's does.
+    if (/Found [1-9]/.test(answered)) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   exited.catch(() => {}); // stopped on purpose from here on
